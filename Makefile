@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# kdat top-level Makefile.
+#
+#   make            kdat.ko, libdat.so, the tests and tools
+#   make check      every test suite, in the VM testbed (scripts/vm-run)
+#   make demo       the demo, in the VM testbed
+#   make lint       checkpatch + sparse on the kernel code
+#
+# KDIR: the kernel build directory. Default: the running kernel's, if it has
+# one, otherwise the newest Debian linux-headers-*-amd64 installed.
+
+SHELL := /bin/bash
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+
+KDIR ?= $(shell $(TOP)/scripts/kdir)
+CC ?= gcc
+CFLAGS ?= -O2 -g
+KDAT_CFLAGS := -Wall -Wextra -Werror=implicit-function-declaration \
+	-I$(TOP)/include/uapi -I$(TOP)/user -D_GNU_SOURCE
+
+SETUP_STAMP := setup
+
+LIB := user/libdat.so
+LIB_SONAME := libdat.so.2
+LIB_OBJS := user/kdat_lowlevel.o
+TOOLS := user/kdat-info
+SELFTESTS := tests/selftests/kdat_dev_test
+TEST_HELPERS := tests/selftests/kdat_hold_ia
+
+.PHONY: all module lib tools tests setup check demo lint checkpatch sparse \
+	clean FORCE
+
+all: module lib tools tests
+
+# scripts/setup is run whenever a package is missing.
+setup:
+	@$(TOP)/scripts/setup --check >/dev/null || $(TOP)/scripts/setup
+
+module: $(SETUP_STAMP)
+	$(MAKE) -C $(KDIR) M=$(TOP) W=1 modules
+
+lib: $(LIB)
+tools: $(TOOLS)
+tests: $(SELFTESTS) $(TEST_HELPERS)
+
+user/%.o: user/%.c include/uapi/linux/kdat.h user/kdat_lowlevel.h | $(SETUP_STAMP)
+	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(LIB): $(LIB_OBJS) user/libdat.map
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(LIB_SONAME) \
+		-Wl,--version-script=user/libdat.map -o $@.2 $(LIB_OBJS)
+	ln -sf libdat.so.2 $@
+
+user/kdat-info: user/kdat-info.c $(LIB)
+	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -Luser -ldat -Wl,-rpath,$(TOP)/user
+
+tests/selftests/%: tests/selftests/%.c tests/selftests/ktap.h include/uapi/linux/kdat.h | $(SETUP_STAMP)
+	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $<
+
+check: all
+	$(TOP)/scripts/vm-run $(TOP)/tests/run-all
+
+demo: all
+	$(TOP)/scripts/vm-run $(TOP)/scripts/demo
+
+lint: checkpatch sparse
+
+checkpatch: $(SETUP_STAMP)
+	$(TOP)/scripts/checkpatch
+
+sparse: $(SETUP_STAMP)
+	$(MAKE) -C $(KDIR) M=$(TOP) C=2 W=1 modules
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(TOP) clean
+	rm -f user/*.o user/*.so user/*.so.* $(TOOLS) $(SELFTESTS) \
+		$(TEST_HELPERS)

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kdat RDMA devices: an ib_client that follows devices as they come and go.
+ */
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "kdat.h"
+
+/* Protects kdat_devices and every kdat_device.name. */
+static DEFINE_MUTEX(kdat_devices_lock);
+static LIST_HEAD(kdat_devices);
+static int kdat_devices_nr;	/* under kdat_devices_lock */
+
+static void kdat_device_release(struct kref *ref)
+{
+	struct kdat_device *kdev = container_of(ref, struct kdat_device, ref);
+
+	kfree(kdev);
+}
+
+void kdat_device_put(struct kdat_device *kdev)
+{
+	kref_put(&kdev->ref, kdat_device_release);
+}
+
+static struct ib_client kdat_client;
+
+static int kdat_add_one(struct ib_device *ibdev)
+{
+	struct kdat_device *kdev;
+
+	kdev = kzalloc(sizeof(*kdev), GFP_KERNEL);
+	if (!kdev)
+		return -ENOMEM;
+	kref_init(&kdev->ref);
+	init_rwsem(&kdev->rwsem);
+	kdev->ibdev = ibdev;
+
+	mutex_lock(&kdat_devices_lock);
+	strscpy(kdev->name, dev_name(&ibdev->dev), sizeof(kdev->name));
+	list_add_tail(&kdev->node, &kdat_devices);
+	kdat_devices_nr++;
+	mutex_unlock(&kdat_devices_lock);
+
+	ib_set_client_data(ibdev, &kdat_client, kdev);
+	return 0;
+}
+
+/*
+ * The device is going away. Once this returns nothing of kdat touches it:
+ * objects built on it keep their kdat_device but find ibdev NULL.
+ */
+static void kdat_remove_one(struct ib_device *ibdev, void *client_data)
+{
+	struct kdat_device *kdev = client_data;
+
+	mutex_lock(&kdat_devices_lock);
+	list_del_init(&kdev->node);
+	kdat_devices_nr--;
+	mutex_unlock(&kdat_devices_lock);
+
+	down_write(&kdev->rwsem);
+	kdev->ibdev = NULL;
+	up_write(&kdev->rwsem);
+
+	kdat_device_put(kdev);
+}
+
+static void kdat_rename_one(struct ib_device *ibdev, void *client_data)
+{
+	struct kdat_device *kdev = client_data;
+
+	mutex_lock(&kdat_devices_lock);
+	strscpy(kdev->name, dev_name(&ibdev->dev), sizeof(kdev->name));
+	mutex_unlock(&kdat_devices_lock);
+}
+
+static struct ib_client kdat_client = {
+	.name = KDAT_MODNAME,
+	.add = kdat_add_one,
+	.remove = kdat_remove_one,
+	.rename = kdat_rename_one,
+};
+
+/* Find a present device by name; returns it with a reference, or NULL. */
+struct kdat_device *kdat_device_find(const char *name)
+{
+	struct kdat_device *kdev;
+
+	mutex_lock(&kdat_devices_lock);
+	list_for_each_entry(kdev, &kdat_devices, node) {
+		if (!strcmp(kdev->name, name)) {
+			kref_get(&kdev->ref);
+			mutex_unlock(&kdat_devices_lock);
+			return kdev;
+		}
+	}
+	mutex_unlock(&kdat_devices_lock);
+	return NULL;
+}
+
+int kdat_device_count(void)
+{
+	int nr;
+
+	mutex_lock(&kdat_devices_lock);
+	nr = kdat_devices_nr;
+	mutex_unlock(&kdat_devices_lock);
+	return nr;
+}
+
+static void kdat_fill_port_info(struct kdat_device *kdev, u32 port,
+				struct kdat_port_info *info)
+{
+	struct ib_device *ibdev = kdev->ibdev;
+	struct ib_port_attr attr;
+
+	memset(info, 0, sizeof(*info));
+	strscpy(info->name, kdev->name, sizeof(info->name));
+	memcpy(&info->node_guid, &ibdev->node_guid, sizeof(info->node_guid));
+	info->port_num = port;
+	info->phys_port_cnt = rdma_end_port(ibdev);
+	info->port_state = KDAT_PORT_DOWN;
+	if (!ib_query_port(ibdev, port, &attr)) {
+		info->port_state = attr.state;
+		info->active_mtu = ib_mtu_enum_to_int(attr.active_mtu);
+	}
+	switch (rdma_port_get_link_layer(ibdev, port)) {
+	case IB_LINK_LAYER_INFINIBAND:
+		info->link_layer = KDAT_LINK_LAYER_INFINIBAND;
+		break;
+	case IB_LINK_LAYER_ETHERNET:
+		info->link_layer = KDAT_LINK_LAYER_ETHERNET;
+		break;
+	default:
+		info->link_layer = KDAT_LINK_LAYER_UNSPECIFIED;
+		break;
+	}
+}
+
+/*
+ * Snapshot every port of every device into a kernel array, so nothing is
+ * copied to user space under kdat_devices_lock.
+ */
+static struct kdat_port_info *kdat_snapshot_ports(u32 *nr)
+{
+	struct kdat_port_info *infos;
+	struct kdat_device *kdev;
+	u32 n = 0, i = 0, port;
+
+	mutex_lock(&kdat_devices_lock);
+	/* Devices on the list have not been removed: ibdev is valid. */
+	list_for_each_entry(kdev, &kdat_devices, node)
+		n += rdma_end_port(kdev->ibdev) - rdma_start_port(kdev->ibdev) + 1;
+	infos = kcalloc(max(n, 1U), sizeof(*infos), GFP_KERNEL);
+	if (!infos)
+		goto out_unlock;
+	list_for_each_entry(kdev, &kdat_devices, node)
+		rdma_for_each_port(kdev->ibdev, port)
+			kdat_fill_port_info(kdev, port, &infos[i++]);
+	*nr = n;
+out_unlock:
+	mutex_unlock(&kdat_devices_lock);
+	return infos;
+}
+
+int kdat_cmd_device_list(struct kdat_ucmd *ucmd)
+{
+	struct kdat_device_list *cmd = ucmd->cmd;
+	struct kdat_port_info *infos;
+	u8 __user *uentries;
+	u32 nr, i, room;
+	int ret;
+
+	if (cmd->__reserved)
+		return -EINVAL;
+	if (cmd->entry_size < sizeof(struct kdat_port_info) ||
+	    cmd->entry_size > SZ_4K)
+		return -EINVAL;
+	room = cmd->num_entries;
+	uentries = u64_to_user_ptr(cmd->entries);
+
+	infos = kdat_snapshot_ports(&nr);
+	if (!infos)
+		return -ENOMEM;
+
+	for (i = 0; i < min(nr, room); i++) {
+		u8 __user *dst = uentries + (size_t)i * cmd->entry_size;
+
+		if (copy_to_user(dst, &infos[i], sizeof(infos[i])) ||
+		    clear_user(dst + sizeof(infos[i]),
+			       cmd->entry_size - sizeof(infos[i]))) {
+			ret = -EFAULT;
+			goto out_free;
+		}
+	}
+	cmd->num_entries = nr;
+	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
+	if (!ret && nr > room)
+		ret = -EMSGSIZE;
+out_free:
+	kfree(infos);
+	return ret;
+}
+
+int kdat_device_init(void)
+{
+	return ib_register_client(&kdat_client);
+}
+
+void kdat_device_exit(void)
+{
+	ib_unregister_client(&kdat_client);
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kdat Interface Adapter: one port of one RDMA device, opened by a process.
+ */
+#include <linux/string.h>
+
+#include "kdat.h"
+
+static void kdat_ia_destroy(struct kdat_obj *obj)
+{
+	struct kdat_ia *ia = container_of(obj, struct kdat_ia, obj);
+
+	kdat_device_put(ia->kdev);
+}
+
+static const struct kdat_obj_ops kdat_ia_ops = {
+	.destroy = kdat_ia_destroy,
+};
+
+int kdat_cmd_ia_open(struct kdat_ucmd *ucmd)
+{
+	struct kdat_ia_open *cmd = ucmd->cmd;
+	struct kdat_device *kdev;
+	struct kdat_ia *ia;
+	int ret;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (!memchr(cmd->name, '\0', sizeof(cmd->name)))
+		return -EINVAL;
+
+	kdev = kdat_device_find(cmd->name);
+	if (!kdev)
+		return -ENODEV;
+
+	ia = kdat_obj_alloc(struct kdat_ia, obj, KDAT_OBJ_IA, &kdat_ia_ops);
+	if (!ia) {
+		ret = -ENOMEM;
+		goto err_put_kdev;
+	}
+
+	down_read(&kdev->rwsem);
+	if (!kdev->ibdev) {
+		ret = -ENODEV;
+		goto err_unlock;
+	}
+	if (!rdma_is_port_valid(kdev->ibdev, cmd->port_num)) {
+		ret = -EINVAL;
+		goto err_unlock;
+	}
+	ia->node_guid = kdev->ibdev->node_guid;
+	up_read(&kdev->rwsem);
+
+	ia->kdev = kdev;
+	ia->port_num = cmd->port_num;
+	strscpy(ia->name, cmd->name, sizeof(ia->name));
+
+	ret = kdat_obj_reserve(ucmd->kfile, &ia->obj);
+	if (ret)
+		goto err_abort;
+
+	cmd->out_ia_handle = ia->obj.handle;
+	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
+	if (ret)
+		goto err_abort;
+
+	kdat_obj_publish(&ia->obj);
+	return 0;
+
+err_unlock:
+	up_read(&kdev->rwsem);
+err_abort:
+	kdat_obj_abort(&ia->obj);
+err_put_kdev:
+	kdat_device_put(kdev);
+	return ret;
+}
+
+int kdat_cmd_ia_query(struct kdat_ucmd *ucmd)
+{
+	struct kdat_ia_query *cmd = ucmd->cmd;
+	struct ib_port_attr attr;
+	struct kdat_obj *obj;
+	struct kdat_ia *ia;
+
+	if (cmd->__reserved)
+		return -EINVAL;
+	obj = kdat_obj_get(ucmd->kfile, cmd->ia_handle, KDAT_OBJ_IA);
+	if (!obj)
+		return -EBADF;
+	ia = container_of(obj, struct kdat_ia, obj);
+
+	cmd->port_num = ia->port_num;
+	memcpy(cmd->name, ia->name, sizeof(cmd->name));
+	memcpy(&cmd->node_guid, &ia->node_guid, sizeof(cmd->node_guid));
+	cmd->state = KDAT_IA_STATE_DEVICE_GONE;
+	cmd->port_state = KDAT_PORT_DOWN;
+
+	down_read(&ia->kdev->rwsem);
+	if (ia->kdev->ibdev) {
+		cmd->state = KDAT_IA_STATE_ACTIVE;
+		if (!ib_query_port(ia->kdev->ibdev, ia->port_num, &attr))
+			cmd->port_state = attr.state;
+	}
+	up_read(&ia->kdev->rwsem);
+
+	kdat_obj_put(obj);
+	return kdat_ucmd_respond(ucmd, sizeof(*cmd));
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kdat: the Direct Access Transport (DAT) on the kernel's RDMA stack.
+ *
+ * The /dev/kdat character device, its ioctl dispatch and the module's life.
+ */
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "kdat.h"
+
+static struct dentry *kdat_debugfs;
+static atomic_t kdat_open_files;
+
+static int kdat_fops_open(struct inode *inode, struct file *filp)
+{
+	struct kdat_file *kfile;
+
+	kfile = kzalloc(sizeof(*kfile), GFP_KERNEL);
+	if (!kfile)
+		return -ENOMEM;
+	mutex_init(&kfile->lock);
+	INIT_LIST_HEAD(&kfile->objects);
+	filp->private_data = kfile;
+	atomic_inc(&kdat_open_files);
+	return 0;
+}
+
+static int kdat_fops_release(struct inode *inode, struct file *filp)
+{
+	struct kdat_file *kfile = filp->private_data;
+
+	kdat_file_destroy_all(kfile);
+	mutex_destroy(&kfile->lock);
+	kfree(kfile);
+	atomic_dec(&kdat_open_files);
+	return 0;
+}
+
+/* Copy the command back, no more than the caller's struct holds. */
+int kdat_ucmd_respond(struct kdat_ucmd *ucmd, size_t cmd_len)
+{
+	if (copy_to_user(ucmd->ubuffer, ucmd->cmd,
+			 min_t(size_t, ucmd->user_size, cmd_len)))
+		return -EFAULT;
+	return 0;
+}
+
+static int kdat_cmd_query(struct kdat_ucmd *ucmd)
+{
+	struct kdat_query *cmd = ucmd->cmd;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
+		return -EINVAL;
+	cmd->abi_version = KDAT_ABI_VERSION;
+	return kdat_ucmd_respond(ucmd, sizeof(*cmd));
+}
+
+static int kdat_cmd_destroy(struct kdat_ucmd *ucmd)
+{
+	struct kdat_destroy *cmd = ucmd->cmd;
+
+	return kdat_obj_destroy(ucmd->kfile, cmd->handle);
+}
+
+union kdat_ucmd_buffer {
+	struct kdat_query query;
+	struct kdat_device_list device_list;
+	struct kdat_ia_open ia_open;
+	struct kdat_ia_query ia_query;
+	struct kdat_destroy destroy;
+};
+
+struct kdat_ioctl_op {
+	unsigned int size;
+	unsigned int min_size;
+	unsigned int ioctl_num;
+	int (*execute)(struct kdat_ucmd *ucmd);
+};
+
+/*
+ * min_size is the size of the first published version of the struct: the
+ * last member named here must never change.
+ */
+#define KDAT_IOCTL_OP(_ioctl, _fn, _struct, _last)			\
+	[_IOC_NR(_ioctl) - KDAT_CMD_BASE] = {				\
+		.size = sizeof(_struct) +				\
+			BUILD_BUG_ON_ZERO(sizeof(union kdat_ucmd_buffer) < \
+					  sizeof(_struct)),		\
+		.min_size = offsetofend(_struct, _last),		\
+		.ioctl_num = _ioctl,					\
+		.execute = _fn,						\
+	}
+
+static const struct kdat_ioctl_op kdat_ioctl_ops[] = {
+	KDAT_IOCTL_OP(KDAT_IOCTL_QUERY, kdat_cmd_query, struct kdat_query,
+		      __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_DEVICE_LIST, kdat_cmd_device_list,
+		      struct kdat_device_list, entries),
+	KDAT_IOCTL_OP(KDAT_IOCTL_IA_OPEN, kdat_cmd_ia_open,
+		      struct kdat_ia_open, out_ia_handle),
+	KDAT_IOCTL_OP(KDAT_IOCTL_IA_QUERY, kdat_cmd_ia_query,
+		      struct kdat_ia_query, __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_DESTROY, kdat_cmd_destroy,
+		      struct kdat_destroy, handle),
+};
+
+static long kdat_fops_ioctl(struct file *filp, unsigned int cmd,
+			    unsigned long arg)
+{
+	const struct kdat_ioctl_op *op;
+	union kdat_ucmd_buffer buf;
+	struct kdat_ucmd ucmd = {};
+	unsigned int nr;
+	int ret;
+
+	nr = _IOC_NR(cmd);
+	if (nr < KDAT_CMD_BASE ||
+	    nr - KDAT_CMD_BASE >= ARRAY_SIZE(kdat_ioctl_ops))
+		return -ENOTTY;
+	op = &kdat_ioctl_ops[nr - KDAT_CMD_BASE];
+	if (op->ioctl_num != cmd || !op->execute)
+		return -ENOTTY;
+
+	ucmd.kfile = filp->private_data;
+	ucmd.ubuffer = (void __user *)arg;
+	ret = get_user(ucmd.user_size, (u32 __user *)ucmd.ubuffer);
+	if (ret)
+		return ret;
+	if (ucmd.user_size < op->min_size)
+		return -EINVAL;
+
+	memset(&buf, 0, sizeof(buf));
+	ret = copy_struct_from_user(&buf, op->size, ucmd.ubuffer,
+				    ucmd.user_size);
+	if (ret)
+		return ret;
+	ucmd.cmd = &buf;
+	return op->execute(&ucmd);
+}
+
+static const struct file_operations kdat_fops = {
+	.owner = THIS_MODULE,
+	.open = kdat_fops_open,
+	.release = kdat_fops_release,
+	.unlocked_ioctl = kdat_fops_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice kdat_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = KDAT_MODNAME,
+	.fops = &kdat_fops,
+	.mode = 0666,
+};
+
+/* /sys/kernel/debug/kdat/objects: live counts, for leak tests. */
+static int kdat_objects_show(struct seq_file *s, void *unused)
+{
+	seq_printf(s, "files %d\n", atomic_read(&kdat_open_files));
+	seq_printf(s, "devices %d\n", kdat_device_count());
+	seq_printf(s, "ia %d\n", kdat_obj_count(KDAT_OBJ_IA));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kdat_objects);
+
+static void kdat_abi_check(void)
+{
+	BUILD_BUG_ON(KDAT_NAME_MAX != IB_DEVICE_NAME_MAX);
+	BUILD_BUG_ON(sizeof(struct kdat_query) != 16);
+	BUILD_BUG_ON(sizeof(struct kdat_port_info) != 96);
+	BUILD_BUG_ON(sizeof(struct kdat_device_list) != 24);
+	BUILD_BUG_ON(sizeof(struct kdat_ia_open) != 80);
+	BUILD_BUG_ON(sizeof(struct kdat_ia_query) != 96);
+	BUILD_BUG_ON(sizeof(struct kdat_destroy) != 8);
+	BUILD_BUG_ON((int)KDAT_PORT_ACTIVE != (int)IB_PORT_ACTIVE);
+	BUILD_BUG_ON((int)KDAT_PORT_DOWN != (int)IB_PORT_DOWN);
+	BUILD_BUG_ON((int)KDAT_PORT_ACTIVE_DEFER != (int)IB_PORT_ACTIVE_DEFER);
+}
+
+static int __init kdat_init(void)
+{
+	int ret;
+
+	kdat_abi_check();
+
+	ret = kdat_device_init();
+	if (ret)
+		return ret;
+
+	ret = misc_register(&kdat_misc);
+	if (ret)
+		goto err_device_exit;
+
+	kdat_debugfs = debugfs_create_dir(KDAT_MODNAME, NULL);
+	debugfs_create_file("objects", 0444, kdat_debugfs, NULL,
+			    &kdat_objects_fops);
+	return 0;
+
+err_device_exit:
+	kdat_device_exit();
+	return ret;
+}
+
+static void __exit kdat_exit(void)
+{
+	debugfs_remove(kdat_debugfs);
+	misc_deregister(&kdat_misc);
+	kdat_device_exit();
+	kdat_obj_cleanup();
+}
+
+module_init(kdat_init);
+module_exit(kdat_exit);
+
+MODULE_DESCRIPTION("kdat: Direct Access Transport on the kernel RDMA stack");
+MODULE_LICENSE("GPL");

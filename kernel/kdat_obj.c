@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kdat handle table and object lifetime; see the model in kdat.h.
+ */
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+
+#include "kdat.h"
+
+/* Every live handle of every file. Handles are allocated cyclically. */
+static DEFINE_XARRAY_ALLOC1(kdat_handles);
+static u32 kdat_next_handle;
+
+/* Live objects per type, for debugfs and the leak tests. */
+static atomic_t kdat_obj_live[KDAT_OBJ_TYPE_MAX];
+
+void *__kdat_obj_alloc(size_t size, enum kdat_obj_type type,
+		       const struct kdat_obj_ops *ops)
+{
+	struct kdat_obj *obj;
+
+	obj = kzalloc(size, GFP_KERNEL);
+	if (!obj)
+		return NULL;
+	kref_init(&obj->ref);
+	init_completion(&obj->released);
+	INIT_LIST_HEAD(&obj->file_node);
+	obj->type = type;
+	obj->ops = ops;
+	atomic_inc(&kdat_obj_live[type]);
+	return obj;
+}
+
+static void kdat_obj_free(struct kdat_obj *obj)
+{
+	atomic_dec(&kdat_obj_live[obj->type]);
+	kfree_rcu(obj, rcu);
+}
+
+/*
+ * Reserve a handle for @obj in @kfile. The handle resolves to nothing until
+ * kdat_obj_publish(); kdat_obj_abort() gives it back and frees @obj.
+ */
+int kdat_obj_reserve(struct kdat_file *kfile, struct kdat_obj *obj)
+{
+	int ret;
+
+	ret = xa_alloc_cyclic(&kdat_handles, &obj->handle, NULL, xa_limit_31b,
+			      &kdat_next_handle, GFP_KERNEL);
+	if (ret < 0)
+		return ret;
+	obj->file = kfile;
+	return 0;
+}
+
+/* Make a fully built object visible. */
+void kdat_obj_publish(struct kdat_obj *obj)
+{
+	struct kdat_file *kfile = obj->file;
+	void *old;
+
+	mutex_lock(&kfile->lock);
+	list_add_tail(&obj->file_node, &kfile->objects);
+	old = xa_store(&kdat_handles, obj->handle, obj, GFP_KERNEL);
+	mutex_unlock(&kfile->lock);
+	/* Storing over a reserved slot never allocates nor fails. */
+	WARN_ON(old);
+}
+
+/* Undo kdat_obj_reserve() for an object that was never published. */
+void kdat_obj_abort(struct kdat_obj *obj)
+{
+	if (obj->file)
+		xa_erase(&kdat_handles, obj->handle);
+	kdat_obj_free(obj);
+}
+
+struct kdat_obj *kdat_obj_get(struct kdat_file *kfile, u32 handle,
+			      enum kdat_obj_type type)
+{
+	struct kdat_obj *obj;
+
+	rcu_read_lock();
+	obj = xa_load(&kdat_handles, handle);
+	if (obj && (obj->file != kfile || obj->type != type ||
+		    !kref_get_unless_zero(&obj->ref)))
+		obj = NULL;
+	rcu_read_unlock();
+	return obj;
+}
+
+static void kdat_obj_release(struct kref *ref)
+{
+	struct kdat_obj *obj = container_of(ref, struct kdat_obj, ref);
+
+	complete(&obj->released);
+}
+
+void kdat_obj_put(struct kdat_obj *obj)
+{
+	kref_put(&obj->ref, kdat_obj_release);
+}
+
+/*
+ * The handle is gone and @obj is off its file's list: drop the table's
+ * reference, wait for in-flight users, free.
+ */
+static void kdat_obj_finish(struct kdat_obj *obj)
+{
+	kdat_obj_put(obj);
+	wait_for_completion(&obj->released);
+	if (obj->ops->destroy)
+		obj->ops->destroy(obj);
+	kdat_obj_free(obj);
+}
+
+/* Caller holds kfile->lock. */
+static void kdat_obj_unlink(struct kdat_obj *obj)
+{
+	xa_erase(&kdat_handles, obj->handle);
+	list_del_init(&obj->file_node);
+}
+
+int kdat_obj_destroy(struct kdat_file *kfile, u32 handle)
+{
+	struct kdat_obj *obj;
+	int ret = 0;
+
+	mutex_lock(&kfile->lock);
+	/* Only this file's objects, and those change only under its lock. */
+	obj = xa_load(&kdat_handles, handle);
+	if (!obj || obj->file != kfile) {
+		ret = -EBADF;
+		goto out_unlock;
+	}
+	if (obj->ops->can_destroy) {
+		ret = obj->ops->can_destroy(obj);
+		if (ret)
+			goto out_unlock;
+	}
+	kdat_obj_unlink(obj);
+	mutex_unlock(&kfile->lock);
+
+	kdat_obj_finish(obj);
+	return 0;
+
+out_unlock:
+	mutex_unlock(&kfile->lock);
+	return ret;
+}
+
+/*
+ * The file is being released: no ioctl can run on it any more. Destroy
+ * newest first, so every object goes before the objects it was built on.
+ */
+void kdat_file_destroy_all(struct kdat_file *kfile)
+{
+	struct kdat_obj *obj;
+
+	for (;;) {
+		mutex_lock(&kfile->lock);
+		obj = NULL;
+		if (!list_empty(&kfile->objects)) {
+			obj = list_last_entry(&kfile->objects, struct kdat_obj,
+					      file_node);
+			kdat_obj_unlink(obj);
+		}
+		mutex_unlock(&kfile->lock);
+		if (!obj)
+			break;
+		kdat_obj_finish(obj);
+	}
+}
+
+int kdat_obj_count(enum kdat_obj_type type)
+{
+	return atomic_read(&kdat_obj_live[type]);
+}
+
+/* Module exit: every file is closed, so the table must be empty. */
+void kdat_obj_cleanup(void)
+{
+	WARN_ON(!xa_empty(&kdat_handles));
+	xa_destroy(&kdat_handles);
+}

@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/kdat from user space: the device, device list, IA open/close, the
+ * ioctl size protocol and handle ownership.
+ *
+ * Needs /dev/kdat (exit 4 without it). Cases that need an RDMA port use
+ * $KDAT_TEST_DEV (port $KDAT_TEST_PORT, default 1) when set, which must then
+ * exist, or else the first port listed, and skip when there is none.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+
+#include <linux/kdat.h>
+
+#include "ktap.h"
+
+static int kioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+static int dev_open(void)
+{
+	int fd = open(KDAT_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		KTAP_FAIL("open %s: %s", KDAT_DEVICE_PATH, strerror(errno));
+	return fd;
+}
+
+static uint32_t list_ports(int fd, struct kdat_port_info *ports, uint32_t room)
+{
+	struct kdat_device_list cmd = {
+		.size = sizeof(cmd),
+		.entry_size = sizeof(*ports),
+		.num_entries = room,
+		.entries = (uintptr_t)ports,
+	};
+
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_DEVICE_LIST, &cmd), 0);
+	return cmd.num_entries;
+}
+
+/* The device and port the IA cases use; skips when there is none. */
+static void test_port(int fd, char *name, uint32_t *port)
+{
+	const char *want = getenv("KDAT_TEST_DEV");
+	const char *wport = getenv("KDAT_TEST_PORT");
+	struct kdat_port_info ports[64];
+	uint32_t nr, i;
+
+	nr = list_ports(fd, ports, 64);
+	KTAP_EXPECT(nr <= 64);
+	for (i = 0; i < nr; i++) {
+		if (want && strcmp(ports[i].name, want))
+			continue;
+		if (want && wport && ports[i].port_num != strtoul(wport, 0, 0))
+			continue;
+		strcpy(name, ports[i].name);
+		*port = ports[i].port_num;
+		return;
+	}
+	if (want)
+		KTAP_FAIL("KDAT_TEST_DEV=%s is not listed", want);
+	ktap_skip("no RDMA device present");
+}
+
+static uint32_t ia_open(int fd, const char *name, uint32_t port, int *err)
+{
+	struct kdat_ia_open cmd = { .size = sizeof(cmd), .port_num = port };
+
+	strcpy(cmd.name, name);
+	*err = kioctl(fd, KDAT_IOCTL_IA_OPEN, &cmd);
+	return cmd.out_ia_handle;
+}
+
+static uint32_t ia_open_ok(int fd)
+{
+	char name[KDAT_NAME_MAX];
+	uint32_t port, h;
+	int err;
+
+	test_port(fd, name, &port);
+	h = ia_open(fd, name, port, &err);
+	KTAP_EXPECT_RET(err, 0);
+	KTAP_EXPECT(h != 0);
+	return h;
+}
+
+static int ia_query(int fd, uint32_t h, struct kdat_ia_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->ia_handle = h;
+	return kioctl(fd, KDAT_IOCTL_IA_QUERY, q);
+}
+
+static int destroy(int fd, uint32_t h)
+{
+	struct kdat_destroy cmd = { .size = sizeof(cmd), .handle = h };
+
+	return kioctl(fd, KDAT_IOCTL_DESTROY, &cmd);
+}
+
+static void open_device(void)
+{
+	int fd = dev_open();
+
+	KTAP_EXPECT(fd >= 0);
+	KTAP_EXPECT(close(fd) == 0);
+}
+
+static void query_abi(void)
+{
+	struct kdat_query q = { .size = sizeof(q) };
+	int fd = dev_open();
+
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_QUERY, &q), 0);
+	KTAP_EXPECT(q.abi_version == KDAT_ABI_VERSION);
+	q.flags = 1;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_QUERY, &q), EOPNOTSUPP);
+	q.flags = 0;
+	q.__reserved = 1;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_QUERY, &q), EINVAL);
+}
+
+static void device_list_finds_test_device(void)
+{
+	struct kdat_port_info ports[64];
+	char name[KDAT_NAME_MAX];
+	uint32_t nr, port, i;
+	int fd = dev_open(), found = 0;
+
+	test_port(fd, name, &port);
+	nr = list_ports(fd, ports, 64);
+	for (i = 0; i < nr; i++) {
+		if (strcmp(ports[i].name, name) || ports[i].port_num != port)
+			continue;
+		found = 1;
+		KTAP_EXPECT(ports[i].phys_port_cnt >= port);
+		KTAP_EXPECT(ports[i].port_state == KDAT_PORT_ACTIVE);
+		KTAP_EXPECT(ports[i].node_guid != 0);
+		KTAP_EXPECT(ports[i].active_mtu >= 256);
+		KTAP_EXPECT(ports[i].link_layer == KDAT_LINK_LAYER_ETHERNET ||
+			    ports[i].link_layer == KDAT_LINK_LAYER_INFINIBAND);
+		KTAP_EXPECT(ports[i].__reserved == 0);
+	}
+	KTAP_EXPECT(found);
+}
+
+static void device_list_too_small(void)
+{
+	struct kdat_device_list cmd = {
+		.size = sizeof(cmd),
+		.entry_size = sizeof(struct kdat_port_info),
+	};
+	struct kdat_port_info one[2];
+	char name[KDAT_NAME_MAX];
+	uint32_t nr, port;
+	int fd = dev_open();
+
+	test_port(fd, name, &port);
+	/* Room for none: EMSGSIZE, and the count. */
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_DEVICE_LIST, &cmd), EMSGSIZE);
+	nr = cmd.num_entries;
+	KTAP_EXPECT(nr >= 1);
+	/* Room for one: filled, and EMSGSIZE when there are more. */
+	memset(one, 0xa5, sizeof(one));
+	cmd.num_entries = 1;
+	cmd.entries = (uintptr_t)one;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_DEVICE_LIST, &cmd),
+			nr > 1 ? EMSGSIZE : 0);
+	KTAP_EXPECT(cmd.num_entries == nr);
+	KTAP_EXPECT(one[0].port_num >= 1);
+	KTAP_EXPECT(memchr(one[0].name, '\0', sizeof(one[0].name)));
+	/* The entry past the room is untouched. */
+	KTAP_EXPECT(one[1].port_num == 0xa5a5a5a5);
+}
+
+static void device_list_entry_size(void)
+{
+	struct kdat_device_list cmd = { .size = sizeof(cmd) };
+	unsigned char big[2][sizeof(struct kdat_port_info) + 32];
+	char name[KDAT_NAME_MAX];
+	uint32_t port;
+	size_t i;
+	int fd = dev_open();
+
+	test_port(fd, name, &port);
+	cmd.entry_size = sizeof(struct kdat_port_info) - 4;
+	cmd.num_entries = 1;
+	cmd.entries = (uintptr_t)big;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_DEVICE_LIST, &cmd), EINVAL);
+	cmd.entry_size = 4097;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_DEVICE_LIST, &cmd), EINVAL);
+
+	/* A longer entry than the kernel knows gets its tail zeroed. */
+	memset(big, 0xff, sizeof(big));
+	cmd.entry_size = sizeof(big[0]);
+	cmd.num_entries = 1;
+	KTAP_EXPECT(kioctl(fd, KDAT_IOCTL_DEVICE_LIST, &cmd) == 0 ||
+		    errno == EMSGSIZE);
+	for (i = sizeof(struct kdat_port_info); i < sizeof(big[0]); i++)
+		KTAP_EXPECT(big[0][i] == 0);
+	KTAP_EXPECT(((struct kdat_port_info *)big[0])->port_num >= 1);
+	/* Bad pointer: EFAULT. */
+	cmd.entries = 8;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_DEVICE_LIST, &cmd), EFAULT);
+	cmd.entries = 0;
+	cmd.__reserved = 1;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_DEVICE_LIST, &cmd), EINVAL);
+}
+
+static void ia_open_close(void)
+{
+	char name[KDAT_NAME_MAX];
+	struct kdat_ia_query q;
+	uint32_t port, h;
+	int fd = dev_open(), err;
+
+	test_port(fd, name, &port);
+	h = ia_open(fd, name, port, &err);
+	KTAP_EXPECT_RET(err, 0);
+	KTAP_EXPECT(h != 0);
+	KTAP_EXPECT_RET(ia_query(fd, h, &q), 0);
+	KTAP_EXPECT(q.state == KDAT_IA_STATE_ACTIVE);
+	KTAP_EXPECT(q.port_num == port);
+	KTAP_EXPECT(!strcmp(q.name, name));
+	KTAP_EXPECT(q.port_state == KDAT_PORT_ACTIVE);
+	KTAP_EXPECT(q.node_guid != 0);
+	KTAP_EXPECT_RET(destroy(fd, h), 0);
+	KTAP_EXPECT_RET(ia_query(fd, h, &q), EBADF);
+}
+
+static void ia_open_many(void)
+{
+	char name[KDAT_NAME_MAX];
+	uint32_t port, h[16];
+	int fd = dev_open(), err, i, j;
+
+	test_port(fd, name, &port);
+	for (i = 0; i < 16; i++) {
+		h[i] = ia_open(fd, name, port, &err);
+		KTAP_EXPECT_RET(err, 0);
+		for (j = 0; j < i; j++)
+			KTAP_EXPECT(h[j] != h[i]);
+	}
+	/* Destroy every other one; the rest still answer. */
+	for (i = 0; i < 16; i += 2)
+		KTAP_EXPECT_RET(destroy(fd, h[i]), 0);
+	for (i = 1; i < 16; i += 2) {
+		struct kdat_ia_query q;
+
+		KTAP_EXPECT_RET(ia_query(fd, h[i], &q), 0);
+		KTAP_EXPECT_RET(ia_query(fd, h[i - 1], &q), EBADF);
+	}
+	/* The rest go with the file. */
+}
+
+static void ia_open_unknown_device(void)
+{
+	int fd = dev_open(), err;
+
+	ia_open(fd, "no-such-rdma-dev", 1, &err);
+	KTAP_EXPECT_RET(err, ENODEV);
+	ia_open(fd, "", 1, &err);
+	KTAP_EXPECT_RET(err, ENODEV);
+}
+
+static void ia_open_bad_port(void)
+{
+	char name[KDAT_NAME_MAX];
+	uint32_t port;
+	int fd = dev_open(), err;
+
+	test_port(fd, name, &port);
+	ia_open(fd, name, 0, &err);
+	KTAP_EXPECT_RET(err, EINVAL);
+	ia_open(fd, name, 200, &err);
+	KTAP_EXPECT_RET(err, EINVAL);
+	ia_open(fd, name, 0xffffffff, &err);
+	KTAP_EXPECT_RET(err, EINVAL);
+}
+
+static void ia_open_bad_args(void)
+{
+	struct kdat_ia_open cmd = { .size = sizeof(cmd) };
+	char name[KDAT_NAME_MAX];
+	uint32_t port;
+	int fd = dev_open();
+
+	test_port(fd, name, &port);
+	/* Name without its NUL. */
+	memset(cmd.name, 'x', sizeof(cmd.name));
+	cmd.port_num = port;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_IA_OPEN, &cmd), EINVAL);
+	/* Unknown flag. */
+	strcpy(cmd.name, name);
+	cmd.flags = 0x80;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_IA_OPEN, &cmd), EOPNOTSUPP);
+	KTAP_EXPECT(cmd.out_ia_handle == 0);
+}
+
+static void double_close(void)
+{
+	int fd = dev_open();
+	uint32_t h = ia_open_ok(fd);
+
+	KTAP_EXPECT_RET(destroy(fd, h), 0);
+	KTAP_EXPECT_RET(destroy(fd, h), EBADF);
+	KTAP_EXPECT_RET(destroy(fd, 0), EBADF);
+	KTAP_EXPECT_RET(destroy(fd, 0xffffffff), EBADF);
+}
+
+static void foreign_handle_refused(void)
+{
+	int fd1 = dev_open(), fd2 = dev_open();
+	uint32_t h1 = ia_open_ok(fd1), h2 = ia_open_ok(fd2);
+	struct kdat_ia_query q;
+
+	KTAP_EXPECT(h1 != h2);
+	KTAP_EXPECT_RET(ia_query(fd2, h1, &q), EBADF);
+	KTAP_EXPECT_RET(destroy(fd2, h1), EBADF);
+	KTAP_EXPECT_RET(ia_query(fd1, h2, &q), EBADF);
+	/* Neither file's object was disturbed. */
+	KTAP_EXPECT_RET(ia_query(fd1, h1, &q), 0);
+	KTAP_EXPECT(q.state == KDAT_IA_STATE_ACTIVE);
+	KTAP_EXPECT_RET(ia_query(fd2, h2, &q), 0);
+	/* Closing one file leaves the other's objects. */
+	KTAP_EXPECT(close(fd1) == 0);
+	KTAP_EXPECT_RET(ia_query(fd2, h2, &q), 0);
+	KTAP_EXPECT_RET(ia_query(fd2, h1, &q), EBADF);
+	KTAP_EXPECT_RET(destroy(fd2, h2), 0);
+}
+
+/*
+ * The size protocol, for every ioctl. Each entry builds a valid struct of
+ * the command (one that succeeds) in a buffer larger than the struct.
+ */
+struct size_case {
+	const char *name;
+	unsigned long cmd;
+	size_t size;
+	size_t min_size;
+	int (*fill)(int fd, void *buf);
+};
+
+static int fill_query(int fd __attribute__((unused)),
+		      void *buf __attribute__((unused)))
+{
+	return 0;
+}
+
+static int fill_device_list(int fd __attribute__((unused)), void *buf)
+{
+	struct kdat_device_list *c = buf;
+	static struct kdat_port_info ports[64];
+
+	c->entry_size = sizeof(ports[0]);
+	c->num_entries = 64;
+	c->entries = (uintptr_t)ports;
+	return 0;
+}
+
+static int fill_ia_open(int fd, void *buf)
+{
+	struct kdat_ia_open *c = buf;
+	char name[KDAT_NAME_MAX];
+	uint32_t port;
+
+	test_port(fd, name, &port);
+	strcpy(c->name, name);
+	c->port_num = port;
+	return 0;
+}
+
+static int fill_ia_query(int fd, void *buf)
+{
+	struct kdat_ia_query *c = buf;
+
+	c->ia_handle = ia_open_ok(fd);
+	return 0;
+}
+
+static int fill_destroy(int fd, void *buf)
+{
+	struct kdat_destroy *c = buf;
+
+	c->handle = ia_open_ok(fd);
+	return 0;
+}
+
+#define END(s, m) (offsetof(s, m) + sizeof(((s *)0)->m))
+static const struct size_case size_cases[] = {
+	{ "QUERY", KDAT_IOCTL_QUERY, sizeof(struct kdat_query),
+	  END(struct kdat_query, __reserved), fill_query },
+	{ "DEVICE_LIST", KDAT_IOCTL_DEVICE_LIST,
+	  sizeof(struct kdat_device_list),
+	  END(struct kdat_device_list, entries), fill_device_list },
+	{ "IA_OPEN", KDAT_IOCTL_IA_OPEN, sizeof(struct kdat_ia_open),
+	  END(struct kdat_ia_open, out_ia_handle), fill_ia_open },
+	{ "IA_QUERY", KDAT_IOCTL_IA_QUERY, sizeof(struct kdat_ia_query),
+	  END(struct kdat_ia_query, __reserved), fill_ia_query },
+	{ "DESTROY", KDAT_IOCTL_DESTROY, sizeof(struct kdat_destroy),
+	  END(struct kdat_destroy, handle), fill_destroy },
+};
+
+static void size_protocol_one(const struct size_case *sc)
+{
+	union {
+		unsigned char b[512];
+		uint32_t size;
+		uint64_t align;
+	} buf;
+	int fd = dev_open();
+
+	ktap_diag("ioctl %s", sc->name);
+	/* NULL and unmapped argument. */
+	KTAP_EXPECT_RET(kioctl(fd, sc->cmd, NULL), EFAULT);
+	KTAP_EXPECT_RET(kioctl(fd, sc->cmd, (void *)8), EFAULT);
+
+	/* Too small: 0, 4, one byte short of the first published size. */
+	memset(&buf, 0, sizeof(buf));
+	sc->fill(fd, &buf);
+	buf.size = 0;
+	KTAP_EXPECT_RET(kioctl(fd, sc->cmd, &buf), EINVAL);
+	buf.size = 4;
+	KTAP_EXPECT_RET(kioctl(fd, sc->cmd, &buf), EINVAL);
+	buf.size = sc->min_size - 1;
+	KTAP_EXPECT_RET(kioctl(fd, sc->cmd, &buf), EINVAL);
+
+	/* Larger, non-zero tail: E2BIG, even far out. */
+	buf.size = sc->size + 8;
+	buf.b[sc->size + 3] = 1;
+	KTAP_EXPECT_RET(kioctl(fd, sc->cmd, &buf), E2BIG);
+	buf.b[sc->size + 3] = 0;
+	buf.size = sizeof(buf);
+	buf.b[sizeof(buf) - 1] = 1;
+	KTAP_EXPECT_RET(kioctl(fd, sc->cmd, &buf), E2BIG);
+	buf.b[sizeof(buf) - 1] = 0;
+
+	/* Larger, zero tail: works, and the tail stays zero. */
+	buf.size = sc->size + 8;
+	KTAP_EXPECT_RET(kioctl(fd, sc->cmd, &buf), 0);
+	KTAP_EXPECT(!memcmp(buf.b + sc->size, "\0\0\0\0\0\0\0\0", 8));
+	/* Exact size: works. */
+	memset(&buf, 0, sizeof(buf));
+	sc->fill(fd, &buf);
+	buf.size = sc->size;
+	KTAP_EXPECT_RET(kioctl(fd, sc->cmd, &buf), 0);
+	close(fd);
+}
+
+static void size_protocol(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(size_cases) / sizeof(size_cases[0]); i++)
+		size_protocol_one(&size_cases[i]);
+}
+
+static void unknown_ioctls(void)
+{
+	uint32_t buf[64] = { sizeof(buf) };
+	int fd = dev_open();
+
+	KTAP_EXPECT_RET(kioctl(fd, _IO(KDAT_TYPE, KDAT_CMD_BASE - 1), buf),
+			ENOTTY);
+	KTAP_EXPECT_RET(kioctl(fd, _IO(KDAT_TYPE, KDAT_CMD_BASE + 63), buf),
+			ENOTTY);
+	KTAP_EXPECT_RET(kioctl(fd, _IO(KDAT_TYPE, 0xff), buf), ENOTTY);
+	KTAP_EXPECT_RET(kioctl(fd, _IO(KDAT_TYPE, 0), buf), ENOTTY);
+	/* The right number with another type or direction bits. */
+	KTAP_EXPECT_RET(kioctl(fd, _IO('T', KDAT_CMD_QUERY), buf), ENOTTY);
+	KTAP_EXPECT_RET(kioctl(fd, _IOWR(KDAT_TYPE, KDAT_CMD_QUERY,
+					 struct kdat_query), buf), ENOTTY);
+}
+
+static const struct ktap_case cases[] = {
+	KTAP_CASE(open_device),
+	KTAP_CASE(query_abi),
+	KTAP_CASE(device_list_finds_test_device),
+	KTAP_CASE(device_list_too_small),
+	KTAP_CASE(device_list_entry_size),
+	KTAP_CASE(ia_open_close),
+	KTAP_CASE(ia_open_many),
+	KTAP_CASE(ia_open_unknown_device),
+	KTAP_CASE(ia_open_bad_port),
+	KTAP_CASE(ia_open_bad_args),
+	KTAP_CASE(double_close),
+	KTAP_CASE(foreign_handle_refused),
+	KTAP_CASE(size_protocol),
+	KTAP_CASE(unknown_ioctls),
+};
+
+int main(void)
+{
+	if (access(KDAT_DEVICE_PATH, F_OK)) {
+		printf("TAP version 13\n1..0 # SKIP %s missing: kdat.ko not loaded\n",
+		       KDAT_DEVICE_PATH);
+		return KSFT_SKIP;
+	}
+	return ktap_run(cases, sizeof(cases) / sizeof(cases[0]));
+}

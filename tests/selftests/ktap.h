@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A small TAP harness for kdat's kselftest-style programs.
+ *
+ * Each case runs in a child process, so a crash or a leaked fd stays in
+ * that case. A case fails on the first KTAP_EXPECT* that does not hold,
+ * skips with ktap_skip("reason"), and passes otherwise. The program exits
+ * 0 when nothing failed, 1 when a case failed, 4 (KSFT_SKIP) when every
+ * case skipped.
+ */
+#ifndef KDAT_KTAP_H
+#define KDAT_KTAP_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define KSFT_PASS 0
+#define KSFT_FAIL 1
+#define KSFT_SKIP 4
+
+struct ktap_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+static inline void ktap_diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("# ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
+static inline __attribute__((noreturn)) void ktap_skip(const char *reason)
+{
+	ktap_diag("SKIP: %s", reason);
+	exit(KSFT_SKIP);
+}
+
+#define KTAP_FAIL(...)							\
+	do {								\
+		ktap_diag("%s:%d: ", __FILE__, __LINE__);		\
+		ktap_diag(__VA_ARGS__);					\
+		exit(KSFT_FAIL);					\
+	} while (0)
+
+#define KTAP_EXPECT(cond)						\
+	do {								\
+		if (!(cond))						\
+			KTAP_FAIL("expected: %s", #cond);		\
+	} while (0)
+
+/* @expr returns 0 or -errno; expect exactly -@err (0 for success). */
+#define KTAP_EXPECT_RET(expr, err)					\
+	do {								\
+		long __r = (long)(expr);				\
+		long __e = -(long)(err);				\
+		if (__r != __e)						\
+			KTAP_FAIL("%s: got %ld (%s), want %ld (%s)", #expr, \
+				  __r, strerror((int)-__r), __e,	\
+				  strerror((int)-__e));			\
+	} while (0)
+
+static inline int ktap_run(const struct ktap_case *cases, int n)
+{
+	int i, failed = 0, skipped = 0;
+
+	printf("TAP version 13\n1..%d\n", n);
+	fflush(stdout);
+	for (i = 0; i < n; i++) {
+		int status = 0, rc;
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			cases[i].fn();
+			exit(KSFT_PASS);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) < 0)
+			rc = KSFT_FAIL;
+		else if (WIFEXITED(status))
+			rc = WEXITSTATUS(status);
+		else {
+			ktap_diag("%s killed by signal %d", cases[i].name,
+				  WTERMSIG(status));
+			rc = KSFT_FAIL;
+		}
+		if (rc == KSFT_PASS) {
+			printf("ok %d %s\n", i + 1, cases[i].name);
+		} else if (rc == KSFT_SKIP) {
+			printf("ok %d %s # SKIP\n", i + 1, cases[i].name);
+			skipped++;
+		} else {
+			printf("not ok %d %s\n", i + 1, cases[i].name);
+			failed++;
+		}
+		fflush(stdout);
+	}
+	ktap_diag("Totals: pass:%d fail:%d skip:%d", n - failed - skipped,
+		  failed, skipped);
+	if (failed)
+		return KSFT_FAIL;
+	return skipped == n ? KSFT_SKIP : KSFT_PASS;
+}
+
+#define KTAP_CASE(fn) { #fn, fn }
+#define KTAP_MAIN(cases)						\
+	int main(void)							\
+	{								\
+		return ktap_run(cases, sizeof(cases) / sizeof(cases[0])); \
+	}
+
+#endif
