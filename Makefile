@@ -59,7 +59,7 @@ tests/selftests/%: tests/selftests/%.c tests/selftests/ktap.h include/uapi/linux
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $<
 
 check: all
-	$(TOP)/scripts/vm-run $(TOP)/tests/run-all
+	$(TOP)/scripts/check
 
 demo: all
 	$(TOP)/scripts/vm-run $(TOP)/scripts/demo
@@ -70,7 +70,7 @@ checkpatch: $(SETUP_STAMP)
 	$(TOP)/scripts/checkpatch
 
 sparse: $(SETUP_STAMP)
-	$(MAKE) -C $(KDIR) M=$(TOP) C=2 W=1 modules
+	KDIR=$(KDIR) $(TOP)/scripts/sparse
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean

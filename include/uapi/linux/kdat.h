@@ -78,6 +78,7 @@ struct kdat_query {
 	__u32 abi_version;
 	__u32 __reserved;
 };
+
 #define KDAT_IOCTL_QUERY	_IO(KDAT_TYPE, KDAT_CMD_QUERY)
 
 /* Port states, as the kernel's enum ib_port_state. */
@@ -139,6 +140,7 @@ struct kdat_device_list {
 	__u32 __reserved;
 	__aligned_u64 entries;
 };
+
 #define KDAT_IOCTL_DEVICE_LIST	_IO(KDAT_TYPE, KDAT_CMD_DEVICE_LIST)
 
 /**
@@ -159,6 +161,7 @@ struct kdat_ia_open {
 	__u32 flags;
 	__u32 out_ia_handle;
 };
+
 #define KDAT_IOCTL_IA_OPEN	_IO(KDAT_TYPE, KDAT_CMD_IA_OPEN)
 
 enum kdat_ia_state {
@@ -190,6 +193,7 @@ struct kdat_ia_query {
 	__u32 port_state;
 	__u32 __reserved;
 };
+
 #define KDAT_IOCTL_IA_QUERY	_IO(KDAT_TYPE, KDAT_CMD_IA_QUERY)
 
 /**
@@ -202,6 +206,7 @@ struct kdat_destroy {
 	__u32 size;
 	__u32 handle;
 };
+
 #define KDAT_IOCTL_DESTROY	_IO(KDAT_TYPE, KDAT_CMD_DESTROY)
 
 #endif /* _UAPI_LINUX_KDAT_H */

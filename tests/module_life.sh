@@ -1,0 +1,255 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Module life of kdat.ko (TAP): load/unload, unload while in use, a process
+# killed with objects open, and the RDMA device removed under an open IA.
+#
+# Needs root, kdat.ko ($KDAT_KO) and an RDMA device ($KDAT_TEST_DEV, port
+# $KDAT_TEST_PORT). The device-removal case needs a Soft-RoCE device that
+# scripts/rxe-up can re-create ($KDAT_TEST_NETDEV set, as in the testbed).
+# Exits 4 (skip) with the reason when these are missing.
+set -uo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KO=${KDAT_KO:-$TOP/kdat.ko}
+HOLD=$TOP/tests/selftests/kdat_hold_ia
+DEV=${KDAT_TEST_DEV:-}
+PORT=${KDAT_TEST_PORT:-1}
+OBJS=/sys/kernel/debug/kdat/objects
+
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 4
+}
+
+[ "$(id -u)" = 0 ] || skip_all "needs root (insmod/rmmod)"
+[ -f "$KO" ] || skip_all "$KO not built"
+[ -x "$HOLD" ] || skip_all "$HOLD not built"
+[ -n "$DEV" ] || skip_all "no RDMA device (set KDAT_TEST_DEV)"
+[ -d "/sys/class/infiniband/$DEV" ] || skip_all "RDMA device $DEV not present"
+
+ncase=0
+nfail=0
+diag() { printf '# %s\n' "$@"; }
+
+# run_case NAME FUNCTION: FUNCTION returns 0 (pass), 4 (skipped; it set
+# skip_reason) or anything else (fail).
+nskip=0
+skip_reason=
+run_case() {
+	local name=$1 fn=$2 rc=0
+	ncase=$((ncase + 1))
+	"$fn" || rc=$?
+	if [ "$rc" = 0 ]; then
+		echo "ok $ncase $name"
+	elif [ "$rc" = 4 ]; then
+		echo "ok $ncase $name # SKIP $skip_reason"
+		nskip=$((nskip + 1))
+	else
+		echo "not ok $ncase $name"
+		nfail=$((nfail + 1))
+	fi
+}
+
+loaded() { grep -q '^kdat ' /proc/modules; }
+
+load() {
+	loaded && return 0
+	modprobe ib_core && insmod "$KO" || return 1
+	# udev is not running in the testbed: devtmpfs creates the node.
+	for _ in $(seq 50); do
+		[ -c /dev/kdat ] && return 0
+		sleep 0.1
+	done
+	diag "/dev/kdat did not appear"
+	return 1
+}
+
+# objects_field NAME: a counter from kdat's debugfs file.
+objects_field() {
+	awk -v k="$1" '$1 == k { print $2 }' "$OBJS"
+}
+
+expect_objects() {
+	local files ia
+	files=$(objects_field files) ia=$(objects_field ia)
+	if [ "$files" != "$1" ] || [ "$ia" != "$2" ]; then
+		diag "debugfs: files $files ia $ia, want files $1 ia $2"
+		return 1
+	fi
+}
+
+# A process holding an IA: start_holder; its replies come from read_holder.
+start_holder() {
+	local line
+	coproc HOLDER { exec "$HOLD" "$DEV" "$PORT"; }
+	if ! read -r -t 10 line <&"${HOLDER[0]}" || [ "${line%% *}" != ready ]; then
+		diag "holder did not start: '${line:-}'"
+		return 1
+	fi
+}
+
+holder_cmd() {
+	local line
+	echo "$1" >&"${HOLDER[1]}"
+	read -r -t 10 line <&"${HOLDER[0]}" || line="(no answer)"
+	echo "$line"
+}
+
+stop_holder() {
+	local pid=${HOLDER_PID:-}
+	[ -n "$pid" ] || return 0
+	echo exit >&"${HOLDER[1]}" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
+case_load_unload_20() {
+	local i
+	for i in $(seq 20); do
+		if ! rmmod kdat; then
+			diag "rmmod $i failed"
+			return 1
+		fi
+		if [ -e /dev/kdat ]; then
+			diag "/dev/kdat still there after rmmod $i"
+			return 1
+		fi
+		if ! load; then
+			diag "insmod $i failed"
+			return 1
+		fi
+		if ! "$TOP/user/kdat-info" > /dev/null; then
+			diag "kdat-info failed after insmod $i"
+			return 1
+		fi
+	done
+}
+
+case_rmmod_refused_while_held() {
+	local rc=0
+	start_holder || return 1
+	if rmmod kdat 2>/dev/null; then
+		diag "rmmod succeeded with /dev/kdat open"
+		rc=1
+	fi
+	if [ "$rc" = 0 ]; then
+		# The holder's IA still works after the refused rmmod.
+		case $(holder_cmd query) in
+		"state ACTIVE"*) ;;
+		*) diag "IA query after refused rmmod failed"; rc=1 ;;
+		esac
+	fi
+	stop_holder
+	if ! loaded; then
+		load
+		return 1
+	fi
+	if ! rmmod kdat; then
+		diag "rmmod failed after the holder exited"
+		rc=1
+	fi
+	load || rc=1
+	return $rc
+}
+
+case_kill9_leaves_nothing() {
+	local pids=() i out rc=0
+	expect_objects 0 0 || return 1
+	out=$(mktemp)
+	for i in 1 2 3; do
+		# stdin stays open (sleep never writes): the holder waits.
+		sleep 1000 | "$HOLD" "$DEV" "$PORT" >> "$out" &
+		pids+=("$!")
+	done
+	for _ in $(seq 100); do
+		[ "$(grep -c '^ready' "$out")" = 3 ] && break
+		sleep 0.1
+	done
+	expect_objects 3 3 || rc=1
+	# wait on a pipeline's pid waits for the whole pipeline: end the
+	# sleeps too (they were only there to keep the holders' stdin open).
+	# bash's job notices go to stderr: keep them out of the TAP stream.
+	{
+		kill -9 "${pids[@]}"
+		pkill -P $$ -x sleep
+		for i in "${pids[@]}"; do
+			wait "$i"
+		done
+	} 2>/dev/null
+	rm -f "$out"
+	[ "$rc" = 0 ] || return 1
+	expect_objects 0 0 || return 1
+	# Nothing pins the module either.
+	rmmod kdat || { diag "rmmod after kill -9 failed"; return 1; }
+	load
+}
+
+case_device_removed_under_ia() {
+	local rc=0 ans
+	if [ -z "${KDAT_TEST_NETDEV:-}" ]; then
+		skip_reason="$DEV is not a testbed rxe device"
+		return 4
+	fi
+	start_holder || return 1
+	if ! rdma link delete "$DEV"; then
+		diag "rdma link delete $DEV failed"
+		stop_holder
+		return 1
+	fi
+	ans=$(holder_cmd query)
+	case $ans in
+	"state DEVICE_GONE"*) ;;
+	*) diag "query after removal: '$ans'"; rc=1 ;;
+	esac
+	ans=$(holder_cmd close)
+	[ "$ans" = "destroy 0" ] || { diag "close after removal: '$ans'"; rc=1; }
+	stop_holder
+	expect_objects 0 0 || rc=1
+	if "$TOP/user/kdat-info" | grep -q "^$DEV "; then
+		diag "$DEV still listed after removal"
+		rc=1
+	fi
+	"$TOP/scripts/rxe-up" > /dev/null || { diag "rxe-up failed"; return 1; }
+	# The device comes back: listed again, an IA opens on it.
+	if ! "$TOP/user/kdat-info" -o "$DEV:$PORT" > /dev/null; then
+		diag "IA open on the re-created $DEV failed"
+		rc=1
+	fi
+	rmmod kdat || { diag "rmmod after device removal failed"; rc=1; }
+	load || rc=1
+	return $rc
+}
+
+case_rxe_module_removed_under_ia() {
+	local rc=0 ans
+	if [ -z "${KDAT_TEST_NETDEV:-}" ]; then
+		skip_reason="$DEV is not a testbed rxe device"
+		return 4
+	fi
+	start_holder || return 1
+	# rdma_rxe is used by nothing but the device; its removal unregisters
+	# the device from under us (the ib_client remove callback).
+	modprobe -r rdma_rxe || { diag "modprobe -r rdma_rxe failed"; rc=1; }
+	ans=$(holder_cmd query)
+	case $ans in
+	"state DEVICE_GONE"*) ;;
+	*) diag "query after rdma_rxe removal: '$ans'"; rc=1 ;;
+	esac
+	stop_holder
+	expect_objects 0 0 || rc=1
+	"$TOP/scripts/rxe-up" > /dev/null || { diag "rxe-up failed"; return 1; }
+	"$TOP/user/kdat-info" -o "$DEV:$PORT" > /dev/null || rc=1
+	return $rc
+}
+
+echo "TAP version 13"
+echo "1..5"
+load || { echo "Bail out! cannot load $KO"; exit 1; }
+run_case load_unload_20_times case_load_unload_20
+run_case rmmod_refused_while_held case_rmmod_refused_while_held
+run_case kill9_leaves_nothing case_kill9_leaves_nothing
+run_case device_removed_under_open_ia case_device_removed_under_ia
+run_case rxe_module_removed_under_open_ia case_rxe_module_removed_under_ia
+echo "# Totals: pass:$((ncase - nfail - nskip)) fail:$nfail skip:$nskip"
+[ "$nfail" = 0 ]
