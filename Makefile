@@ -23,9 +23,10 @@ SETUP_STAMP := setup
 
 LIB := user/libdat.so
 LIB_SONAME := libdat.so.2
-LIB_OBJS := user/kdat_lowlevel.o
+LIB_OBJS := user/kdat_lowlevel.o user/dat_api.o
 TOOLS := user/kdat-info
 SELFTESTS := tests/selftests/kdat_dev_test
+DAT_TESTS := tests/dat/dat_dto_test
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 
 .PHONY: all module lib tools tests setup check demo lint checkpatch sparse \
@@ -42,7 +43,7 @@ module: $(SETUP_STAMP)
 
 lib: $(LIB)
 tools: $(TOOLS)
-tests: $(SELFTESTS) $(TEST_HELPERS)
+tests: $(SELFTESTS) $(TEST_HELPERS) $(DAT_TESTS)
 
 user/%.o: user/%.c include/uapi/linux/kdat.h user/kdat_lowlevel.h | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
@@ -57,6 +58,11 @@ user/kdat-info: user/kdat-info.c $(LIB)
 
 tests/selftests/%: tests/selftests/%.c tests/selftests/ktap.h include/uapi/linux/kdat.h | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $<
+
+# DAT programs: the DAT 2.0 headers from Debian's libdapl-dev, -ldat.
+tests/dat/%: tests/dat/%.c tests/selftests/ktap.h $(LIB)
+	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -Luser -ldat \
+		-Wl,-rpath,$(TOP)/user
 
 check: all
 	$(TOP)/scripts/check
@@ -75,4 +81,4 @@ sparse: $(SETUP_STAMP)
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
 	rm -f user/*.o user/*.so user/*.so.* $(TOOLS) $(SELFTESTS) \
-		$(TEST_HELPERS)
+		$(TEST_HELPERS) $(DAT_TESTS)

@@ -29,7 +29,11 @@
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
 #include <linux/types.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/ib_cm.h>
+#include <rdma/rdma_cm.h>
 
 #include <uapi/linux/kdat.h>
 
@@ -37,6 +41,12 @@
 
 enum kdat_obj_type {
 	KDAT_OBJ_IA = 1,
+	KDAT_OBJ_PZ,
+	KDAT_OBJ_LMR,
+	KDAT_OBJ_EVD,
+	KDAT_OBJ_EP,
+	KDAT_OBJ_PSP,
+	KDAT_OBJ_CR,
 	KDAT_OBJ_TYPE_MAX,
 };
 
@@ -94,6 +104,122 @@ struct kdat_ia {
 	u32 port_num;
 	char name[IB_DEVICE_NAME_MAX];	/* at open time */
 	__be64 node_guid;
+	atomic_t users;			/* objects built on this IA */
+};
+
+/*
+ * Dependencies between objects. An object built on others (an EP on its PZ
+ * and EVDs, ...) counts itself in their @users when it is published and
+ * uncounts itself when it is destroyed; an object whose @users is not zero
+ * refuses destroy with EBUSY (DAT_INVALID_STATE). Create ioctls hold the
+ * owner's kdat_file.lock from the lookup of the parents to the publication
+ * of the child, so a parent cannot go in between. The parents' memory is
+ * therefore valid for the whole life of the child without a kref.
+ */
+struct kdat_pz {
+	struct kdat_obj obj;
+	struct kdat_ia *ia;
+	struct ib_pd *pd;
+	atomic_t users;
+};
+
+struct kdat_lmr {
+	struct kdat_obj obj;
+	struct kdat_pz *pz;
+	struct ib_mr *mr;
+	u64 addr;
+	u64 length;
+	u32 mem_priv;			/* KDAT_MEM_PRIV_* */
+};
+
+struct kdat_ep;
+
+/*
+ * An Event Dispatcher: a ring of @qlen + 1 events under @lock (the extra
+ * slot is kept for the overflow event), and for DTO EVDs a CQ polled in
+ * softirq context whose completions are turned into events.
+ */
+struct kdat_evd {
+	struct kdat_obj obj;
+	struct kdat_ia *ia;
+	u32 flags;			/* KDAT_EVD_* */
+	u32 qlen;
+	struct ib_cq *cq;		/* DTO EVDs */
+	u32 cq_size;
+	atomic_t users;
+
+	spinlock_t lock;		/* the fields below */
+	u32 cq_committed;		/* DTOs the EPs on it may have out */
+	struct kdat_event *events;	/* qlen + 1 */
+	u32 head, count;
+	bool overflowed;		/* events were dropped */
+	bool waiting;			/* a thread waits */
+	wait_queue_head_t wq;
+};
+
+/* A DTO in flight: one per send or receive slot of an EP. */
+struct kdat_dto_ctx {
+	struct ib_cqe cqe;
+	struct kdat_ep *ep;
+	u64 cookie;
+	u64 length;
+	u8 op;				/* enum kdat_dto_op */
+	u8 flags;			/* KDAT_COMPLETION_* */
+	u16 next_free;
+};
+
+/* What the RDMA CM's handler finds in cm_id->context. */
+enum kdat_cm_kind {
+	KDAT_CM_EP = 1,
+	KDAT_CM_PSP,
+	KDAT_CM_CR,
+};
+
+struct kdat_ep {
+	struct kdat_obj obj;
+	struct kdat_pz *pz;
+	struct kdat_evd *recv_evd;
+	struct kdat_evd *req_evd;
+	struct kdat_evd *conn_evd;
+	struct kdat_ep_attr attr;
+	struct ib_qp *qp;
+	enum kdat_cm_kind cm_kind;	/* KDAT_CM_EP */
+
+	/* Serialises connect, accept, disconnect, reset and teardown. */
+	struct mutex cm_lock;
+	struct rdma_cm_id *cm_id;	/* under cm_lock and the CM handler */
+
+	spinlock_t lock;		/* the fields below */
+	enum kdat_ep_state state;
+	u32 send_posted, recv_posted;
+	u16 send_free, recv_free;	/* free slot lists, U16_MAX: none */
+	struct kdat_dto_ctx *send_ctx;
+	struct kdat_dto_ctx *recv_ctx;
+	u8 pdata[KDAT_PRIVATE_DATA_BUF];
+	u32 pdata_len;
+	struct sockaddr_storage remote, local;
+};
+
+struct kdat_psp {
+	struct kdat_obj obj;
+	struct kdat_ia *ia;
+	struct kdat_evd *evd;
+	enum kdat_cm_kind cm_kind;	/* KDAT_CM_PSP */
+	struct rdma_cm_id *cm_id;
+	u64 conn_qual;
+	atomic_t users;
+};
+
+struct kdat_cr {
+	struct kdat_obj obj;
+	struct kdat_psp *psp;
+	enum kdat_cm_kind cm_kind;	/* KDAT_CM_CR */
+	/* NULL once accepted (the EP owns it) or rejected. */
+	struct rdma_cm_id *cm_id;
+	u64 conn_qual;
+	struct sockaddr_storage remote;
+	u8 pdata[KDAT_PRIVATE_DATA_BUF];
+	u32 pdata_len;
 };
 
 /* An ioctl in flight: the kernel copy of the user's struct. */
@@ -115,6 +241,7 @@ void *__kdat_obj_alloc(size_t size, enum kdat_obj_type type,
 				   _objtype, _ops))
 int kdat_obj_reserve(struct kdat_file *kfile, struct kdat_obj *obj);
 void kdat_obj_publish(struct kdat_obj *obj);
+void kdat_obj_publish_locked(struct kdat_obj *obj);
 void kdat_obj_abort(struct kdat_obj *obj);
 struct kdat_obj *kdat_obj_get(struct kdat_file *kfile, u32 handle,
 			      enum kdat_obj_type type);
@@ -135,5 +262,54 @@ int kdat_cmd_device_list(struct kdat_ucmd *ucmd);
 /* kdat_ia.c */
 int kdat_cmd_ia_open(struct kdat_ucmd *ucmd);
 int kdat_cmd_ia_query(struct kdat_ucmd *ucmd);
+struct kdat_ia *kdat_ia_get(struct kdat_file *kfile, u32 handle);
+
+/* Look up an object of a type; NULL when it is not the caller's. */
+#define kdat_get(_kfile, _handle, _type, _objtype)			\
+	({								\
+		struct kdat_obj *__o = kdat_obj_get(_kfile, _handle, _objtype); \
+		__o ? container_of(__o, _type, obj) : NULL;		\
+	})
+
+/* kdat_mem.c */
+int kdat_cmd_pz_create(struct kdat_ucmd *ucmd);
+int kdat_cmd_lmr_create(struct kdat_ucmd *ucmd);
+
+/* kdat_evd.c */
+int kdat_cmd_evd_create(struct kdat_ucmd *ucmd);
+int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd);
+void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev);
+int kdat_evd_commit(struct kdat_evd *evd, u32 n);
+void kdat_evd_uncommit(struct kdat_evd *evd, u32 n);
+
+/* kdat_ep.c */
+int kdat_cmd_ep_create(struct kdat_ucmd *ucmd);
+int kdat_cmd_ep_query(struct kdat_ucmd *ucmd);
+int kdat_cmd_ep_connect(struct kdat_ucmd *ucmd);
+int kdat_cmd_ep_disconnect(struct kdat_ucmd *ucmd);
+int kdat_cmd_ep_reset(struct kdat_ucmd *ucmd);
+int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
+		     struct rdma_cm_event *event);
+int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
+		   const void *pdata, u8 pdata_len);
+void kdat_ep_conn_event(struct kdat_ep *ep, u32 event_number);
+
+/* kdat_cm.c */
+int kdat_cmd_psp_create(struct kdat_ucmd *ucmd);
+int kdat_cmd_cr_query(struct kdat_ucmd *ucmd);
+int kdat_cmd_cr_accept(struct kdat_ucmd *ucmd);
+int kdat_cmd_cr_reject(struct kdat_ucmd *ucmd);
+int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
+int kdat_sockaddr_from_user(const struct kdat_sockaddr *ua,
+			    struct sockaddr_storage *ss);
+void kdat_sockaddr_to_user(const struct sockaddr_storage *ss,
+			   struct kdat_sockaddr *ua);
+
+/* kdat_dto.c */
+int kdat_cmd_post(struct kdat_ucmd *ucmd);
+int kdat_dto_check_segment(const struct kdat_lmr *lmr,
+			   const struct kdat_pz *ep_pz, u32 need_priv,
+			   u64 va, u64 len);
+void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc);
 
 #endif /* KDAT_H */

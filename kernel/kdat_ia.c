@@ -13,9 +13,22 @@ static void kdat_ia_destroy(struct kdat_obj *obj)
 	kdat_device_put(ia->kdev);
 }
 
+static int kdat_ia_can_destroy(struct kdat_obj *obj)
+{
+	struct kdat_ia *ia = container_of(obj, struct kdat_ia, obj);
+
+	return atomic_read(&ia->users) ? -EBUSY : 0;
+}
+
 static const struct kdat_obj_ops kdat_ia_ops = {
+	.can_destroy = kdat_ia_can_destroy,
 	.destroy = kdat_ia_destroy,
 };
+
+struct kdat_ia *kdat_ia_get(struct kdat_file *kfile, u32 handle)
+{
+	return kdat_get(kfile, handle, struct kdat_ia, KDAT_OBJ_IA);
+}
 
 int kdat_cmd_ia_open(struct kdat_ucmd *ucmd)
 {

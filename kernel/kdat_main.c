@@ -76,6 +76,18 @@ union kdat_ucmd_buffer {
 	struct kdat_ia_open ia_open;
 	struct kdat_ia_query ia_query;
 	struct kdat_destroy destroy;
+	struct kdat_pz_create pz_create;
+	struct kdat_lmr_create lmr_create;
+	struct kdat_evd_create evd_create;
+	struct kdat_evd_wait evd_wait;
+	struct kdat_ep_create ep_create;
+	struct kdat_ep_query ep_query;
+	struct kdat_ep_connect ep_connect;
+	struct kdat_ep_handle_cmd ep_handle_cmd;
+	struct kdat_psp_create psp_create;
+	struct kdat_cr_query cr_query;
+	struct kdat_cr_reply cr_reply;
+	struct kdat_post post;
 };
 
 struct kdat_ioctl_op {
@@ -110,6 +122,34 @@ static const struct kdat_ioctl_op kdat_ioctl_ops[] = {
 		      struct kdat_ia_query, __reserved),
 	KDAT_IOCTL_OP(KDAT_IOCTL_DESTROY, kdat_cmd_destroy,
 		      struct kdat_destroy, handle),
+	KDAT_IOCTL_OP(KDAT_IOCTL_PZ_CREATE, kdat_cmd_pz_create,
+		      struct kdat_pz_create, out_pz_handle),
+	KDAT_IOCTL_OP(KDAT_IOCTL_LMR_CREATE, kdat_cmd_lmr_create,
+		      struct kdat_lmr_create, __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_EVD_CREATE, kdat_cmd_evd_create,
+		      struct kdat_evd_create, out_qlen),
+	KDAT_IOCTL_OP(KDAT_IOCTL_EVD_WAIT, kdat_cmd_evd_wait,
+		      struct kdat_evd_wait, out_nmore),
+	KDAT_IOCTL_OP(KDAT_IOCTL_EP_CREATE, kdat_cmd_ep_create,
+		      struct kdat_ep_create, __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_EP_QUERY, kdat_cmd_ep_query,
+		      struct kdat_ep_query, __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_EP_CONNECT, kdat_cmd_ep_connect,
+		      struct kdat_ep_connect, flags),
+	KDAT_IOCTL_OP(KDAT_IOCTL_EP_DISCONNECT, kdat_cmd_ep_disconnect,
+		      struct kdat_ep_handle_cmd, __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_EP_RESET, kdat_cmd_ep_reset,
+		      struct kdat_ep_handle_cmd, __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_PSP_CREATE, kdat_cmd_psp_create,
+		      struct kdat_psp_create, __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_CR_QUERY, kdat_cmd_cr_query,
+		      struct kdat_cr_query, __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_CR_ACCEPT, kdat_cmd_cr_accept,
+		      struct kdat_cr_reply, private_data),
+	KDAT_IOCTL_OP(KDAT_IOCTL_CR_REJECT, kdat_cmd_cr_reject,
+		      struct kdat_cr_reply, private_data),
+	KDAT_IOCTL_OP(KDAT_IOCTL_POST, kdat_cmd_post, struct kdat_post,
+		      remote),
 };
 
 static long kdat_fops_ioctl(struct file *filp, unsigned int cmd,
@@ -168,6 +208,12 @@ static int kdat_objects_show(struct seq_file *s, void *unused)
 	seq_printf(s, "files %d\n", atomic_read(&kdat_open_files));
 	seq_printf(s, "devices %d\n", kdat_device_count());
 	seq_printf(s, "ia %d\n", kdat_obj_count(KDAT_OBJ_IA));
+	seq_printf(s, "pz %d\n", kdat_obj_count(KDAT_OBJ_PZ));
+	seq_printf(s, "lmr %d\n", kdat_obj_count(KDAT_OBJ_LMR));
+	seq_printf(s, "evd %d\n", kdat_obj_count(KDAT_OBJ_EVD));
+	seq_printf(s, "ep %d\n", kdat_obj_count(KDAT_OBJ_EP));
+	seq_printf(s, "psp %d\n", kdat_obj_count(KDAT_OBJ_PSP));
+	seq_printf(s, "cr %d\n", kdat_obj_count(KDAT_OBJ_CR));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kdat_objects);
@@ -181,6 +227,25 @@ static void kdat_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct kdat_ia_open) != 80);
 	BUILD_BUG_ON(sizeof(struct kdat_ia_query) != 96);
 	BUILD_BUG_ON(sizeof(struct kdat_destroy) != 8);
+	BUILD_BUG_ON(sizeof(struct kdat_pz_create) != 16);
+	BUILD_BUG_ON(sizeof(struct kdat_lmr_create) != 48);
+	BUILD_BUG_ON(sizeof(struct kdat_evd_create) != 24);
+	BUILD_BUG_ON(sizeof(struct kdat_event) != 64);
+	BUILD_BUG_ON(sizeof(struct kdat_evd_wait) != 40);
+	BUILD_BUG_ON(sizeof(struct kdat_ep_attr) != 32);
+	BUILD_BUG_ON(sizeof(struct kdat_ep_create) != 64);
+	BUILD_BUG_ON(sizeof(struct kdat_sockaddr) != 24);
+	BUILD_BUG_ON(sizeof(struct kdat_ep_query) != 304);
+	BUILD_BUG_ON(sizeof(struct kdat_ep_connect) != 64);
+	BUILD_BUG_ON(sizeof(struct kdat_ep_handle_cmd) != 16);
+	BUILD_BUG_ON(sizeof(struct kdat_psp_create) != 32);
+	BUILD_BUG_ON(sizeof(struct kdat_cr_query) != 248);
+	BUILD_BUG_ON(sizeof(struct kdat_cr_reply) != 24);
+	BUILD_BUG_ON(sizeof(struct kdat_lmr_triplet) != 24);
+	BUILD_BUG_ON(sizeof(struct kdat_rmr_triplet) != 24);
+	BUILD_BUG_ON(sizeof(struct kdat_post) != 64);
+	BUILD_BUG_ON(KDAT_MAX_PRIVATE_DATA > KDAT_PRIVATE_DATA_BUF);
+	BUILD_BUG_ON((int)KDAT_DTO_ERR_FLUSHED != 1);
 	BUILD_BUG_ON((int)KDAT_PORT_ACTIVE != (int)IB_PORT_ACTIVE);
 	BUILD_BUG_ON((int)KDAT_PORT_DOWN != (int)IB_PORT_DOWN);
 	BUILD_BUG_ON((int)KDAT_PORT_ACTIVE_DEFER != (int)IB_PORT_ACTIVE_DEFER);

@@ -54,18 +54,26 @@ int kdat_obj_reserve(struct kdat_file *kfile, struct kdat_obj *obj)
 	return 0;
 }
 
+/* Make a fully built object visible; the caller holds its file's lock. */
+void kdat_obj_publish_locked(struct kdat_obj *obj)
+{
+	void *old;
+
+	lockdep_assert_held(&obj->file->lock);
+	list_add_tail(&obj->file_node, &obj->file->objects);
+	old = xa_store(&kdat_handles, obj->handle, obj, GFP_KERNEL);
+	/* Storing over a reserved slot never allocates nor fails. */
+	WARN_ON(old);
+}
+
 /* Make a fully built object visible. */
 void kdat_obj_publish(struct kdat_obj *obj)
 {
 	struct kdat_file *kfile = obj->file;
-	void *old;
 
 	mutex_lock(&kfile->lock);
-	list_add_tail(&obj->file_node, &kfile->objects);
-	old = xa_store(&kdat_handles, obj->handle, obj, GFP_KERNEL);
+	kdat_obj_publish_locked(obj);
 	mutex_unlock(&kfile->lock);
-	/* Storing over a reserved slot never allocates nor fails. */
-	WARN_ON(old);
 }
 
 /* Undo kdat_obj_reserve() for an object that was never published. */

@@ -38,9 +38,27 @@
  *   ENODEV      no such RDMA device, or the device   DAT_PROVIDER_NOT_FOUND
  *               of the object has been removed       (open) /
  *                                                    DAT_INVALID_STATE
- *   ENOMEM      out of memory                        DAT_INSUFFICIENT_RESOURCES
- *   EMSGSIZE    output array too small; the count    -
+ *   ENOMEM      out of memory, or over a queue's     DAT_INSUFFICIENT_RESOURCES
+ *               depth, or over RLIMIT_MEMLOCK
+ *   EMSGSIZE    output array too small; the count    - (DEVICE_LIST)
  *               needed is returned
+ *               local buffer too small for the data  DAT_LENGTH_ERROR (DTOs)
+ *   EACCES      an LMR/RMR lacks the privilege the   DAT_PRIVILEGES_VIOLATION
+ *               operation needs, or its context is
+ *               not one of the caller's
+ *   EPERM       an LMR of another Protection Zone    DAT_PROTECTION_VIOLATION
+ *               than the Endpoint's
+ *   EAGAIN      no event to dequeue                  DAT_QUEUE_EMPTY
+ *   ETIMEDOUT   a wait timed out                     DAT_TIMEOUT_EXPIRED
+ *   EINTR       a wait was interrupted by a signal   DAT_INTERRUPTED_CALL
+ *   EADDRINUSE  connection qualifier in use          DAT_CONN_QUAL_IN_USE
+ *   EADDRNOTAVAIL  remote address not usable from    DAT_INVALID_ADDRESS
+ *               this IA
+ *
+ * Numeric values that mirror DAT 2.0 (event numbers, DTO completion
+ * status and operation, completion flags, memory privileges, EVD flags)
+ * have the values of the DAT 2.0 headers, so libdat passes them through
+ * unchanged.
  */
 #ifndef _UAPI_LINUX_KDAT_H
 #define _UAPI_LINUX_KDAT_H
@@ -63,6 +81,20 @@ enum {
 	KDAT_CMD_IA_OPEN,
 	KDAT_CMD_IA_QUERY,
 	KDAT_CMD_DESTROY,
+	KDAT_CMD_PZ_CREATE,
+	KDAT_CMD_LMR_CREATE,
+	KDAT_CMD_EVD_CREATE,
+	KDAT_CMD_EVD_WAIT,
+	KDAT_CMD_EP_CREATE,
+	KDAT_CMD_EP_QUERY,
+	KDAT_CMD_EP_CONNECT,
+	KDAT_CMD_EP_DISCONNECT,
+	KDAT_CMD_EP_RESET,
+	KDAT_CMD_PSP_CREATE,
+	KDAT_CMD_CR_QUERY,
+	KDAT_CMD_CR_ACCEPT,
+	KDAT_CMD_CR_REJECT,
+	KDAT_CMD_POST,
 };
 
 /**
@@ -208,5 +240,464 @@ struct kdat_destroy {
 };
 
 #define KDAT_IOCTL_DESTROY	_IO(KDAT_TYPE, KDAT_CMD_DESTROY)
+
+/* Protection Zone: an ib_pd on the IA's device. */
+struct kdat_pz_create {
+	__u32 size;
+	__u32 ia_handle;
+	__u32 flags;		/* must be 0 */
+	__u32 out_pz_handle;
+};
+
+#define KDAT_IOCTL_PZ_CREATE	_IO(KDAT_TYPE, KDAT_CMD_PZ_CREATE)
+
+/* Memory privileges (DAT_MEM_PRIV_FLAGS values). */
+#define KDAT_MEM_PRIV_LOCAL_READ	0x01
+#define KDAT_MEM_PRIV_REMOTE_READ	0x02
+#define KDAT_MEM_PRIV_LOCAL_WRITE	0x10
+#define KDAT_MEM_PRIV_REMOTE_WRITE	0x20
+#define KDAT_MEM_PRIV_ALL		0x33
+
+/**
+ * struct kdat_lmr_create - KDAT_IOCTL_LMR_CREATE: register the caller's
+ *     memory [@addr, @addr + @length) in a Protection Zone
+ * @size: sizeof(struct kdat_lmr_create)
+ * @pz_handle: in: the Protection Zone
+ * @addr: in: start of the region, a user virtual address of the caller
+ * @length: in: bytes, > 0
+ * @mem_priv: in: KDAT_MEM_PRIV_* (no other bit)
+ * @flags: must be 0
+ * @out_lmr_handle: out
+ * @out_lmr_context: out: names the LMR in an IOV (DAT_LMR_TRIPLET)
+ * @out_rmr_context: out: names the region to the peer (remote access)
+ * @__reserved: 0
+ *
+ * The pages are pinned (long term) and charged to RLIMIT_MEMLOCK: over the
+ * limit the call fails with ENOMEM and nothing stays pinned.
+ */
+struct kdat_lmr_create {
+	__u32 size;
+	__u32 pz_handle;
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__u32 mem_priv;
+	__u32 flags;
+	__u32 out_lmr_handle;
+	__u32 out_lmr_context;
+	__u32 out_rmr_context;
+	__u32 __reserved;
+};
+
+#define KDAT_IOCTL_LMR_CREATE	_IO(KDAT_TYPE, KDAT_CMD_LMR_CREATE)
+
+/* EVD kinds (DAT_EVD_FLAGS values); an EVD may combine them. */
+#define KDAT_EVD_SOFTWARE		0x001
+#define KDAT_EVD_CR			0x010
+#define KDAT_EVD_DTO			0x020
+#define KDAT_EVD_CONNECTION		0x040
+#define KDAT_EVD_RMR_BIND		0x080
+#define KDAT_EVD_ASYNC			0x100
+
+/**
+ * struct kdat_evd_create - KDAT_IOCTL_EVD_CREATE: an Event Dispatcher
+ * @size: sizeof(struct kdat_evd_create)
+ * @ia_handle: in: the IA
+ * @qlen: in: events the EVD must hold, 1 .. 65536
+ * @evd_flags: in: KDAT_EVD_*
+ * @out_evd_handle: out
+ * @out_qlen: out: events it holds (at least @qlen)
+ *
+ * A DTO EVD owns a completion queue of @qlen entries: Endpoints using it
+ * may not together have more DTOs outstanding than that (EP create fails
+ * with ENOMEM). When events arrive while the EVD is full, they are dropped
+ * and a KDAT_EVENT_ASYNC_EVD_OVERFLOW event is delivered once the EVD has
+ * room again; nothing is lost silently.
+ */
+struct kdat_evd_create {
+	__u32 size;
+	__u32 ia_handle;
+	__u32 qlen;
+	__u32 evd_flags;
+	__u32 out_evd_handle;
+	__u32 out_qlen;
+};
+
+#define KDAT_IOCTL_EVD_CREATE	_IO(KDAT_TYPE, KDAT_CMD_EVD_CREATE)
+
+/* Event numbers (DAT_EVENT_NUMBER values). */
+#define KDAT_EVENT_DTO_COMPLETION		0x00001
+#define KDAT_EVENT_CONNECTION_REQUEST		0x02001
+#define KDAT_EVENT_CONNECTION_ESTABLISHED	0x04001
+#define KDAT_EVENT_CONNECTION_PEER_REJECTED	0x04002
+#define KDAT_EVENT_CONNECTION_NON_PEER_REJECTED	0x04003
+#define KDAT_EVENT_CONNECTION_ACCEPT_ERROR	0x04004
+#define KDAT_EVENT_CONNECTION_DISCONNECTED	0x04005
+#define KDAT_EVENT_CONNECTION_BROKEN		0x04006
+#define KDAT_EVENT_CONNECTION_TIMED_OUT		0x04007
+#define KDAT_EVENT_CONNECTION_UNREACHABLE	0x04008
+#define KDAT_EVENT_ASYNC_EVD_OVERFLOW		0x08001
+#define KDAT_EVENT_ASYNC_IA_CATASTROPHIC	0x08002
+#define KDAT_EVENT_ASYNC_EP_BROKEN		0x08003
+
+/* DTO completion status (DAT_DTO_COMPLETION_STATUS values). */
+enum kdat_dto_status {
+	KDAT_DTO_SUCCESS = 0,
+	KDAT_DTO_ERR_FLUSHED = 1,
+	KDAT_DTO_ERR_LOCAL_LENGTH = 2,
+	KDAT_DTO_ERR_LOCAL_EP = 3,
+	KDAT_DTO_ERR_LOCAL_PROTECTION = 4,
+	KDAT_DTO_ERR_BAD_RESPONSE = 5,
+	KDAT_DTO_ERR_REMOTE_ACCESS = 6,
+	KDAT_DTO_ERR_REMOTE_RESPONDER = 7,
+	KDAT_DTO_ERR_TRANSPORT = 8,
+	KDAT_DTO_ERR_RECEIVER_NOT_READY = 9,
+	KDAT_DTO_ERR_PARTIAL_PACKET = 10,
+	KDAT_DTO_ERR_RMR_OPERATION = 11,
+};
+
+/* DTO kinds (DAT_DTO_TYPE values). */
+enum kdat_dto_op {
+	KDAT_DTO_SEND = 0,
+	KDAT_DTO_RDMA_WRITE = 1,
+	KDAT_DTO_RDMA_READ = 2,
+	KDAT_DTO_RECEIVE = 3,
+};
+
+/**
+ * struct kdat_event - one event, as KDAT_IOCTL_EVD_WAIT returns it
+ * @event_number: KDAT_EVENT_*
+ * @status: DTO events: enum kdat_dto_status
+ * @cookie: DTO events: the user_cookie of the DTO, unchanged
+ * @transferred_length: DTO events: bytes transferred
+ * @handle: DTO, connection and EP events: the Endpoint; connection request
+ *          events: the Public Service Point
+ * @cr_handle: connection request events: the new Connection Request
+ * @operation: DTO events: enum kdat_dto_op
+ * @private_data_len: connection established / peer rejected: bytes of
+ *                    private data the peer sent (KDAT_IOCTL_EP_QUERY
+ *                    returns them)
+ * @conn_qual: connection request events: the qualifier it arrived on
+ * @__reserved: 0
+ */
+struct kdat_event {
+	__u32 event_number;
+	__u32 status;
+	__aligned_u64 cookie;
+	__aligned_u64 transferred_length;
+	__u32 handle;
+	__u32 cr_handle;
+	__u32 operation;
+	__u32 private_data_len;
+	__aligned_u64 conn_qual;
+	__aligned_u64 __reserved[2];
+};
+
+/**
+ * struct kdat_evd_wait - KDAT_IOCTL_EVD_WAIT: dequeue events, waiting
+ *     for them if asked to
+ * @size: sizeof(struct kdat_evd_wait)
+ * @evd_handle: in
+ * @threshold: in: 0: dequeue what is there, never wait (EAGAIN when
+ *             empty); n > 0: wait until n events are queued
+ * @max_events: in: room in @events, >= 1
+ * @timeout_us: in: how long to wait; KDAT_WAIT_FOREVER for ever; ETIMEDOUT
+ *              when it passes first (the events stay queued)
+ * @events: in: user pointer to @max_events struct kdat_event
+ * @out_count: out: events written
+ * @out_nmore: out: events still queued after them
+ *
+ * The wait sleeps (interruptibly: EINTR); it never spins. Only one thread
+ * may wait on an EVD at a time (EBUSY for a second one, as DAT says).
+ */
+#define KDAT_WAIT_FOREVER	(~0ULL)
+
+struct kdat_evd_wait {
+	__u32 size;
+	__u32 evd_handle;
+	__u32 threshold;
+	__u32 max_events;
+	__aligned_u64 timeout_us;
+	__aligned_u64 events;
+	__u32 out_count;
+	__u32 out_nmore;
+};
+
+#define KDAT_IOCTL_EVD_WAIT	_IO(KDAT_TYPE, KDAT_CMD_EVD_WAIT)
+
+/* Completion flags (DAT_COMPLETION_FLAGS values). */
+#define KDAT_COMPLETION_SUPPRESS	0x01
+#define KDAT_COMPLETION_SOLICITED_WAIT	0x02
+#define KDAT_COMPLETION_UNSIGNALLED	0x04
+#define KDAT_COMPLETION_BARRIER_FENCE	0x08
+
+/* Endpoint states: kdat's own numbering (libdat maps them to DAT's). */
+enum kdat_ep_state {
+	KDAT_EP_STATE_UNCONNECTED = 0,
+	KDAT_EP_STATE_RESERVED = 1,
+	KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING = 2,
+	KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING = 3,
+	KDAT_EP_STATE_TENTATIVE_CONNECTION_PENDING = 4,
+	KDAT_EP_STATE_CONNECTED = 5,
+	KDAT_EP_STATE_DISCONNECT_PENDING = 6,
+	KDAT_EP_STATE_DISCONNECTED = 7,
+	KDAT_EP_STATE_COMPLETION_PENDING = 8,
+};
+
+/**
+ * struct kdat_ep_attr - the attributes of an Endpoint
+ * @max_recv_dtos: receives outstanding at once
+ * @max_request_dtos: sends, RDMA reads and writes outstanding at once
+ * @max_recv_iov: segments per receive IOV
+ * @max_request_iov: segments per send/RDMA IOV
+ * @max_rdma_read_in: RDMA reads the peer may have outstanding on us
+ * @max_rdma_read_out: RDMA reads we may have outstanding
+ * @recv_completion_flags: KDAT_COMPLETION_* the receive DTOs may use:
+ *                         KDAT_COMPLETION_UNSIGNALLED allows it
+ * @request_completion_flags: likewise for sends and RDMA
+ */
+struct kdat_ep_attr {
+	__u32 max_recv_dtos;
+	__u32 max_request_dtos;
+	__u32 max_recv_iov;
+	__u32 max_request_iov;
+	__u32 max_rdma_read_in;
+	__u32 max_rdma_read_out;
+	__u32 recv_completion_flags;
+	__u32 request_completion_flags;
+};
+
+/**
+ * struct kdat_ep_create - KDAT_IOCTL_EP_CREATE: an RC Endpoint (its QP is
+ *     created at once and accepts receives in every state)
+ * @size: sizeof(struct kdat_ep_create)
+ * @pz_handle: in: its Protection Zone
+ * @recv_evd_handle: in: DTO EVD for receive completions
+ * @request_evd_handle: in: DTO EVD for send/RDMA completions
+ * @connect_evd_handle: in: connection EVD
+ * @flags: must be 0
+ * @attr: in: wanted attributes; out: what the Endpoint got
+ * @out_ep_handle: out
+ * @__reserved: 0
+ */
+struct kdat_ep_create {
+	__u32 size;
+	__u32 pz_handle;
+	__u32 recv_evd_handle;
+	__u32 request_evd_handle;
+	__u32 connect_evd_handle;
+	__u32 flags;
+	struct kdat_ep_attr attr;
+	__u32 out_ep_handle;
+	__u32 __reserved;
+};
+
+#define KDAT_IOCTL_EP_CREATE	_IO(KDAT_TYPE, KDAT_CMD_EP_CREATE)
+
+/* An IPv4 or IPv6 address and port, in network byte order. */
+struct kdat_sockaddr {
+	__u16 family;		/* AF_INET or AF_INET6 */
+	__be16 port;
+	__u32 scope_id;
+	__u8 addr[16];		/* IPv4: the first 4 bytes */
+};
+
+/* Private data may be at most this long (the RDMA CM's REQ limit). */
+#define KDAT_MAX_PRIVATE_DATA	56
+/* Private data returned by EP/CR query: up to the REP limit. */
+#define KDAT_PRIVATE_DATA_BUF	196
+
+/**
+ * struct kdat_ep_query - KDAT_IOCTL_EP_QUERY
+ * @size: sizeof(struct kdat_ep_query)
+ * @ep_handle: in
+ * @state: out: enum kdat_ep_state
+ * @private_data_len: out: private data the peer sent with its accept or
+ *                    reject (0 if none yet)
+ * @attr: out
+ * @remote: out: the peer's address once connected
+ * @local: out: our address once connected
+ * @out_recv_posted: out: receives outstanding
+ * @out_request_posted: out: requests outstanding
+ * @private_data: out
+ */
+struct kdat_ep_query {
+	__u32 size;
+	__u32 ep_handle;
+	__u32 state;
+	__u32 private_data_len;
+	struct kdat_ep_attr attr;
+	struct kdat_sockaddr remote;
+	struct kdat_sockaddr local;
+	__u32 out_recv_posted;
+	__u32 out_request_posted;
+	__u8 private_data[KDAT_PRIVATE_DATA_BUF];
+	__u32 __reserved;
+};
+
+#define KDAT_IOCTL_EP_QUERY	_IO(KDAT_TYPE, KDAT_CMD_EP_QUERY)
+
+/**
+ * struct kdat_ep_connect - KDAT_IOCTL_EP_CONNECT: connect to a PSP/RSP
+ * @size: sizeof(struct kdat_ep_connect)
+ * @ep_handle: in: an UNCONNECTED (or DISCONNECTED) Endpoint
+ * @remote: in: the peer IA's address
+ * @conn_qual: in: the peer's connection qualifier, < 65536 (the RDMA CM
+ *             port space is 16 bits)
+ * @timeout_us: in: for address and route resolution; KDAT_WAIT_FOREVER for
+ *              the default
+ * @private_data: in: user pointer, @private_data_len bytes
+ * @private_data_len: in: <= KDAT_MAX_PRIVATE_DATA
+ * @flags: must be 0
+ *
+ * Returns at once; the outcome arrives as a connection event on the
+ * Endpoint's connect EVD.
+ */
+struct kdat_ep_connect {
+	__u32 size;
+	__u32 ep_handle;
+	struct kdat_sockaddr remote;
+	__aligned_u64 conn_qual;
+	__aligned_u64 timeout_us;
+	__aligned_u64 private_data;
+	__u32 private_data_len;
+	__u32 flags;
+};
+
+#define KDAT_IOCTL_EP_CONNECT	_IO(KDAT_TYPE, KDAT_CMD_EP_CONNECT)
+
+#define KDAT_CLOSE_GRACEFUL	0x01	/* DAT_CLOSE_GRACEFUL_FLAG */
+
+/**
+ * struct kdat_ep_handle_cmd - KDAT_IOCTL_EP_DISCONNECT, KDAT_IOCTL_EP_RESET
+ * @size: sizeof(struct kdat_ep_handle_cmd)
+ * @ep_handle: in
+ * @flags: disconnect: KDAT_CLOSE_GRACEFUL or 0 (abrupt); reset: 0
+ * @__reserved: 0
+ */
+struct kdat_ep_handle_cmd {
+	__u32 size;
+	__u32 ep_handle;
+	__u32 flags;
+	__u32 __reserved;
+};
+
+#define KDAT_IOCTL_EP_DISCONNECT	_IO(KDAT_TYPE, KDAT_CMD_EP_DISCONNECT)
+#define KDAT_IOCTL_EP_RESET	_IO(KDAT_TYPE, KDAT_CMD_EP_RESET)
+
+/**
+ * struct kdat_psp_create - KDAT_IOCTL_PSP_CREATE: listen on a connection
+ *     qualifier of the IA's device
+ * @size: sizeof(struct kdat_psp_create)
+ * @ia_handle: in
+ * @evd_handle: in: a CR EVD for the connection requests
+ * @flags: must be 0
+ * @conn_qual: in: < 65536 (EADDRINUSE when taken)
+ * @out_psp_handle: out
+ * @__reserved: 0
+ */
+struct kdat_psp_create {
+	__u32 size;
+	__u32 ia_handle;
+	__u32 evd_handle;
+	__u32 flags;
+	__aligned_u64 conn_qual;
+	__u32 out_psp_handle;
+	__u32 __reserved;
+};
+
+#define KDAT_IOCTL_PSP_CREATE	_IO(KDAT_TYPE, KDAT_CMD_PSP_CREATE)
+
+/**
+ * struct kdat_cr_query - KDAT_IOCTL_CR_QUERY
+ * @size: sizeof(struct kdat_cr_query)
+ * @cr_handle: in
+ * @psp_handle: out: where the request arrived
+ * @private_data_len: out
+ * @conn_qual: out
+ * @remote: out: the requester's address
+ * @private_data: out: what the requester sent
+ */
+struct kdat_cr_query {
+	__u32 size;
+	__u32 cr_handle;
+	__u32 psp_handle;
+	__u32 private_data_len;
+	__aligned_u64 conn_qual;
+	struct kdat_sockaddr remote;
+	__u8 private_data[KDAT_PRIVATE_DATA_BUF];
+	__u32 __reserved;
+};
+
+#define KDAT_IOCTL_CR_QUERY	_IO(KDAT_TYPE, KDAT_CMD_CR_QUERY)
+
+/**
+ * struct kdat_cr_reply - KDAT_IOCTL_CR_ACCEPT, KDAT_IOCTL_CR_REJECT
+ * @size: sizeof(struct kdat_cr_reply)
+ * @cr_handle: in: the request; gone after the call, whatever its outcome
+ * @ep_handle: accept: an UNCONNECTED Endpoint of the same IA; reject: 0
+ * @private_data_len: in: <= KDAT_MAX_PRIVATE_DATA
+ * @private_data: in: user pointer
+ */
+struct kdat_cr_reply {
+	__u32 size;
+	__u32 cr_handle;
+	__u32 ep_handle;
+	__u32 private_data_len;
+	__aligned_u64 private_data;
+};
+
+#define KDAT_IOCTL_CR_ACCEPT	_IO(KDAT_TYPE, KDAT_CMD_CR_ACCEPT)
+#define KDAT_IOCTL_CR_REJECT	_IO(KDAT_TYPE, KDAT_CMD_CR_REJECT)
+
+/* One IOV segment (DAT_LMR_TRIPLET): a range of a registered region. */
+struct kdat_lmr_triplet {
+	__u32 lmr_context;
+	__u32 __pad;
+	__aligned_u64 virtual_address;
+	__aligned_u64 segment_length;
+};
+
+/* The remote buffer of an RDMA (DAT_RMR_TRIPLET). */
+struct kdat_rmr_triplet {
+	__u32 rmr_context;
+	__u32 __pad;
+	__aligned_u64 target_address;
+	__aligned_u64 segment_length;
+};
+
+/**
+ * struct kdat_post - KDAT_IOCTL_POST: post one DTO
+ * @size: sizeof(struct kdat_post)
+ * @ep_handle: in: the Endpoint
+ * @op: in: enum kdat_dto_op
+ * @completion_flags: in: KDAT_COMPLETION_*
+ * @num_segments: in: entries in @iov (0 with a 0 @iov for a 0-byte send or
+ *                receive)
+ * @__reserved: 0
+ * @iov: in: user pointer to @num_segments struct kdat_lmr_triplet
+ * @cookie: in: returned unchanged in the completion event
+ * @remote: in: RDMA read/write only: the remote buffer
+ *
+ * Every segment is checked against the caller's LMR it names before
+ * anything is posted: out of its bounds EINVAL; LMR of another PZ EPERM;
+ * unknown context or a missing privilege EACCES; an RDMA read whose local
+ * IOV is shorter than the remote buffer EMSGSIZE; a full queue ENOMEM;
+ * send/RDMA on an Endpoint neither CONNECTED nor DISCONNECTED EBUSY. On a
+ * DISCONNECTED Endpoint the DTO is accepted and completes at once with
+ * KDAT_DTO_ERR_FLUSHED.
+ */
+struct kdat_post {
+	__u32 size;
+	__u32 ep_handle;
+	__u32 op;
+	__u32 completion_flags;
+	__u32 num_segments;
+	__u32 __reserved;
+	__aligned_u64 iov;
+	__aligned_u64 cookie;
+	struct kdat_rmr_triplet remote;
+};
+
+#define KDAT_IOCTL_POST		_IO(KDAT_TYPE, KDAT_CMD_POST)
 
 #endif /* _UAPI_LINUX_KDAT_H */

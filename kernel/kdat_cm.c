@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kdat Public Service Points and Connection Requests on the RDMA CM.
+ *
+ * All kdat cm_ids share kdat_cm_handler(); their context points at the
+ * enum kdat_cm_kind member of the EP, PSP or CR that owns them. A
+ * connection request arrives on a new cm_id whose context is the PSP's:
+ * the handler wraps it in a CR object of the PSP's file and queues a
+ * connection request event. Accepting hands the cm_id to the EP, under
+ * the CM's handler lock, so no event sees it half moved.
+ */
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "kdat.h"
+
+int kdat_sockaddr_from_user(const struct kdat_sockaddr *ua,
+			    struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (ua->family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = ua->port;
+		memcpy(&sin->sin_addr, ua->addr, 4);
+		return 0;
+	}
+	if (ua->family == AF_INET6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = ua->port;
+		sin6->sin6_scope_id = ua->scope_id;
+		memcpy(&sin6->sin6_addr, ua->addr, 16);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+void kdat_sockaddr_to_user(const struct sockaddr_storage *ss,
+			   struct kdat_sockaddr *ua)
+{
+	memset(ua, 0, sizeof(*ua));
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)ss;
+
+		ua->family = AF_INET;
+		ua->port = sin->sin_port;
+		memcpy(ua->addr, &sin->sin_addr, 4);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const void *)ss;
+
+		ua->family = AF_INET6;
+		ua->port = sin6->sin6_port;
+		ua->scope_id = sin6->sin6_scope_id;
+		memcpy(ua->addr, &sin6->sin6_addr, 16);
+	}
+}
+
+static void kdat_cr_destroy(struct kdat_obj *obj)
+{
+	struct kdat_cr *cr = container_of(obj, struct kdat_cr, obj);
+
+	/*
+	 * No reply can run any more (they hold a reference). Neither
+	 * accepted nor rejected: destroying the id rejects the request.
+	 */
+	if (cr->cm_id)
+		rdma_destroy_id(cr->cm_id);
+	atomic_dec(&cr->psp->users);
+}
+
+static const struct kdat_obj_ops kdat_cr_ops = {
+	.destroy = kdat_cr_destroy,
+};
+
+/* A connection request on @psp's listener; the CM handler context. */
+static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
+			    struct rdma_cm_event *event)
+{
+	struct kdat_file *kfile = psp->obj.file;
+	struct kdat_event ev = {
+		.event_number = KDAT_EVENT_CONNECTION_REQUEST,
+		.handle = psp->obj.handle,
+		.conn_qual = psp->conn_qual,
+	};
+	struct kdat_cr *cr;
+
+	if (id->device != psp->ia->kdev->ibdev)
+		return -EINVAL;	/* not our device: the CM rejects */
+
+	cr = kdat_obj_alloc(struct kdat_cr, obj, KDAT_OBJ_CR, &kdat_cr_ops);
+	if (!cr)
+		return -ENOMEM;
+	cr->psp = psp;
+	cr->cm_kind = KDAT_CM_CR;
+	cr->cm_id = id;
+	cr->conn_qual = psp->conn_qual;
+	memcpy(&cr->remote, &id->route.addr.dst_addr, sizeof(cr->remote));
+	if (event->param.conn.private_data) {
+		cr->pdata_len = min_t(u32, event->param.conn.private_data_len,
+				      sizeof(cr->pdata));
+		memcpy(cr->pdata, event->param.conn.private_data,
+		       cr->pdata_len);
+	}
+	if (kdat_obj_reserve(kfile, &cr->obj)) {
+		kdat_obj_abort(&cr->obj);
+		return -ENOMEM;
+	}
+	id->context = &cr->cm_kind;
+
+	/*
+	 * The PSP's memory is valid: its destroy waits for this handler in
+	 * rdma_destroy_id() of the listener. It may have been unlinked
+	 * already, then it must get no new CR.
+	 */
+	mutex_lock(&kfile->lock);
+	if (list_empty(&psp->obj.file_node)) {
+		/* The PSP is being destroyed: let the CM reject. */
+		mutex_unlock(&kfile->lock);
+		id->context = &psp->cm_kind;
+		kdat_obj_abort(&cr->obj);
+		return -ENODEV;
+	}
+	atomic_inc(&psp->users);
+	kdat_obj_publish_locked(&cr->obj);
+	mutex_unlock(&kfile->lock);
+
+	ev.cr_handle = cr->obj.handle;
+	ev.private_data_len = cr->pdata_len;
+	kdat_evd_push(psp->evd, &ev);
+	return 0;
+}
+
+int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
+{
+	enum kdat_cm_kind *kind = id->context;
+
+	switch (*kind) {
+	case KDAT_CM_EP:
+		return kdat_ep_cm_event(container_of(kind, struct kdat_ep,
+						     cm_kind), id, event);
+	case KDAT_CM_PSP:
+		if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+			return kdat_psp_request(container_of(kind,
+						struct kdat_psp, cm_kind),
+						id, event);
+		return 0;
+	case KDAT_CM_CR:
+		/*
+		 * The requester gave up before we answered: the CR stays until
+		 * its owner accepts (which then fails) or rejects it.
+		 */
+		return 0;
+	}
+	return 0;
+}
+
+static int kdat_psp_can_destroy(struct kdat_obj *obj)
+{
+	struct kdat_psp *psp = container_of(obj, struct kdat_psp, obj);
+
+	return atomic_read(&psp->users) ? -EBUSY : 0;
+}
+
+static void kdat_psp_destroy(struct kdat_obj *obj)
+{
+	struct kdat_psp *psp = container_of(obj, struct kdat_psp, obj);
+
+	rdma_destroy_id(psp->cm_id);
+	atomic_dec(&psp->evd->users);
+	atomic_dec(&psp->ia->users);
+}
+
+static const struct kdat_obj_ops kdat_psp_ops = {
+	.can_destroy = kdat_psp_can_destroy,
+	.destroy = kdat_psp_destroy,
+};
+
+int kdat_cmd_psp_create(struct kdat_ucmd *ucmd)
+{
+	struct kdat_psp_create *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	struct sockaddr_in any = { .sin_family = AF_INET };
+	struct kdat_evd *evd = NULL;
+	struct kdat_ia *ia;
+	struct kdat_psp *psp;
+	int ret;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved || cmd->conn_qual > U16_MAX)
+		return -EINVAL;
+
+	mutex_lock(&kfile->lock);
+	ia = kdat_ia_get(kfile, cmd->ia_handle);
+	if (ia)
+		evd = kdat_get(kfile, cmd->evd_handle, struct kdat_evd,
+			       KDAT_OBJ_EVD);
+	if (!ia || !evd) {
+		ret = -EBADF;
+		goto out_put;
+	}
+	if (!(evd->flags & KDAT_EVD_CR) || evd->ia != ia) {
+		ret = -EINVAL;
+		goto out_put;
+	}
+	psp = kdat_obj_alloc(struct kdat_psp, obj, KDAT_OBJ_PSP, &kdat_psp_ops);
+	if (!psp) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+	psp->ia = ia;
+	psp->evd = evd;
+	psp->cm_kind = KDAT_CM_PSP;
+	psp->conn_qual = cmd->conn_qual;
+	atomic_set(&psp->users, 0);
+
+	/* Before the listener exists: requests name the PSP's handle. */
+	ret = kdat_obj_reserve(kfile, &psp->obj);
+	if (ret)
+		goto err_free;
+
+	psp->cm_id = rdma_create_id(&init_net, kdat_cm_handler, &psp->cm_kind,
+				    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(psp->cm_id)) {
+		ret = PTR_ERR(psp->cm_id);
+		goto err_free;
+	}
+	any.sin_port = htons(cmd->conn_qual);
+	ret = rdma_bind_addr(psp->cm_id, (struct sockaddr *)&any);
+	if (!ret)
+		ret = rdma_listen(psp->cm_id, 0);
+	if (ret)
+		goto err_id;
+
+	cmd->out_psp_handle = psp->obj.handle;
+	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
+	if (ret)
+		goto err_id;
+
+	atomic_inc(&evd->users);
+	atomic_inc(&ia->users);
+	kdat_obj_publish_locked(&psp->obj);
+	goto out_put;
+
+err_id:
+	rdma_destroy_id(psp->cm_id);
+err_free:
+	kdat_obj_abort(&psp->obj);
+out_put:
+	if (evd)
+		kdat_obj_put(&evd->obj);
+	if (ia)
+		kdat_obj_put(&ia->obj);
+	mutex_unlock(&kfile->lock);
+	return ret;
+}
+
+static struct kdat_cr *kdat_cr_get(struct kdat_ucmd *ucmd, u32 handle)
+{
+	return kdat_get(ucmd->kfile, handle, struct kdat_cr, KDAT_OBJ_CR);
+}
+
+int kdat_cmd_cr_query(struct kdat_ucmd *ucmd)
+{
+	struct kdat_cr_query *cmd = ucmd->cmd;
+	struct kdat_cr *cr;
+
+	if (cmd->__reserved)
+		return -EINVAL;
+	cr = kdat_cr_get(ucmd, cmd->cr_handle);
+	if (!cr)
+		return -EBADF;
+	cmd->psp_handle = cr->psp->obj.handle;
+	cmd->conn_qual = cr->conn_qual;
+	cmd->private_data_len = cr->pdata_len;
+	memcpy(cmd->private_data, cr->pdata, sizeof(cmd->private_data));
+	kdat_sockaddr_to_user(&cr->remote, &cmd->remote);
+	kdat_obj_put(&cr->obj);
+	return kdat_ucmd_respond(ucmd, sizeof(*cmd));
+}
+
+/* Accept (@ep set) or reject the request; the CR is destroyed either way. */
+static int kdat_cr_reply(struct kdat_ucmd *ucmd, bool accept)
+{
+	struct kdat_cr_reply *cmd = ucmd->cmd;
+	u8 pdata[KDAT_MAX_PRIVATE_DATA];
+	struct kdat_ep *ep = NULL;
+	struct rdma_cm_id *id;
+	struct kdat_cr *cr;
+	u32 handle;
+	int ret;
+
+	if (cmd->private_data_len > KDAT_MAX_PRIVATE_DATA)
+		return -EINVAL;
+	if (!accept && cmd->ep_handle)
+		return -EINVAL;
+	if (copy_from_user(pdata, u64_to_user_ptr(cmd->private_data),
+			   cmd->private_data_len))
+		return -EFAULT;
+
+	cr = kdat_cr_get(ucmd, cmd->cr_handle);
+	if (!cr)
+		return -EBADF;
+	if (accept) {
+		ep = kdat_get(ucmd->kfile, cmd->ep_handle, struct kdat_ep,
+			      KDAT_OBJ_EP);
+		if (!ep) {
+			kdat_obj_put(&cr->obj);
+			return -EBADF;
+		}
+	}
+
+	/* The CR's id stays valid: only the CR's own destroy drops it. */
+	id = READ_ONCE(cr->cm_id);
+	if (!id) {
+		ret = -EBUSY;
+		goto out_put;
+	}
+	rdma_lock_handler(id);
+	if (cr->cm_id != id) {
+		ret = -EBUSY;	/* a concurrent reply won */
+	} else if (accept) {
+		ret = kdat_ep_accept(ep, id, pdata, cmd->private_data_len);
+		if (!ret)
+			cr->cm_id = NULL;	/* the EP owns it now */
+	} else {
+		ret = rdma_reject(id, pdata, cmd->private_data_len,
+				  IB_CM_REJ_CONSUMER_DEFINED);
+	}
+	rdma_unlock_handler(id);
+
+out_put:
+	handle = cr->obj.handle;
+	kdat_obj_put(&cr->obj);
+	if (ep)
+		kdat_obj_put(&ep->obj);
+	/* A CR is used once, whatever the outcome (DAT). */
+	if (ret != -EBUSY || !accept)
+		kdat_obj_destroy(ucmd->kfile, handle);
+	return ret;
+}
+
+int kdat_cmd_cr_accept(struct kdat_ucmd *ucmd)
+{
+	return kdat_cr_reply(ucmd, true);
+}
+
+int kdat_cmd_cr_reject(struct kdat_ucmd *ucmd)
+{
+	return kdat_cr_reply(ucmd, false);
+}

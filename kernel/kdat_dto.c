@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kdat DTOs: validate a descriptor against the caller's objects, post it to
+ * the Endpoint's kernel QP, turn its completion into a DAT event.
+ *
+ * kdat_dto_prepare() is the one validation path: the ioctl uses it, and so
+ * will every other way of submitting DTOs. It reads nothing from user
+ * memory but the IOV, which it copies once before checking it.
+ */
+#include <linux/overflow.h>
+#include <linux/uaccess.h>
+
+#include "kdat.h"
+
+#define KDAT_NO_SLOT		U16_MAX
+#define KDAT_DTO_MAX_IOV	32
+
+/*
+ * May @lmr serve [@va, @va + @len) for an Endpoint in @ep_pz, with the
+ * privileges @need? 0, or the errno of the uapi table: EACCES for a
+ * missing privilege, EPERM for another PZ, EINVAL out of bounds.
+ */
+int kdat_dto_check_segment(const struct kdat_lmr *lmr,
+			   const struct kdat_pz *ep_pz, u32 need_priv,
+			   u64 va, u64 len)
+{
+	u64 end;
+
+	if ((lmr->mem_priv & need_priv) != need_priv)
+		return -EACCES;
+	if (lmr->pz != ep_pz)
+		return -EPERM;
+	if (check_add_overflow(va, len, &end) || va < lmr->addr ||
+	    end > lmr->addr + lmr->length)
+		return -EINVAL;
+	return 0;
+}
+
+struct kdat_dto {
+	u32 op;
+	u32 flags;
+	u64 cookie;
+	u64 length;
+	u32 num_sge;
+	struct ib_sge sge[KDAT_DTO_MAX_IOV];
+};
+
+static int kdat_dto_check_flags(const struct kdat_ep *ep, u32 op, u32 flags)
+{
+	u32 allowed, ep_flags;
+
+	if (op == KDAT_DTO_RECEIVE) {
+		allowed = KDAT_COMPLETION_UNSIGNALLED;
+		ep_flags = ep->attr.recv_completion_flags;
+	} else {
+		allowed = KDAT_COMPLETION_SUPPRESS |
+			  KDAT_COMPLETION_UNSIGNALLED |
+			  KDAT_COMPLETION_BARRIER_FENCE;
+		if (op == KDAT_DTO_SEND)
+			allowed |= KDAT_COMPLETION_SOLICITED_WAIT;
+		ep_flags = ep->attr.request_completion_flags;
+	}
+	if (flags & ~allowed)
+		return -EINVAL;
+	/* Unsignalled only where the EP was configured for it (DAT). */
+	if ((flags & KDAT_COMPLETION_UNSIGNALLED) &&
+	    !(ep_flags & KDAT_COMPLETION_UNSIGNALLED))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Validate a DTO for @ep and build its scatter/gather list from @iov,
+ * @num kernel copies of the caller's IOV.
+ */
+static int kdat_dto_prepare(struct kdat_file *kfile, struct kdat_ep *ep,
+			    const struct kdat_lmr_triplet *iov, u32 num,
+			    struct kdat_dto *dto)
+{
+	u32 max_iov, need, i;
+	int ret;
+
+	ret = kdat_dto_check_flags(ep, dto->op, dto->flags);
+	if (ret)
+		return ret;
+	max_iov = dto->op == KDAT_DTO_RECEIVE ? ep->attr.max_recv_iov :
+						ep->attr.max_request_iov;
+	if (num > max_iov)
+		return -EINVAL;
+	need = dto->op == KDAT_DTO_RECEIVE || dto->op == KDAT_DTO_RDMA_READ ?
+		KDAT_MEM_PRIV_LOCAL_WRITE : KDAT_MEM_PRIV_LOCAL_READ;
+
+	dto->length = 0;
+	dto->num_sge = 0;
+	for (i = 0; i < num; i++) {
+		struct kdat_lmr *lmr;
+
+		if (iov[i].__pad)
+			return -EINVAL;
+		lmr = kdat_get(kfile, iov[i].lmr_context, struct kdat_lmr,
+			       KDAT_OBJ_LMR);
+		if (!lmr)
+			return -EACCES;	/* an invalid LMR (DAT) */
+		ret = kdat_dto_check_segment(lmr, ep->pz, need,
+					     iov[i].virtual_address,
+					     iov[i].segment_length);
+		if (!ret && iov[i].segment_length > U32_MAX)
+			ret = -EINVAL;
+		if (!ret && iov[i].segment_length) {
+			struct ib_sge *sge = &dto->sge[dto->num_sge++];
+
+			sge->addr = iov[i].virtual_address;
+			sge->length = iov[i].segment_length;
+			sge->lkey = lmr->mr->lkey;
+			dto->length += iov[i].segment_length;
+		}
+		kdat_obj_put(&lmr->obj);
+		if (ret)
+			return ret;
+	}
+	if (dto->length > U32_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+static u32 kdat_wc_status(enum ib_wc_status status)
+{
+	switch (status) {
+	case IB_WC_SUCCESS:
+		return KDAT_DTO_SUCCESS;
+	case IB_WC_WR_FLUSH_ERR:
+		return KDAT_DTO_ERR_FLUSHED;
+	case IB_WC_LOC_LEN_ERR:
+		return KDAT_DTO_ERR_LOCAL_LENGTH;
+	case IB_WC_LOC_QP_OP_ERR:
+	case IB_WC_LOC_EEC_OP_ERR:
+		return KDAT_DTO_ERR_LOCAL_EP;
+	case IB_WC_LOC_PROT_ERR:
+	case IB_WC_MW_BIND_ERR:
+		return KDAT_DTO_ERR_LOCAL_PROTECTION;
+	case IB_WC_BAD_RESP_ERR:
+		return KDAT_DTO_ERR_BAD_RESPONSE;
+	case IB_WC_REM_ACCESS_ERR:
+		return KDAT_DTO_ERR_REMOTE_ACCESS;
+	case IB_WC_REM_INV_REQ_ERR:
+	case IB_WC_REM_OP_ERR:
+		return KDAT_DTO_ERR_REMOTE_RESPONDER;
+	case IB_WC_RNR_RETRY_EXC_ERR:
+		return KDAT_DTO_ERR_RECEIVER_NOT_READY;
+	default:
+		return KDAT_DTO_ERR_TRANSPORT;
+	}
+}
+
+static void kdat_dto_event(struct kdat_ep *ep, u32 op, u64 cookie,
+			   u32 status, u64 length)
+{
+	struct kdat_event ev = {
+		.event_number = KDAT_EVENT_DTO_COMPLETION,
+		.status = status,
+		.cookie = cookie,
+		.transferred_length = length,
+		.handle = ep->obj.handle,
+		.operation = op,
+	};
+
+	kdat_evd_push(op == KDAT_DTO_RECEIVE ? ep->recv_evd : ep->req_evd,
+		      &ev);
+}
+
+/* A DTO completed (the CQ's softirq poller). */
+void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kdat_dto_ctx *ctx = container_of(wc->wr_cqe,
+						struct kdat_dto_ctx, cqe);
+	struct kdat_ep *ep = ctx->ep;
+	bool recv = ctx->op == KDAT_DTO_RECEIVE;
+	u32 status = kdat_wc_status(wc->status);
+	u64 cookie = ctx->cookie, length = ctx->length;
+	u8 op = ctx->op, flags = ctx->flags;
+	struct kdat_dto_ctx *base;
+	unsigned long irqflags;
+	u16 idx;
+
+	if (recv)
+		length = wc->status == IB_WC_SUCCESS ? wc->byte_len : 0;
+	/*
+	 * A receive whose message does not fit: IB_WC_LOC_LEN_ERR on most
+	 * devices, IB_WC_LOC_QP_OP_ERR on rxe (copy_data() refuses it as a
+	 * malformed WQE). The receive WQEs are built here from checked
+	 * segments, so a local QP operation error on a receive can only be
+	 * the length: DAT wants DAT_DTO_LENGTH_ERROR.
+	 */
+	if (recv && wc->status == IB_WC_LOC_QP_OP_ERR)
+		status = KDAT_DTO_ERR_LOCAL_LENGTH;
+	else if (wc->status != IB_WC_SUCCESS)
+		length = 0;
+
+	spin_lock_irqsave(&ep->lock, irqflags);
+	base = recv ? ep->recv_ctx : ep->send_ctx;
+	idx = ctx - base;
+	if (recv) {
+		ctx->next_free = ep->recv_free;
+		ep->recv_free = idx;
+		ep->recv_posted--;
+	} else {
+		ctx->next_free = ep->send_free;
+		ep->send_free = idx;
+		ep->send_posted--;
+	}
+	spin_unlock_irqrestore(&ep->lock, irqflags);
+
+	/* Suppressed: no event for a success, as DAT says. */
+	if ((flags & KDAT_COMPLETION_SUPPRESS) && status == KDAT_DTO_SUCCESS)
+		return;
+	kdat_dto_event(ep, op, cookie, status, length);
+}
+
+static struct kdat_dto_ctx *kdat_dto_slot(struct kdat_ep *ep, bool recv)
+{
+	u16 *free = recv ? &ep->recv_free : &ep->send_free;
+	struct kdat_dto_ctx *ctx;
+
+	if (*free == KDAT_NO_SLOT)
+		return NULL;
+	ctx = &(recv ? ep->recv_ctx : ep->send_ctx)[*free];
+	*free = ctx->next_free;
+	if (recv)
+		ep->recv_posted++;
+	else
+		ep->send_posted++;
+	return ctx;
+}
+
+static void kdat_dto_unslot(struct kdat_ep *ep, struct kdat_dto_ctx *ctx,
+			    bool recv)
+{
+	u16 *free = recv ? &ep->recv_free : &ep->send_free;
+	struct kdat_dto_ctx *base = recv ? ep->recv_ctx : ep->send_ctx;
+
+	ctx->next_free = *free;
+	*free = ctx - base;
+	if (recv)
+		ep->recv_posted--;
+	else
+		ep->send_posted--;
+}
+
+static int kdat_dto_post(struct kdat_ep *ep, struct kdat_dto *dto,
+			 const struct kdat_rmr_triplet *remote)
+{
+	bool recv = dto->op == KDAT_DTO_RECEIVE;
+	struct kdat_dto_ctx *ctx;
+	enum kdat_ep_state state;
+	unsigned long flags;
+	int ret;
+
+	spin_lock_irqsave(&ep->lock, flags);
+	state = ep->state;
+	if (!recv && state != KDAT_EP_STATE_CONNECTED &&
+	    state != KDAT_EP_STATE_DISCONNECTED) {
+		spin_unlock_irqrestore(&ep->lock, flags);
+		return -EBUSY;
+	}
+	if (state == KDAT_EP_STATE_DISCONNECTED ||
+	    state == KDAT_EP_STATE_DISCONNECT_PENDING) {
+		/* Accepted and flushed at once (DAT). */
+		spin_unlock_irqrestore(&ep->lock, flags);
+		kdat_dto_event(ep, dto->op, dto->cookie, KDAT_DTO_ERR_FLUSHED,
+			       0);
+		return 0;
+	}
+	ctx = kdat_dto_slot(ep, recv);
+	if (!ctx) {
+		spin_unlock_irqrestore(&ep->lock, flags);
+		return -ENOMEM;
+	}
+	spin_unlock_irqrestore(&ep->lock, flags);
+	ctx->cookie = dto->cookie;
+	ctx->length = dto->length;
+	ctx->op = dto->op;
+	ctx->flags = dto->flags;
+
+	/*
+	 * Posted outside ep->lock (drivers may do real work in post). The
+	 * state may change meanwhile; that is harmless: a QP moved to error
+	 * flushes what is posted to it, and a reset only happens from
+	 * DISCONNECTED, which posts never reach the QP in.
+	 */
+	if (recv) {
+		struct ib_recv_wr wr = {
+			.wr_cqe = &ctx->cqe,
+			.sg_list = dto->sge,
+			.num_sge = dto->num_sge,
+		};
+
+		ret = ib_post_recv(ep->qp, &wr, NULL);
+	} else {
+		struct ib_rdma_wr wr = {
+			.wr = {
+				.wr_cqe = &ctx->cqe,
+				.sg_list = dto->sge,
+				.num_sge = dto->num_sge,
+				.send_flags = IB_SEND_SIGNALED,
+			},
+		};
+
+		if (dto->flags & KDAT_COMPLETION_SOLICITED_WAIT)
+			wr.wr.send_flags |= IB_SEND_SOLICITED;
+		if (dto->flags & KDAT_COMPLETION_BARRIER_FENCE)
+			wr.wr.send_flags |= IB_SEND_FENCE;
+		switch (dto->op) {
+		case KDAT_DTO_SEND:
+			wr.wr.opcode = IB_WR_SEND;
+			break;
+		case KDAT_DTO_RDMA_WRITE:
+			wr.wr.opcode = IB_WR_RDMA_WRITE;
+			break;
+		default:
+			wr.wr.opcode = IB_WR_RDMA_READ;
+			break;
+		}
+		if (remote) {
+			wr.remote_addr = remote->target_address;
+			wr.rkey = remote->rmr_context;
+		}
+		ret = ib_post_send(ep->qp, &wr.wr, NULL);
+	}
+	if (ret) {
+		spin_lock_irqsave(&ep->lock, flags);
+		kdat_dto_unslot(ep, ctx, recv);
+		spin_unlock_irqrestore(&ep->lock, flags);
+		ret = -ENOMEM;
+	}
+	return ret;
+}
+
+/*
+ * An RDMA read fills the local IOV in order up to the remote length: the
+ * front segments whole, one partly, the rest not at all.
+ */
+static void kdat_dto_trim(struct kdat_dto *dto, u64 length)
+{
+	u64 left = length;
+	u32 i;
+
+	for (i = 0; i < dto->num_sge && left; i++) {
+		if (dto->sge[i].length > left)
+			dto->sge[i].length = left;
+		left -= dto->sge[i].length;
+	}
+	dto->num_sge = i;
+	dto->length = length;
+}
+
+int kdat_cmd_post(struct kdat_ucmd *ucmd)
+{
+	struct kdat_post *cmd = ucmd->cmd;
+	struct kdat_lmr_triplet iov[KDAT_DTO_MAX_IOV];
+	struct kdat_dto dto = {
+		.op = cmd->op,
+		.flags = cmd->completion_flags,
+		.cookie = cmd->cookie,
+	};
+	const struct kdat_rmr_triplet *remote = NULL;
+	struct kdat_ep *ep;
+	int ret;
+
+	if (cmd->__reserved)
+		return -EINVAL;
+	if (cmd->op > KDAT_DTO_RECEIVE)
+		return -EINVAL;
+	if (cmd->num_segments > KDAT_DTO_MAX_IOV)
+		return -EINVAL;
+	if (cmd->op == KDAT_DTO_RDMA_READ || cmd->op == KDAT_DTO_RDMA_WRITE) {
+		if (cmd->remote.__pad)
+			return -EINVAL;
+		remote = &cmd->remote;
+	}
+	/* The one copy of the IOV; everything below checks this copy. */
+	if (copy_from_user(iov, u64_to_user_ptr(cmd->iov),
+			   cmd->num_segments * sizeof(iov[0])))
+		return -EFAULT;
+
+	ep = kdat_get(ucmd->kfile, cmd->ep_handle, struct kdat_ep, KDAT_OBJ_EP);
+	if (!ep)
+		return -EBADF;
+	ret = kdat_dto_prepare(ucmd->kfile, ep, iov, cmd->num_segments, &dto);
+	if (ret)
+		goto out;
+	if (remote) {
+		/* An RDMA read must fit the local IOV (DAT_LENGTH_ERROR). */
+		if (cmd->op == KDAT_DTO_RDMA_READ &&
+		    dto.length < remote->segment_length) {
+			ret = -EMSGSIZE;
+			goto out;
+		}
+		if (cmd->op == KDAT_DTO_RDMA_WRITE &&
+		    dto.length > remote->segment_length) {
+			ret = -EMSGSIZE;
+			goto out;
+		}
+		if (cmd->op == KDAT_DTO_RDMA_READ)
+			kdat_dto_trim(&dto, remote->segment_length);
+	}
+	ret = kdat_dto_post(ep, &dto, remote);
+out:
+	kdat_obj_put(&ep->obj);
+	return ret;
+}

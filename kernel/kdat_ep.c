@@ -1,0 +1,768 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kdat Endpoints: an RC QP created in the kernel when the Endpoint is
+ * created, connected through the in-kernel RDMA CM.
+ *
+ * The QP is the Endpoint's own, not the CM's (no rdma_create_qp()): it
+ * exists before any connection, so receives can be posted in every state,
+ * and it outlives connections (dat_ep_reset). It is created and moved to
+ * INIT at once; on connection the RDMA CM only supplies the attributes
+ * (rdma_init_qp_attr()) and kdat moves the QP to RTR and RTS itself, as a
+ * user of the RDMA CM with its own QP does: the passive side before
+ * rdma_accept(), the active side on RDMA_CM_EVENT_CONNECT_RESPONSE before
+ * rdma_accept(id, NULL) sends the RTU.
+ *
+ * EP state lives under ep->lock (taken from the CQ softirq too); the
+ * connection's cm_id under ep->cm_lock, a mutex also taken by the RDMA CM
+ * handler for this EP. rdma_destroy_id() waits for running handlers, so it
+ * is never called with cm_lock held.
+ */
+#include <linux/inet.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "kdat.h"
+
+#define KDAT_EP_MAX_DTOS	4096
+#define KDAT_EP_MAX_IOV		32
+#define KDAT_CM_TIMEOUT_MS	5000
+#define KDAT_NO_SLOT		U16_MAX
+
+static void kdat_ep_set_state(struct kdat_ep *ep, enum kdat_ep_state state)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ep->lock, flags);
+	ep->state = state;
+	spin_unlock_irqrestore(&ep->lock, flags);
+}
+
+static enum kdat_ep_state kdat_ep_state(struct kdat_ep *ep)
+{
+	unsigned long flags;
+	enum kdat_ep_state state;
+
+	spin_lock_irqsave(&ep->lock, flags);
+	state = ep->state;
+	spin_unlock_irqrestore(&ep->lock, flags);
+	return state;
+}
+
+void kdat_ep_conn_event(struct kdat_ep *ep, u32 event_number)
+{
+	struct kdat_event ev = {
+		.event_number = event_number,
+		.handle = ep->obj.handle,
+		.private_data_len = ep->pdata_len,
+	};
+
+	kdat_evd_push(ep->conn_evd, &ev);
+}
+
+static int kdat_ep_modify(struct kdat_ep *ep, struct rdma_cm_id *id,
+			  enum ib_qp_state state)
+{
+	struct ib_qp_attr attr = { .qp_state = state };
+	int mask, ret;
+
+	ret = rdma_init_qp_attr(id, &attr, &mask);
+	if (ret)
+		return ret;
+	if (state == IB_QPS_RTR) {
+		attr.max_dest_rd_atomic = min_t(u32, attr.max_dest_rd_atomic,
+						ep->attr.max_rdma_read_in);
+	} else if (state == IB_QPS_RTS) {
+		attr.max_rd_atomic = min_t(u32, attr.max_rd_atomic,
+					   ep->attr.max_rdma_read_out);
+	}
+	return ib_modify_qp(ep->qp, &attr, mask);
+}
+
+/* INIT (again), RTR and RTS for the connection on @id. */
+static int kdat_ep_qp_connect(struct kdat_ep *ep, struct rdma_cm_id *id)
+{
+	int ret;
+
+	ret = kdat_ep_modify(ep, id, IB_QPS_INIT);
+	if (!ret)
+		ret = kdat_ep_modify(ep, id, IB_QPS_RTR);
+	if (!ret)
+		ret = kdat_ep_modify(ep, id, IB_QPS_RTS);
+	return ret;
+}
+
+static int kdat_ep_qp_to_init(struct kdat_ep *ep)
+{
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = ep->pz->ia->port_num,
+		.qp_access_flags = IB_ACCESS_LOCAL_WRITE |
+				   IB_ACCESS_REMOTE_READ |
+				   IB_ACCESS_REMOTE_WRITE,
+	};
+
+	return ib_modify_qp(ep->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			    IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+}
+
+static void kdat_ep_qp_error(struct kdat_ep *ep)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	ib_modify_qp(ep->qp, &attr, IB_QP_STATE);
+}
+
+static void kdat_ep_save_pdata(struct kdat_ep *ep, const void *data, u8 len)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ep->lock, flags);
+	ep->pdata_len = data ? min_t(u32, len, sizeof(ep->pdata)) : 0;
+	if (ep->pdata_len)
+		memcpy(ep->pdata, data, ep->pdata_len);
+	spin_unlock_irqrestore(&ep->lock, flags);
+}
+
+/*
+ * The connection is over (peer disconnect, our disconnect done, error):
+ * flush what is posted, tell the consumer. Called with cm_lock held.
+ */
+static void kdat_ep_connection_ended(struct kdat_ep *ep, u32 event_number)
+{
+	kdat_ep_qp_error(ep);
+	kdat_ep_set_state(ep, KDAT_EP_STATE_DISCONNECTED);
+	kdat_ep_conn_event(ep, event_number);
+}
+
+/*
+ * RDMA CM events of a connection owned by @ep, from kdat_cm_handler().
+ * Returns non-zero only to have the CM destroy @id, which kdat never asks:
+ * ids are destroyed by their owner.
+ */
+int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
+		     struct rdma_cm_event *event)
+{
+	struct rdma_conn_param param = {};
+	enum kdat_ep_state state;
+	int ret;
+
+	mutex_lock(&ep->cm_lock);
+	if (ep->cm_id != id)
+		goto out;	/* an old connection's late event */
+	state = kdat_ep_state(ep);
+
+	switch (event->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+		/* Steps of our connect: not if it was given up meanwhile. */
+		if (state != KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING)
+			goto out;
+		break;
+	default:
+		break;
+	}
+
+	switch (event->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (id->device != ep->pz->pd->device ||
+		    id->port_num != ep->pz->ia->port_num) {
+			kdat_ep_connection_ended(ep,
+				KDAT_EVENT_CONNECTION_UNREACHABLE);
+			break;
+		}
+		ret = rdma_resolve_route(id, KDAT_CM_TIMEOUT_MS);
+		if (ret)
+			kdat_ep_connection_ended(ep,
+				KDAT_EVENT_CONNECTION_UNREACHABLE);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		param.private_data = ep->pdata;
+		param.private_data_len = ep->pdata_len;
+		param.responder_resources = ep->attr.max_rdma_read_in;
+		param.initiator_depth = ep->attr.max_rdma_read_out;
+		param.retry_count = 7;
+		param.rnr_retry_count = 7;
+		param.qp_num = ep->qp->qp_num;
+		ret = kdat_ep_modify(ep, id, IB_QPS_INIT);
+		if (!ret)
+			ret = rdma_connect_locked(id, &param);
+		if (ret)
+			kdat_ep_connection_ended(ep,
+				KDAT_EVENT_CONNECTION_UNREACHABLE);
+		break;
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+		kdat_ep_save_pdata(ep, event->param.conn.private_data,
+				   event->param.conn.private_data_len);
+		ret = kdat_ep_modify(ep, id, IB_QPS_RTR);
+		if (!ret)
+			ret = kdat_ep_modify(ep, id, IB_QPS_RTS);
+		if (!ret)
+			ret = rdma_accept(id, NULL);
+		if (ret) {
+			kdat_ep_connection_ended(ep,
+				KDAT_EVENT_CONNECTION_NON_PEER_REJECTED);
+			break;
+		}
+		memcpy(&ep->remote, &id->route.addr.dst_addr,
+		       sizeof(ep->remote));
+		memcpy(&ep->local, &id->route.addr.src_addr,
+		       sizeof(ep->local));
+		kdat_ep_set_state(ep, KDAT_EP_STATE_CONNECTED);
+		kdat_ep_conn_event(ep, KDAT_EVENT_CONNECTION_ESTABLISHED);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		/* The passive side: the RTU arrived. */
+		if (state != KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING)
+			break;
+		memcpy(&ep->remote, &id->route.addr.dst_addr,
+		       sizeof(ep->remote));
+		memcpy(&ep->local, &id->route.addr.src_addr,
+		       sizeof(ep->local));
+		kdat_ep_set_state(ep, KDAT_EP_STATE_CONNECTED);
+		kdat_ep_conn_event(ep, KDAT_EVENT_CONNECTION_ESTABLISHED);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		kdat_ep_save_pdata(ep, event->param.conn.private_data,
+				   event->param.conn.private_data_len);
+		kdat_ep_connection_ended(ep,
+			event->status == IB_CM_REJ_CONSUMER_DEFINED ?
+			KDAT_EVENT_CONNECTION_PEER_REJECTED :
+			KDAT_EVENT_CONNECTION_NON_PEER_REJECTED);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		kdat_ep_connection_ended(ep, event->status == -ETIMEDOUT ?
+					 KDAT_EVENT_CONNECTION_TIMED_OUT :
+					 KDAT_EVENT_CONNECTION_UNREACHABLE);
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		kdat_ep_connection_ended(ep, state == KDAT_EP_STATE_CONNECTED ?
+					 KDAT_EVENT_CONNECTION_BROKEN :
+					 KDAT_EVENT_CONNECTION_ACCEPT_ERROR);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		if (state == KDAT_EP_STATE_CONNECTED)
+			rdma_disconnect(id);	/* answer the peer's DREQ */
+		if (state == KDAT_EP_STATE_CONNECTED ||
+		    state == KDAT_EP_STATE_DISCONNECT_PENDING)
+			kdat_ep_connection_ended(ep,
+				KDAT_EVENT_CONNECTION_DISCONNECTED);
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		if (state != KDAT_EP_STATE_DISCONNECTED &&
+		    state != KDAT_EP_STATE_UNCONNECTED)
+			kdat_ep_connection_ended(ep,
+				KDAT_EVENT_CONNECTION_BROKEN);
+		break;
+	default:
+		break;
+	}
+out:
+	mutex_unlock(&ep->cm_lock);
+	return 0;
+}
+
+/*
+ * Accept the connection request on @id (a CR's, the caller holds the CM's
+ * handler lock on it) with @ep, which must be UNCONNECTED. On success @ep
+ * owns @id.
+ */
+int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
+		   const void *pdata, u8 pdata_len)
+{
+	struct rdma_conn_param param = {
+		.private_data = pdata,
+		.private_data_len = pdata_len,
+		.responder_resources = ep->attr.max_rdma_read_in,
+		.initiator_depth = ep->attr.max_rdma_read_out,
+		.rnr_retry_count = 7,
+		.qp_num = ep->qp->qp_num,
+	};
+	int ret;
+
+	mutex_lock(&ep->cm_lock);
+	if (kdat_ep_state(ep) != KDAT_EP_STATE_UNCONNECTED || ep->cm_id) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (id->device != ep->pz->pd->device) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = kdat_ep_qp_connect(ep, id);
+	if (ret)
+		goto out;
+	kdat_ep_set_state(ep, KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING);
+	ret = rdma_accept(id, &param);
+	if (ret) {
+		/* rdma_accept() rejected and the QP is in error: reset it. */
+		kdat_ep_qp_to_init(ep);
+		kdat_ep_set_state(ep, KDAT_EP_STATE_UNCONNECTED);
+		goto out;
+	}
+	ep->pdata_len = 0;
+	ep->cm_id = id;
+	id->context = &ep->cm_kind;
+out:
+	mutex_unlock(&ep->cm_lock);
+	return ret;
+}
+
+static void kdat_ep_free_ctx(struct kdat_ep *ep)
+{
+	kvfree(ep->send_ctx);
+	kvfree(ep->recv_ctx);
+}
+
+static void kdat_ep_destroy(struct kdat_obj *obj)
+{
+	struct kdat_ep *ep = container_of(obj, struct kdat_ep, obj);
+	struct rdma_cm_id *id;
+
+	mutex_lock(&ep->cm_lock);
+	id = ep->cm_id;
+	ep->cm_id = NULL;
+	if (id && kdat_ep_state(ep) == KDAT_EP_STATE_CONNECTED)
+		rdma_disconnect(id);
+	mutex_unlock(&ep->cm_lock);
+	if (id)
+		rdma_destroy_id(id);
+
+	/* Flush and reap everything posted before the QP goes. */
+	ib_drain_qp(ep->qp);
+	ib_destroy_qp(ep->qp);
+	kdat_ep_free_ctx(ep);
+
+	atomic_dec(&ep->recv_evd->users);
+	atomic_dec(&ep->req_evd->users);
+	atomic_dec(&ep->conn_evd->users);
+	kdat_evd_uncommit(ep->recv_evd, ep->attr.max_recv_dtos);
+	kdat_evd_uncommit(ep->req_evd, ep->attr.max_request_dtos);
+	atomic_dec(&ep->pz->users);
+}
+
+static const struct kdat_obj_ops kdat_ep_ops = {
+	.destroy = kdat_ep_destroy,
+};
+
+static struct kdat_dto_ctx *kdat_ep_alloc_ctx(struct kdat_ep *ep, u32 n,
+					      u16 *free)
+{
+	struct kdat_dto_ctx *ctx;
+	u32 i;
+
+	ctx = kvcalloc(n, sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		ctx[i].cqe.done = kdat_dto_done;
+		ctx[i].ep = ep;
+		ctx[i].next_free = i + 1 < n ? i + 1 : KDAT_NO_SLOT;
+	}
+	*free = 0;
+	return ctx;
+}
+
+/* Clamp the wanted attributes to what kdat and the device offer. */
+static int kdat_ep_check_attr(struct kdat_ep_attr *a,
+			      const struct ib_device_attr *dev)
+{
+	const u32 flags = KDAT_COMPLETION_SUPPRESS |
+			  KDAT_COMPLETION_SOLICITED_WAIT |
+			  KDAT_COMPLETION_UNSIGNALLED |
+			  KDAT_COMPLETION_BARRIER_FENCE;
+
+	if ((a->recv_completion_flags | a->request_completion_flags) & ~flags)
+		return -EINVAL;
+	if (!a->max_recv_dtos || !a->max_request_dtos)
+		return -EINVAL;
+	if (a->max_recv_dtos > KDAT_EP_MAX_DTOS ||
+	    a->max_request_dtos > KDAT_EP_MAX_DTOS ||
+	    a->max_recv_dtos >= dev->max_qp_wr ||
+	    a->max_request_dtos >= dev->max_qp_wr)
+		return -ENOMEM;
+	if (a->max_recv_iov > min_t(u32, KDAT_EP_MAX_IOV, dev->max_recv_sge) ||
+	    a->max_request_iov > min_t(u32, KDAT_EP_MAX_IOV,
+				       dev->max_send_sge))
+		return -ENOMEM;
+	if (a->max_rdma_read_in > dev->max_qp_rd_atom ||
+	    a->max_rdma_read_out > dev->max_qp_init_rd_atom)
+		return -ENOMEM;
+	if (!a->max_recv_iov)
+		a->max_recv_iov = 1;
+	if (!a->max_request_iov)
+		a->max_request_iov = 1;
+	return 0;
+}
+
+int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
+{
+	struct kdat_ep_create *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_evd *recv_evd = NULL, *req_evd = NULL, *conn_evd = NULL;
+	struct ib_qp_init_attr init = {};
+	struct kdat_pz *pz;
+	struct kdat_ep *ep;
+	struct ib_device *ibdev;
+	int ret;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
+		return -EINVAL;
+
+	mutex_lock(&kfile->lock);
+	pz = kdat_get(kfile, cmd->pz_handle, struct kdat_pz, KDAT_OBJ_PZ);
+	recv_evd = kdat_get(kfile, cmd->recv_evd_handle, struct kdat_evd,
+			    KDAT_OBJ_EVD);
+	req_evd = kdat_get(kfile, cmd->request_evd_handle, struct kdat_evd,
+			   KDAT_OBJ_EVD);
+	conn_evd = kdat_get(kfile, cmd->connect_evd_handle, struct kdat_evd,
+			    KDAT_OBJ_EVD);
+	if (!pz || !recv_evd || !req_evd || !conn_evd) {
+		ret = -EBADF;
+		goto out_put;
+	}
+	if (!(recv_evd->flags & KDAT_EVD_DTO) ||
+	    !(req_evd->flags & KDAT_EVD_DTO) ||
+	    !(conn_evd->flags & KDAT_EVD_CONNECTION) ||
+	    recv_evd->ia != pz->ia || req_evd->ia != pz->ia ||
+	    conn_evd->ia != pz->ia) {
+		ret = -EINVAL;
+		goto out_put;
+	}
+
+	ep = kdat_obj_alloc(struct kdat_ep, obj, KDAT_OBJ_EP, &kdat_ep_ops);
+	if (!ep) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+	ep->pz = pz;
+	ep->recv_evd = recv_evd;
+	ep->req_evd = req_evd;
+	ep->conn_evd = conn_evd;
+	ep->cm_kind = KDAT_CM_EP;
+	ep->state = KDAT_EP_STATE_UNCONNECTED;
+	mutex_init(&ep->cm_lock);
+	spin_lock_init(&ep->lock);
+	ep->attr = cmd->attr;
+
+	down_read(&pz->ia->kdev->rwsem);
+	ibdev = pz->ia->kdev->ibdev;
+	if (!ibdev) {
+		ret = -ENODEV;
+		goto err_unlock_dev;
+	}
+	ret = kdat_ep_check_attr(&ep->attr, &ibdev->attrs);
+	if (ret)
+		goto err_unlock_dev;
+	/* The CQs must hold every completion the EPs on them may produce. */
+	ret = kdat_evd_commit(recv_evd, ep->attr.max_recv_dtos);
+	if (ret)
+		goto err_unlock_dev;
+	ret = kdat_evd_commit(req_evd, ep->attr.max_request_dtos);
+	if (ret) {
+		kdat_evd_uncommit(recv_evd, ep->attr.max_recv_dtos);
+		goto err_unlock_dev;
+	}
+	ep->send_ctx = kdat_ep_alloc_ctx(ep, ep->attr.max_request_dtos,
+					 &ep->send_free);
+	ep->recv_ctx = kdat_ep_alloc_ctx(ep, ep->attr.max_recv_dtos,
+					 &ep->recv_free);
+	if (!ep->send_ctx || !ep->recv_ctx) {
+		ret = -ENOMEM;
+		goto err_ctx;
+	}
+
+	init.qp_type = IB_QPT_RC;
+	init.send_cq = req_evd->cq;
+	init.recv_cq = recv_evd->cq;
+	init.sq_sig_type = IB_SIGNAL_REQ_WR;
+	/* One more of each for ib_drain_qp(). */
+	init.cap.max_send_wr = ep->attr.max_request_dtos + 1;
+	init.cap.max_recv_wr = ep->attr.max_recv_dtos + 1;
+	init.cap.max_send_sge = ep->attr.max_request_iov;
+	init.cap.max_recv_sge = ep->attr.max_recv_iov;
+	init.port_num = pz->ia->port_num;
+	init.qp_context = ep;
+	ep->qp = ib_create_qp(pz->pd, &init);
+	if (IS_ERR(ep->qp)) {
+		ret = PTR_ERR(ep->qp);
+		goto err_ctx;
+	}
+	ret = kdat_ep_qp_to_init(ep);
+	if (ret)
+		goto err_qp;
+	up_read(&pz->ia->kdev->rwsem);
+
+	ret = kdat_obj_reserve(kfile, &ep->obj);
+	if (ret)
+		goto err_qp_nolock;
+	cmd->attr = ep->attr;
+	cmd->out_ep_handle = ep->obj.handle;
+	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
+	if (ret)
+		goto err_qp_nolock;
+
+	atomic_inc(&recv_evd->users);
+	atomic_inc(&req_evd->users);
+	atomic_inc(&conn_evd->users);
+	atomic_inc(&pz->users);
+	kdat_obj_publish_locked(&ep->obj);
+	goto out_put;
+
+err_qp:
+	ib_destroy_qp(ep->qp);
+err_ctx:
+	kdat_ep_free_ctx(ep);
+	kdat_evd_uncommit(recv_evd, ep->attr.max_recv_dtos);
+	kdat_evd_uncommit(req_evd, ep->attr.max_request_dtos);
+err_unlock_dev:
+	up_read(&pz->ia->kdev->rwsem);
+	kdat_obj_abort(&ep->obj);
+	goto out_put;
+err_qp_nolock:
+	ib_destroy_qp(ep->qp);
+	kdat_ep_free_ctx(ep);
+	kdat_evd_uncommit(recv_evd, ep->attr.max_recv_dtos);
+	kdat_evd_uncommit(req_evd, ep->attr.max_request_dtos);
+	kdat_obj_abort(&ep->obj);
+out_put:
+	if (conn_evd)
+		kdat_obj_put(&conn_evd->obj);
+	if (req_evd)
+		kdat_obj_put(&req_evd->obj);
+	if (recv_evd)
+		kdat_obj_put(&recv_evd->obj);
+	if (pz)
+		kdat_obj_put(&pz->obj);
+	mutex_unlock(&kfile->lock);
+	return ret;
+}
+
+static struct kdat_ep *kdat_ep_get(struct kdat_ucmd *ucmd, u32 handle)
+{
+	return kdat_get(ucmd->kfile, handle, struct kdat_ep, KDAT_OBJ_EP);
+}
+
+int kdat_cmd_ep_query(struct kdat_ucmd *ucmd)
+{
+	struct kdat_ep_query *cmd = ucmd->cmd;
+	unsigned long flags;
+	struct kdat_ep *ep;
+
+	if (cmd->__reserved)
+		return -EINVAL;
+	ep = kdat_ep_get(ucmd, cmd->ep_handle);
+	if (!ep)
+		return -EBADF;
+
+	cmd->attr = ep->attr;
+	spin_lock_irqsave(&ep->lock, flags);
+	cmd->state = ep->state;
+	cmd->private_data_len = ep->pdata_len;
+	memcpy(cmd->private_data, ep->pdata, sizeof(cmd->private_data));
+	cmd->out_recv_posted = ep->recv_posted;
+	cmd->out_request_posted = ep->send_posted;
+	spin_unlock_irqrestore(&ep->lock, flags);
+
+	mutex_lock(&ep->cm_lock);
+	kdat_sockaddr_to_user(&ep->remote, &cmd->remote);
+	kdat_sockaddr_to_user(&ep->local, &cmd->local);
+	mutex_unlock(&ep->cm_lock);
+
+	kdat_obj_put(&ep->obj);
+	return kdat_ucmd_respond(ucmd, sizeof(*cmd));
+}
+
+/*
+ * Back to a fresh QP in INIT. Everything posted is flushed and reaped
+ * first: a QP moved to RESET forgets its work requests without completing
+ * them.
+ */
+static int kdat_ep_qp_reset(struct kdat_ep *ep)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
+	int ret;
+
+	ib_drain_qp(ep->qp);
+	ret = ib_modify_qp(ep->qp, &attr, IB_QP_STATE);
+	if (ret)
+		return ret;
+	return kdat_ep_qp_to_init(ep);
+}
+
+int kdat_cmd_ep_connect(struct kdat_ucmd *ucmd)
+{
+	struct kdat_ep_connect *cmd = ucmd->cmd;
+	struct sockaddr_storage dst;
+	struct rdma_cm_id *id, *old = NULL;
+	enum kdat_ep_state state;
+	struct kdat_ep *ep;
+	unsigned long timeout_ms;
+	int ret;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->private_data_len > KDAT_MAX_PRIVATE_DATA ||
+	    cmd->conn_qual > U16_MAX)
+		return -EINVAL;
+	ret = kdat_sockaddr_from_user(&cmd->remote, &dst);
+	if (ret)
+		return ret;
+	if (dst.ss_family == AF_INET)
+		((struct sockaddr_in *)&dst)->sin_port = htons(cmd->conn_qual);
+	else
+		((struct sockaddr_in6 *)&dst)->sin6_port =
+			htons(cmd->conn_qual);
+	timeout_ms = cmd->timeout_us == KDAT_WAIT_FOREVER ?
+		KDAT_CM_TIMEOUT_MS :
+		clamp_t(u64, cmd->timeout_us / 1000, 1, KDAT_CM_TIMEOUT_MS);
+
+	ep = kdat_ep_get(ucmd, cmd->ep_handle);
+	if (!ep)
+		return -EBADF;
+
+	id = rdma_create_id(&init_net, kdat_cm_handler, &ep->cm_kind,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto out_put;
+	}
+
+	mutex_lock(&ep->cm_lock);
+	state = kdat_ep_state(ep);
+	if (state != KDAT_EP_STATE_UNCONNECTED &&
+	    state != KDAT_EP_STATE_DISCONNECTED) {
+		ret = -EBUSY;
+		goto err_unlock;
+	}
+	if (state == KDAT_EP_STATE_DISCONNECTED) {
+		/* DAT lets a disconnected EP connect again: start afresh. */
+		ret = kdat_ep_qp_reset(ep);
+		if (ret)
+			goto err_unlock;
+	}
+	ep->pdata_len = cmd->private_data_len;
+	if (copy_from_user(ep->pdata, u64_to_user_ptr(cmd->private_data),
+			   cmd->private_data_len)) {
+		ep->pdata_len = 0;
+		ret = -EFAULT;
+		goto err_unlock;
+	}
+	old = ep->cm_id;
+	ep->cm_id = id;
+	kdat_ep_set_state(ep, KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING);
+	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
+				timeout_ms);
+	if (ret) {
+		ep->cm_id = old;
+		old = NULL;
+		kdat_ep_set_state(ep, state == KDAT_EP_STATE_DISCONNECTED ?
+				  KDAT_EP_STATE_UNCONNECTED : state);
+		ret = ret == -ENETUNREACH || ret == -EADDRNOTAVAIL ||
+		      ret == -ENODEV ? -EADDRNOTAVAIL : ret;
+		goto err_unlock;
+	}
+	mutex_unlock(&ep->cm_lock);
+	if (old)
+		rdma_destroy_id(old);
+	kdat_obj_put(&ep->obj);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&ep->cm_lock);
+	rdma_destroy_id(id);
+out_put:
+	kdat_obj_put(&ep->obj);
+	return ret;
+}
+
+int kdat_cmd_ep_disconnect(struct kdat_ucmd *ucmd)
+{
+	struct kdat_ep_handle_cmd *cmd = ucmd->cmd;
+	enum kdat_ep_state state;
+	struct kdat_ep *ep;
+	int ret = 0;
+
+	if (cmd->flags & ~KDAT_CLOSE_GRACEFUL)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
+		return -EINVAL;
+	ep = kdat_ep_get(ucmd, cmd->ep_handle);
+	if (!ep)
+		return -EBADF;
+
+	mutex_lock(&ep->cm_lock);
+	state = kdat_ep_state(ep);
+	switch (state) {
+	case KDAT_EP_STATE_CONNECTED:
+		/*
+		 * Graceful or abrupt, the QP goes to error: posted DTOs are
+		 * flushed. The DISCONNECTED event follows the peer's answer.
+		 */
+		kdat_ep_set_state(ep, KDAT_EP_STATE_DISCONNECT_PENDING);
+		kdat_ep_qp_error(ep);
+		if (rdma_disconnect(ep->cm_id))
+			kdat_ep_connection_ended(ep,
+				KDAT_EVENT_CONNECTION_DISCONNECTED);
+		break;
+	case KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING:
+	case KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING:
+		/* Give up the attempt. */
+		rdma_disconnect(ep->cm_id);
+		kdat_ep_connection_ended(ep, KDAT_EVENT_CONNECTION_DISCONNECTED);
+		break;
+	case KDAT_EP_STATE_DISCONNECT_PENDING:
+	case KDAT_EP_STATE_DISCONNECTED:
+		break;	/* nothing to do, as DAT says */
+	default:
+		ret = -EBUSY;
+		break;
+	}
+	mutex_unlock(&ep->cm_lock);
+	kdat_obj_put(&ep->obj);
+	return ret;
+}
+
+int kdat_cmd_ep_reset(struct kdat_ucmd *ucmd)
+{
+	struct kdat_ep_handle_cmd *cmd = ucmd->cmd;
+	struct rdma_cm_id *id = NULL;
+	struct kdat_ep *ep;
+	int ret = 0;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
+		return -EINVAL;
+	ep = kdat_ep_get(ucmd, cmd->ep_handle);
+	if (!ep)
+		return -EBADF;
+
+	mutex_lock(&ep->cm_lock);
+	switch (kdat_ep_state(ep)) {
+	case KDAT_EP_STATE_DISCONNECTED:
+		id = ep->cm_id;
+		ep->cm_id = NULL;
+		ret = kdat_ep_qp_reset(ep);
+		if (!ret) {
+			kdat_ep_set_state(ep, KDAT_EP_STATE_UNCONNECTED);
+			ep->pdata_len = 0;
+		}
+		break;
+	case KDAT_EP_STATE_UNCONNECTED:
+		break;
+	default:
+		ret = -EBUSY;
+		break;
+	}
+	mutex_unlock(&ep->cm_lock);
+	if (id)
+		rdma_destroy_id(id);
+	kdat_obj_put(&ep->obj);
+	return ret;
+}

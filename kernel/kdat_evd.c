@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kdat Event Dispatchers.
+ *
+ * Events are queued in a ring of qlen + 1 entries under evd->lock, taken
+ * from process context (ioctls, the RDMA CM handler) and from the CQ's
+ * softirq poller, hence the irqsave locking. The last entry is kept for
+ * the overflow event: when an event arrives and qlen events are queued,
+ * it is dropped and, once per overflow, KDAT_EVENT_ASYNC_EVD_OVERFLOW is
+ * queued in the spare entry, so a consumer always learns that it lost
+ * events.
+ */
+#include <linux/jiffies.h>
+#include <linux/log2.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "kdat.h"
+
+#define KDAT_EVD_MAX_QLEN	65536
+#define KDAT_EVD_ALL_FLAGS	(KDAT_EVD_SOFTWARE | KDAT_EVD_CR | \
+				 KDAT_EVD_DTO | KDAT_EVD_CONNECTION | \
+				 KDAT_EVD_RMR_BIND | KDAT_EVD_ASYNC)
+
+static struct kdat_event *kdat_evd_slot(struct kdat_evd *evd, u32 i)
+{
+	return &evd->events[(evd->head + i) % (evd->qlen + 1)];
+}
+
+/* Queue an event; any context. */
+void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&evd->lock, flags);
+	if (evd->count < evd->qlen && !evd->overflowed) {
+		*kdat_evd_slot(evd, evd->count++) = *ev;
+	} else if (!evd->overflowed) {
+		struct kdat_event *of = kdat_evd_slot(evd, evd->count++);
+
+		memset(of, 0, sizeof(*of));
+		of->event_number = KDAT_EVENT_ASYNC_EVD_OVERFLOW;
+		evd->overflowed = true;
+	}
+	spin_unlock_irqrestore(&evd->lock, flags);
+	wake_up(&evd->wq);
+}
+
+/*
+ * Reserve room in a DTO EVD's CQ for @n more outstanding DTOs: ENOMEM when
+ * the CQ could overflow.
+ */
+int kdat_evd_commit(struct kdat_evd *evd, u32 n)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&evd->lock, flags);
+	if (evd->cq_committed + n > evd->cq_size)
+		ret = -ENOMEM;
+	else
+		evd->cq_committed += n;
+	spin_unlock_irqrestore(&evd->lock, flags);
+	return ret;
+}
+
+void kdat_evd_uncommit(struct kdat_evd *evd, u32 n)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&evd->lock, flags);
+	evd->cq_committed -= n;
+	spin_unlock_irqrestore(&evd->lock, flags);
+}
+
+static int kdat_evd_can_destroy(struct kdat_obj *obj)
+{
+	struct kdat_evd *evd = container_of(obj, struct kdat_evd, obj);
+
+	return atomic_read(&evd->users) ? -EBUSY : 0;
+}
+
+static void kdat_evd_destroy(struct kdat_obj *obj)
+{
+	struct kdat_evd *evd = container_of(obj, struct kdat_evd, obj);
+
+	if (evd->cq)
+		ib_free_cq(evd->cq);
+	kvfree(evd->events);
+	atomic_dec(&evd->ia->users);
+}
+
+static const struct kdat_obj_ops kdat_evd_ops = {
+	.can_destroy = kdat_evd_can_destroy,
+	.destroy = kdat_evd_destroy,
+};
+
+int kdat_cmd_evd_create(struct kdat_ucmd *ucmd)
+{
+	struct kdat_evd_create *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_evd *evd;
+	struct kdat_ia *ia;
+	int ret;
+
+	if (cmd->evd_flags & ~KDAT_EVD_ALL_FLAGS)
+		return -EOPNOTSUPP;
+	if (!cmd->evd_flags || !cmd->qlen || cmd->qlen > KDAT_EVD_MAX_QLEN)
+		return -EINVAL;
+
+	mutex_lock(&kfile->lock);
+	ia = kdat_ia_get(kfile, cmd->ia_handle);
+	if (!ia) {
+		ret = -EBADF;
+		goto out_unlock;
+	}
+	evd = kdat_obj_alloc(struct kdat_evd, obj, KDAT_OBJ_EVD, &kdat_evd_ops);
+	if (!evd) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+	evd->ia = ia;
+	evd->flags = cmd->evd_flags;
+	evd->qlen = cmd->qlen;
+	spin_lock_init(&evd->lock);
+	init_waitqueue_head(&evd->wq);
+	atomic_set(&evd->users, 0);
+	evd->events = kvcalloc(evd->qlen + 1, sizeof(*evd->events),
+			       GFP_KERNEL);
+	if (!evd->events) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+
+	if (evd->flags & KDAT_EVD_DTO) {
+		down_read(&ia->kdev->rwsem);
+		if (!ia->kdev->ibdev) {
+			evd->cq = ERR_PTR(-ENODEV);
+		} else {
+			evd->cq_size = min_t(u32, evd->qlen,
+					     ia->kdev->ibdev->attrs.max_cqe);
+			evd->cq = ib_alloc_cq(ia->kdev->ibdev, evd,
+					      evd->cq_size, 0,
+					      IB_POLL_SOFTIRQ);
+		}
+		up_read(&ia->kdev->rwsem);
+		if (IS_ERR(evd->cq)) {
+			ret = PTR_ERR(evd->cq);
+			evd->cq = NULL;
+			goto err_free;
+		}
+	}
+
+	ret = kdat_obj_reserve(kfile, &evd->obj);
+	if (ret)
+		goto err_free;
+	cmd->out_evd_handle = evd->obj.handle;
+	cmd->out_qlen = evd->qlen;
+	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
+	if (ret)
+		goto err_free;
+
+	atomic_inc(&ia->users);
+	kdat_obj_publish_locked(&evd->obj);
+	goto out_put;
+
+err_free:
+	if (evd->cq)
+		ib_free_cq(evd->cq);
+	kvfree(evd->events);
+	kdat_obj_abort(&evd->obj);
+out_put:
+	kdat_obj_put(&ia->obj);
+out_unlock:
+	mutex_unlock(&kfile->lock);
+	return ret;
+}
+
+/*
+ * Move up to @max events out of the ring into @out; returns how many and
+ * sets *@nmore to what is left. Called with evd->lock held.
+ */
+static u32 kdat_evd_take(struct kdat_evd *evd, struct kdat_event *out,
+			 u32 max, u32 *nmore)
+{
+	u32 n = min(max, evd->count);
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		out[i] = *kdat_evd_slot(evd, 0);
+		if (out[i].event_number == KDAT_EVENT_ASYNC_EVD_OVERFLOW)
+			evd->overflowed = false;
+		evd->head = (evd->head + 1) % (evd->qlen + 1);
+		evd->count--;
+	}
+	*nmore = evd->count;
+	return n;
+}
+
+/* Events copied out per round, so the kernel buffer stays small. */
+#define KDAT_EVD_BATCH	16
+
+int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
+{
+	struct kdat_evd_wait *cmd = ucmd->cmd;
+	struct kdat_event batch[KDAT_EVD_BATCH];
+	struct kdat_event __user *uev;
+	struct kdat_evd *evd;
+	u32 done = 0, n, nmore = 0;
+	unsigned long flags;
+	long timeout;
+	int ret = 0;
+
+	if (!cmd->max_events)
+		return -EINVAL;
+	evd = kdat_get(ucmd->kfile, cmd->evd_handle, struct kdat_evd,
+		       KDAT_OBJ_EVD);
+	if (!evd)
+		return -EBADF;
+	if (cmd->threshold > evd->qlen) {
+		ret = -EINVAL;
+		goto out_put;
+	}
+	uev = u64_to_user_ptr(cmd->events);
+
+	if (cmd->threshold) {
+		spin_lock_irqsave(&evd->lock, flags);
+		if (evd->waiting)
+			ret = -EBUSY;
+		evd->waiting = !ret;
+		spin_unlock_irqrestore(&evd->lock, flags);
+		if (ret)
+			goto out_put;
+
+		if (cmd->timeout_us == KDAT_WAIT_FOREVER)
+			timeout = MAX_SCHEDULE_TIMEOUT;
+		else
+			timeout = usecs_to_jiffies(min_t(u64, cmd->timeout_us,
+							 U32_MAX));
+		timeout = wait_event_interruptible_timeout(evd->wq,
+				READ_ONCE(evd->count) >= cmd->threshold,
+				timeout);
+		spin_lock_irqsave(&evd->lock, flags);
+		evd->waiting = false;
+		spin_unlock_irqrestore(&evd->lock, flags);
+		if (timeout < 0) {
+			ret = timeout;	/* -ERESTARTSYS */
+			if (ret == -ERESTARTSYS)
+				ret = -EINTR;
+			goto out_put;
+		}
+		if (!timeout && READ_ONCE(evd->count) < cmd->threshold) {
+			ret = -ETIMEDOUT;
+			goto out_put;
+		}
+	}
+
+	while (done < cmd->max_events) {
+		spin_lock_irqsave(&evd->lock, flags);
+		n = kdat_evd_take(evd, batch,
+				  min_t(u32, KDAT_EVD_BATCH,
+					cmd->max_events - done), &nmore);
+		spin_unlock_irqrestore(&evd->lock, flags);
+		if (!n)
+			break;
+		/*
+		 * A fault here loses the events taken: the caller handed us a
+		 * bad buffer, as with read(2).
+		 */
+		if (copy_to_user(uev + done, batch, n * sizeof(batch[0]))) {
+			ret = -EFAULT;
+			goto out_put;
+		}
+		done += n;
+	}
+	if (!done) {
+		ret = -EAGAIN;
+		goto out_put;
+	}
+	cmd->out_count = done;
+	cmd->out_nmore = nmore;
+	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
+out_put:
+	kdat_obj_put(&evd->obj);
+	return ret;
+}

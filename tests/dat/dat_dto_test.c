@@ -1,0 +1,872 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DAT 2.0 API tests over kdat (TAP): connections and DTOs, one case per
+ * clause of the dat_ep_post_* and connection man pages. A DAT program:
+ * built against <dat2/udat.h>, linked with -ldat.
+ *
+ * Needs /dev/kdat and an RDMA device: KDAT_TEST_DEV (port KDAT_TEST_PORT)
+ * with the IPv4 address KDAT_TEST_IP. Skips (exit 4) without them.
+ */
+#include <errno.h>
+#include <pwd.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <dat2/udat.h>
+
+#include "../selftests/ktap.h"
+
+static char ia_name[128];
+static struct sockaddr_in peer_addr;
+
+/* Each case runs in its own process: qualifiers from the pid. */
+static DAT_CONN_QUAL new_qual(void)
+{
+	static int n;
+
+	return 10000 + (getpid() * 8 + n++) % 50000;
+}
+
+#define TMO (10 * 1000 * 1000)	/* 10 s, in DAT_TIMEOUT microseconds */
+
+#define EXPECT_DAT(expr, want)						\
+	do {								\
+		DAT_RETURN __r = (expr);				\
+		if (DAT_GET_TYPE(__r) != (DAT_RETURN)(want))		\
+			KTAP_FAIL("%s: got %#x, want %#x", #expr,	\
+				  (unsigned int)__r, (unsigned int)(want)); \
+	} while (0)
+#define OK(expr) EXPECT_DAT(expr, DAT_SUCCESS)
+
+struct side {
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE async_evd;
+	DAT_PZ_HANDLE pz;
+	DAT_EVD_HANDLE dto_evd, conn_evd, cr_evd;
+	DAT_EP_HANDLE ep;
+	DAT_PSP_HANDLE psp;
+};
+
+static DAT_EP_ATTR ep_attr(void)
+{
+	DAT_EP_ATTR a = {
+		.service_type = DAT_SERVICE_TYPE_RC,
+		.max_recv_dtos = 16,
+		.max_request_dtos = 16,
+		.max_recv_iov = 4,
+		.max_request_iov = 4,
+		.max_rdma_read_in = 4,
+		.max_rdma_read_out = 4,
+	};
+
+	return a;
+}
+
+static void side_open(struct side *s, const DAT_EP_ATTR *attr)
+{
+	DAT_EP_ATTR a = attr ? *attr : ep_attr();
+
+	memset(s, 0, sizeof(*s));
+	s->async_evd = DAT_HANDLE_NULL;
+	OK(dat_ia_open(ia_name, 8, &s->async_evd, &s->ia));
+	OK(dat_pz_create(s->ia, &s->pz));
+	OK(dat_evd_create(s->ia, 64, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
+			  &s->dto_evd));
+	OK(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG,
+			  &s->conn_evd));
+	OK(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG,
+			  &s->cr_evd));
+	OK(dat_ep_create(s->ia, s->pz, s->dto_evd, s->dto_evd, s->conn_evd,
+			 &a, &s->ep));
+}
+
+struct buf {
+	unsigned char *p;
+	size_t len;
+	DAT_LMR_HANDLE lmr;
+	DAT_LMR_CONTEXT lctx;
+	DAT_RMR_CONTEXT rctx;
+};
+
+static void buf_reg(struct side *s, struct buf *b, size_t len,
+		    DAT_MEM_PRIV_FLAGS priv)
+{
+	DAT_REGION_DESCRIPTION r;
+	DAT_VLEN rlen;
+	DAT_VADDR raddr;
+
+	b->len = len;
+	b->p = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	KTAP_EXPECT(b->p != MAP_FAILED);
+	r.for_va = b->p;
+	OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, r, len ? len : 1, s->pz,
+			  priv, DAT_VA_TYPE_VA, &b->lmr, &b->lctx, &b->rctx,
+			  &rlen, &raddr));
+	KTAP_EXPECT(raddr == (uintptr_t)b->p);
+}
+
+static DAT_LMR_TRIPLET seg(struct buf *b, size_t off, size_t len)
+{
+	DAT_LMR_TRIPLET t = {
+		.virtual_address = (uintptr_t)b->p + off,
+		.segment_length = len,
+		.lmr_context = b->lctx,
+	};
+
+	return t;
+}
+
+static DAT_DTO_COOKIE cookie(uint64_t v)
+{
+	DAT_DTO_COOKIE c;
+
+	c.as_64 = v;
+	return c;
+}
+
+static void wait_event(DAT_EVD_HANDLE evd, DAT_EVENT *ev)
+{
+	DAT_COUNT nmore;
+
+	OK(dat_evd_wait(evd, TMO, 1, ev, &nmore));
+}
+
+static void expect_conn_event(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER num,
+			      const char *pdata)
+{
+	DAT_EVENT ev;
+
+	wait_event(evd, &ev);
+	if (ev.event_number != num)
+		KTAP_FAIL("event %#x, want %#x", ev.event_number, num);
+	if (pdata) {
+		const DAT_CONNECTION_EVENT_DATA *d =
+			&ev.event_data.connect_event_data;
+
+		KTAP_EXPECT(d->private_data_size >= (DAT_COUNT)strlen(pdata));
+		KTAP_EXPECT(!memcmp(d->private_data, pdata, strlen(pdata)));
+	}
+}
+
+/* A DTO completion: its cookie, status and length. */
+static void expect_dto(DAT_EVD_HANDLE evd, uint64_t ck,
+		       DAT_DTO_COMPLETION_STATUS status, DAT_COUNT len)
+{
+	const DAT_DTO_COMPLETION_EVENT_DATA *d;
+	DAT_EVENT ev;
+
+	wait_event(evd, &ev);
+	KTAP_EXPECT(ev.event_number == DAT_DTO_COMPLETION_EVENT);
+	d = &ev.event_data.dto_completion_event_data;
+	if (d->user_cookie.as_64 != ck || d->status != status ||
+	    (len >= 0 && d->transfered_length != (DAT_SEG_LENGTH)len))
+		KTAP_FAIL("dto: cookie %llu status %d len %u, want %llu %d %d",
+			  (unsigned long long)d->user_cookie.as_64, d->status,
+			  d->transfered_length, (unsigned long long)ck, status,
+			  len);
+}
+
+/*
+ * Connect @cli to @srv (same process), with private data both ways
+ * checked. @reject: the server rejects instead.
+ */
+static void connect_pair(struct side *cli, struct side *srv, bool reject)
+{
+	DAT_CONN_QUAL q = new_qual();
+	DAT_CR_PARAM crp;
+	DAT_EVENT ev;
+	DAT_CR_HANDLE cr;
+
+	OK(dat_psp_create(srv->ia, q, srv->cr_evd, DAT_PSP_CONSUMER_FLAG,
+			  &srv->psp));
+	OK(dat_ep_connect(cli->ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 6,
+			  "hello", DAT_QOS_BEST_EFFORT,
+			  DAT_CONNECT_DEFAULT_FLAG));
+	wait_event(srv->cr_evd, &ev);
+	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+	KTAP_EXPECT(ev.event_data.cr_arrival_event_data.conn_qual == q);
+	KTAP_EXPECT(ev.event_data.cr_arrival_event_data.sp_handle.psp_handle ==
+		    srv->psp);
+	cr = ev.event_data.cr_arrival_event_data.cr_handle;
+	OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
+	KTAP_EXPECT(crp.private_data_size >= 6);
+	KTAP_EXPECT(!memcmp(crp.private_data, "hello", 6));
+	if (reject) {
+		OK(dat_cr_reject(cr, 5, "nope"));
+		expect_conn_event(cli->conn_evd,
+				  DAT_CONNECTION_EVENT_PEER_REJECTED, "nope");
+		return;
+	}
+	OK(dat_cr_accept(cr, srv->ep, 8, "welcome"));
+	expect_conn_event(cli->conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
+			  "welcome");
+	expect_conn_event(srv->conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
+			  NULL);
+}
+
+static void state_is(DAT_EP_HANDLE ep, DAT_EP_STATE want)
+{
+	DAT_EP_STATE st;
+
+	OK(dat_ep_get_status(ep, &st, NULL, NULL));
+	if (st != want)
+		KTAP_FAIL("EP state %d, want %d", st, want);
+}
+
+static void test_connect_accept(void)
+{
+	struct side c, s;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	state_is(c.ep, DAT_EP_STATE_UNCONNECTED);
+	connect_pair(&c, &s, false);
+	state_is(c.ep, DAT_EP_STATE_CONNECTED);
+	state_is(s.ep, DAT_EP_STATE_CONNECTED);
+	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_GRACEFUL_FLAG));
+	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	state_is(c.ep, DAT_EP_STATE_DISCONNECTED);
+	state_is(s.ep, DAT_EP_STATE_DISCONNECTED);
+	OK(dat_ep_reset(c.ep));
+	state_is(c.ep, DAT_EP_STATE_UNCONNECTED);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+static void test_connect_reject(void)
+{
+	struct side c, s;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	connect_pair(&c, &s, true);
+	state_is(c.ep, DAT_EP_STATE_DISCONNECTED);
+	state_is(s.ep, DAT_EP_STATE_UNCONNECTED);
+	/* The PSP stays: the server can take the next request. */
+	OK(dat_psp_free(s.psp));
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+static void test_connect_unreachable(void)
+{
+	struct sockaddr_in nobody = peer_addr;
+	struct side c;
+	DAT_EVENT ev;
+
+	side_open(&c, NULL);
+	/* Nothing listens on this qualifier: the peer's CM rejects. */
+	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&nobody, 65000, TMO, 0,
+			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+	wait_event(c.conn_evd, &ev);
+	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_EVENT_NON_PEER_REJECTED ||
+		    ev.event_number == DAT_CONNECTION_EVENT_UNREACHABLE);
+	state_is(c.ep, DAT_EP_STATE_DISCONNECTED);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+static void test_send_recv_sizes(void)
+{
+	static const size_t sizes[] = { 0, 1, 64, 4096, 1 << 20 };
+	struct side c, s;
+	struct buf sb, rb;
+	size_t i, j;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &sb, 1 << 20, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 1 << 20, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+		DAT_LMR_TRIPLET r = seg(&rb, 0, rb.len);
+		DAT_LMR_TRIPLET t = seg(&sb, 0, n);
+
+		for (j = 0; j < n; j++)
+			sb.p[j] = (unsigned char)(j * 7 + i);
+		memset(rb.p, 0xEE, rb.len);
+		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(100 + i),
+				    DAT_COMPLETION_DEFAULT_FLAG));
+		/* 0 bytes: num_segments 0 and a NULL IOV are allowed. */
+		if (n)
+			OK(dat_ep_post_send(c.ep, 1, &t, cookie(200 + i),
+					    DAT_COMPLETION_DEFAULT_FLAG));
+		else
+			OK(dat_ep_post_send(c.ep, 0, NULL, cookie(200 + i),
+					    DAT_COMPLETION_DEFAULT_FLAG));
+		expect_dto(c.dto_evd, 200 + i, DAT_DTO_SUCCESS, n);
+		expect_dto(s.dto_evd, 100 + i, DAT_DTO_SUCCESS, n);
+		KTAP_EXPECT(!memcmp(rb.p, sb.p, n));
+		if (n < rb.len)
+			KTAP_EXPECT(rb.p[n] == 0xEE);
+	}
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* Front segments full, one partial, the rest untouched (post_recv). */
+static void test_recv_iov_fill_order(void)
+{
+	struct side c, s;
+	struct buf sb, rb;
+	DAT_LMR_TRIPLET r[3], t;
+	int i;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &sb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+	memset(rb.p, 0xEE, rb.len);
+	for (i = 0; i < 20; i++)
+		sb.p[i] = 'a' + i;
+	/* Three 16-byte segments, apart and out of address order. */
+	r[0] = seg(&rb, 1000, 16);
+	r[1] = seg(&rb, 100, 16);
+	r[2] = seg(&rb, 2000, 16);
+	t = seg(&sb, 0, 20);
+	OK(dat_ep_post_recv(s.ep, 3, r, cookie(1), 0));
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(2), 0));
+	expect_dto(s.dto_evd, 1, DAT_DTO_SUCCESS, 20);
+	expect_dto(c.dto_evd, 2, DAT_DTO_SUCCESS, 20);
+	KTAP_EXPECT(!memcmp(rb.p + 1000, sb.p, 16));
+	KTAP_EXPECT(!memcmp(rb.p + 100, sb.p + 16, 4));
+	KTAP_EXPECT(rb.p[104] == 0xEE && rb.p[115] == 0xEE);
+	for (i = 0; i < 16; i++)
+		KTAP_EXPECT(rb.p[2000 + i] == 0xEE);
+	KTAP_EXPECT(rb.p[999] == 0xEE && rb.p[1016] == 0xEE);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* A message larger than the receive IOV: DAT_DTO_LENGTH_ERROR. */
+static void test_recv_too_small(void)
+{
+	struct side c, s;
+	struct buf sb, rb;
+	DAT_LMR_TRIPLET r, t;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &sb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+	r = seg(&rb, 0, 64);
+	t = seg(&sb, 0, 65);
+	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(7), 0));
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(8), 0));
+	expect_dto(s.dto_evd, 7, DAT_DTO_LENGTH_ERROR, -1);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+static void test_rdma_write_read(void)
+{
+	struct side c, s;
+	struct buf lb, rb, back;
+	DAT_LMR_TRIPLET w[2], r[3];
+	DAT_RMR_TRIPLET rem;
+	int i;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &lb, 8192, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&c, &back, 8192, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 8192, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+	for (i = 0; i < 8192; i++)
+		lb.p[i] = (unsigned char)(i * 13);
+	memset(rb.p, 0, rb.len);
+	/* Write two local segments into the remote buffer at 100. */
+	w[0] = seg(&lb, 0, 300);
+	w[1] = seg(&lb, 4000, 200);
+	rem.rmr_context = rb.rctx;
+	rem.virtual_address = (uintptr_t)rb.p + 100;
+	rem.segment_length = 500;
+	OK(dat_ep_post_rdma_write(c.ep, 2, w, cookie(11), &rem, 0));
+	expect_dto(c.dto_evd, 11, DAT_DTO_SUCCESS, 500);
+	KTAP_EXPECT(!memcmp(rb.p + 100, lb.p, 300));
+	KTAP_EXPECT(!memcmp(rb.p + 400, lb.p + 4000, 200));
+	KTAP_EXPECT(rb.p[99] == 0 && rb.p[600] == 0);
+
+	/* Read it back into three segments: 256 full, 244 partial, none. */
+	memset(back.p, 0xEE, back.len);
+	r[0] = seg(&back, 0, 256);
+	r[1] = seg(&back, 1000, 256);
+	r[2] = seg(&back, 3000, 256);
+	OK(dat_ep_post_rdma_read(c.ep, 3, r, cookie(12), &rem, 0));
+	expect_dto(c.dto_evd, 12, DAT_DTO_SUCCESS, 500);
+	KTAP_EXPECT(!memcmp(back.p, rb.p + 100, 256));
+	KTAP_EXPECT(!memcmp(back.p + 1000, rb.p + 356, 244));
+	KTAP_EXPECT(back.p[1244] == 0xEE && back.p[3000] == 0xEE);
+
+	/* A local IOV smaller than the remote buffer: DAT_LENGTH_ERROR. */
+	r[0] = seg(&back, 0, 100);
+	EXPECT_DAT(dat_ep_post_rdma_read(c.ep, 1, r, cookie(13), &rem, 0),
+		   DAT_LENGTH_ERROR);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* IOV checks: bounds, PZ, privileges, invalid LMR. */
+static void test_iov_checks(void)
+{
+	struct side c, s;
+	struct buf b, ro, other;
+	DAT_PZ_HANDLE pz2;
+	DAT_REGION_DESCRIPTION reg;
+	DAT_LMR_TRIPLET t;
+	DAT_VLEN rl;
+	DAT_VADDR ra;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&c, &ro, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG);
+	/* An LMR in another PZ of the same IA. */
+	OK(dat_pz_create(c.ia, &pz2));
+	other.p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	reg.for_va = other.p;
+	OK(dat_lmr_create(c.ia, DAT_MEM_TYPE_VIRTUAL, reg, 4096, pz2,
+			  DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &other.lmr,
+			  &other.lctx, &other.rctx, &rl, &ra));
+	connect_pair(&c, &s, false);
+
+	t = seg(&b, 4000, 97);		/* one byte past the end */
+	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0),
+		   DAT_INVALID_PARAMETER);
+	t = seg(&b, 0, 4096);
+	t.virtual_address -= 1;		/* one byte before the start */
+	EXPECT_DAT(dat_ep_post_recv(c.ep, 1, &t, cookie(1), 0),
+		   DAT_INVALID_PARAMETER);
+	t = seg(&other, 0, 16);
+	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0),
+		   DAT_PROTECTION_VIOLATION);
+	t = seg(&ro, 0, 16);		/* receive needs local write */
+	EXPECT_DAT(dat_ep_post_recv(c.ep, 1, &t, cookie(1), 0),
+		   DAT_PRIVILEGES_VIOLATION);
+	t = seg(&b, 0, 16);
+	t.lmr_context = 0x7fff0001;	/* no such LMR */
+	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0),
+		   DAT_PRIVILEGES_VIOLATION);
+	t = seg(&ro, 0, 16);		/* send only needs local read */
+	{
+		DAT_LMR_TRIPLET r;
+		struct buf sr;
+
+		buf_reg(&s, &sr, 4096, DAT_MEM_PRIV_ALL_FLAG);
+		r = seg(&sr, 0, 64);
+		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(6), 0));
+	}
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(5), 0));
+	/* Nothing was posted by the refused calls: the next event is 5. */
+	expect_dto(c.dto_evd, 5, DAT_DTO_SUCCESS, 16);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* Another process's LMR context is not ours: refused. */
+static void test_foreign_lmr(void)
+{
+	struct side c, s, x;
+	struct buf b, xb;
+	DAT_LMR_TRIPLET t;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	side_open(&x, NULL);		/* another IA: another open file */
+	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&x, &xb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+	t = seg(&xb, 0, 16);
+	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0),
+		   DAT_PRIVILEGES_VIOLATION);
+	OK(dat_ia_close(x.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+static void test_completion_flags(void)
+{
+	DAT_EP_ATTR unsig = ep_attr();
+	struct side c, s, u;
+	struct buf b, rb;
+	DAT_LMR_TRIPLET t, r;
+	DAT_EVENT ev;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+	t = seg(&b, 0, 8);
+	r = seg(&rb, 0, 64);
+	/* UNSIGNALLED without the EP configured for it. */
+	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1),
+				    DAT_COMPLETION_UNSIGNALLED_FLAG),
+		   DAT_INVALID_PARAMETER);
+	EXPECT_DAT(dat_ep_post_recv(s.ep, 1, &r, cookie(1),
+				    DAT_COMPLETION_UNSIGNALLED_FLAG),
+		   DAT_INVALID_PARAMETER);
+	/* Flags a receive cannot have. */
+	EXPECT_DAT(dat_ep_post_recv(s.ep, 1, &r, cookie(1),
+				    DAT_COMPLETION_SUPPRESS_FLAG),
+		   DAT_INVALID_PARAMETER);
+	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0x1000),
+		   DAT_INVALID_PARAMETER);
+
+	/* SUPPRESS: a successful send has no event; the next one does. */
+	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(20), 0));
+	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(21), 0));
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(30),
+			    DAT_COMPLETION_SUPPRESS_FLAG));
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(31),
+			    DAT_COMPLETION_BARRIER_FENCE_FLAG |
+			    DAT_COMPLETION_SOLICITED_WAIT_FLAG));
+	expect_dto(c.dto_evd, 31, DAT_DTO_SUCCESS, 8);
+	EXPECT_DAT(dat_evd_dequeue(c.dto_evd, &ev), DAT_QUEUE_EMPTY);
+	expect_dto(s.dto_evd, 20, DAT_DTO_SUCCESS, 8);
+	expect_dto(s.dto_evd, 21, DAT_DTO_SUCCESS, 8);
+
+	/* An EP configured for UNSIGNALLED accepts the flag. */
+	unsig.request_completion_flags = DAT_COMPLETION_UNSIGNALLED_FLAG;
+	unsig.recv_completion_flags = DAT_COMPLETION_UNSIGNALLED_FLAG;
+	side_open(&u, &unsig);
+	buf_reg(&u, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	r = seg(&b, 0, 64);
+	OK(dat_ep_post_recv(u.ep, 1, &r, cookie(1),
+			    DAT_COMPLETION_UNSIGNALLED_FLAG));
+	OK(dat_ia_close(u.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/*
+ * Which states allow which post: send/RDMA only CONNECTED or
+ * DISCONNECTED; recv in every state, and a recv posted before the
+ * connection receives on it.
+ */
+static void test_post_states(void)
+{
+	struct side c, s;
+	struct buf b, rb;
+	DAT_LMR_TRIPLET t, r;
+	DAT_RMR_TRIPLET rem = { 0 };
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	t = seg(&b, 0, 32);
+	r = seg(&rb, 0, 64);
+	rem.rmr_context = rb.rctx;
+	rem.virtual_address = (uintptr_t)rb.p;
+	rem.segment_length = 32;
+	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0),
+		   DAT_INVALID_STATE);
+	EXPECT_DAT(dat_ep_post_rdma_write(c.ep, 1, &t, cookie(1), &rem, 0),
+		   DAT_INVALID_STATE);
+	EXPECT_DAT(dat_ep_post_rdma_read(c.ep, 1, &t, cookie(1), &rem, 0),
+		   DAT_INVALID_STATE);
+	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(40), 0));	/* UNCONNECTED */
+	memset(b.p, 'x', 32);
+	connect_pair(&c, &s, false);
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(41), 0));
+	expect_dto(s.dto_evd, 40, DAT_DTO_SUCCESS, 32);
+	expect_dto(c.dto_evd, 41, DAT_DTO_SUCCESS, 32);
+	KTAP_EXPECT(!memcmp(rb.p, b.p, 32));
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/*
+ * Disconnect flushes what is posted; posts on a DISCONNECTED EP are
+ * accepted and flushed at once.
+ */
+static void test_disconnected_flush(void)
+{
+	struct side c, s;
+	struct buf b, rb;
+	DAT_LMR_TRIPLET t, r;
+	DAT_RMR_TRIPLET rem;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+	r = seg(&rb, 0, 64);
+	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(50), 0));
+	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG));
+	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	expect_dto(s.dto_evd, 50, DAT_DTO_ERR_FLUSHED, -1);
+
+	t = seg(&b, 0, 16);
+	rem.rmr_context = rb.rctx;
+	rem.virtual_address = (uintptr_t)rb.p;
+	rem.segment_length = 16;
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(51), 0));
+	expect_dto(c.dto_evd, 51, DAT_DTO_ERR_FLUSHED, -1);
+	OK(dat_ep_post_rdma_write(c.ep, 1, &t, cookie(52), &rem, 0));
+	expect_dto(c.dto_evd, 52, DAT_DTO_ERR_FLUSHED, -1);
+	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(53), 0));
+	expect_dto(s.dto_evd, 53, DAT_DTO_ERR_FLUSHED, -1);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* More than max_recv_dtos outstanding: DAT_INSUFFICIENT_RESOURCES. */
+static void test_too_many_outstanding(void)
+{
+	struct side s;
+	struct buf rb;
+	DAT_LMR_TRIPLET r;
+	int i;
+
+	side_open(&s, NULL);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	r = seg(&rb, 0, 64);
+	for (i = 0; i < 16; i++)
+		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(i), 0));
+	EXPECT_DAT(dat_ep_post_recv(s.ep, 1, &r, cookie(99), 0),
+		   DAT_INSUFFICIENT_RESOURCES);
+	/* More segments than max_recv_iov: invalid. */
+	{
+		DAT_LMR_TRIPLET many[5] = { r, r, r, r, r };
+
+		EXPECT_DAT(dat_ep_post_recv(s.ep, 5, many, cookie(1), 0),
+			   DAT_INVALID_PARAMETER);
+	}
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* Freeing what others use: DAT_INVALID_STATE, and nothing is lost. */
+static void test_free_in_use(void)
+{
+	struct side s;
+
+	side_open(&s, NULL);
+	EXPECT_DAT(dat_evd_free(s.dto_evd), DAT_INVALID_STATE);
+	EXPECT_DAT(dat_pz_free(s.pz), DAT_INVALID_STATE);
+	OK(dat_ep_free(s.ep));
+	OK(dat_evd_free(s.dto_evd));
+	OK(dat_evd_free(s.conn_evd));
+	OK(dat_evd_free(s.cr_evd));
+	OK(dat_pz_free(s.pz));
+	EXPECT_DAT(dat_pz_free(s.pz), DAT_INVALID_HANDLE);
+	OK(dat_ia_close(s.ia, DAT_CLOSE_GRACEFUL_FLAG));
+}
+
+/* An EVD that fills up reports the overflow instead of losing silently. */
+static void test_evd_overflow(void)
+{
+	struct side c, s;
+	struct buf b;
+	DAT_LMR_TRIPLET t;
+	DAT_EVD_HANDLE small;
+	DAT_EP_HANDLE ep;
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EVENT ev;
+	int i, n = 0, overflow = 0;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	a.max_request_dtos = 2;
+	a.max_recv_dtos = 2;
+	OK(dat_evd_create(c.ia, 4, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &small));
+	OK(dat_ep_create(c.ia, c.pz, small, small, c.conn_evd, &a, &ep));
+	c.ep = ep;
+	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG));
+	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	t = seg(&b, 0, 8);
+	/* Each post on the DISCONNECTED EP is flushed at once to the EVD. */
+	for (i = 0; i < 10; i++)
+		OK(dat_ep_post_send(c.ep, 1, &t, cookie(i), 0));
+	while (dat_evd_dequeue(small, &ev) == DAT_SUCCESS) {
+		if (ev.event_number == DAT_ASYNC_ERROR_EVD_OVERFLOW)
+			overflow++;
+		else
+			n++;
+	}
+	KTAP_EXPECT(n == 4);
+	KTAP_EXPECT(overflow == 1);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* Two processes: the server in a child, ping-pong of 100 messages. */
+static void test_two_processes(void)
+{
+	DAT_CONN_QUAL q = new_qual();
+	int go[2], status, i;
+	pid_t pid;
+	char x;
+
+	KTAP_EXPECT(!pipe(go));
+	pid = fork();
+	KTAP_EXPECT(pid >= 0);
+	if (pid == 0) {
+		struct side s;
+		struct buf b;
+		DAT_LMR_TRIPLET r;
+		DAT_EVENT ev;
+
+		side_open(&s, NULL);
+		buf_reg(&s, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+		OK(dat_psp_create(s.ia, q, s.cr_evd, DAT_PSP_CONSUMER_FLAG,
+				  &s.psp));
+		r = seg(&b, 0, 64);
+		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(0), 0));
+		KTAP_EXPECT(write(go[1], "g", 1) == 1);
+		wait_event(s.cr_evd, &ev);
+		OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
+				 s.ep, 0, NULL));
+		expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
+				  NULL);
+		for (i = 0; i < 100; i++) {
+			DAT_LMR_TRIPLET t = seg(&b, 0, 8);
+
+			/* Echo each message back, after reposting. */
+			do {
+				wait_event(s.dto_evd, &ev);
+			} while (ev.event_data.dto_completion_event_data
+				 .operation != DAT_DTO_RECEIVE);
+			OK(dat_ep_post_recv(s.ep, 1, &r, cookie(i + 1), 0));
+			OK(dat_ep_post_send(s.ep, 1, &t, cookie(1000 + i),
+					    DAT_COMPLETION_SUPPRESS_FLAG));
+		}
+		expect_conn_event(s.conn_evd,
+				  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+		exit(0);
+	}
+	KTAP_EXPECT(read(go[0], &x, 1) == 1);
+	{
+		struct side c;
+		struct buf b, rb;
+		DAT_LMR_TRIPLET t, r;
+
+		side_open(&c, NULL);
+		buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+		buf_reg(&c, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO,
+				  0, NULL, DAT_QOS_BEST_EFFORT,
+				  DAT_CONNECT_DEFAULT_FLAG));
+		expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
+				  NULL);
+		t = seg(&b, 0, 8);
+		r = seg(&rb, 0, 64);
+		for (i = 0; i < 100; i++) {
+			memcpy(b.p, &i, sizeof(i));
+			OK(dat_ep_post_recv(c.ep, 1, &r, cookie(5000 + i), 0));
+			OK(dat_ep_post_send(c.ep, 1, &t, cookie(i), 0));
+			expect_dto(c.dto_evd, i, DAT_DTO_SUCCESS, 8);
+			expect_dto(c.dto_evd, 5000 + i, DAT_DTO_SUCCESS, 8);
+			KTAP_EXPECT(!memcmp(rb.p, &i, sizeof(i)));
+		}
+		OK(dat_ep_disconnect(c.ep, DAT_CLOSE_GRACEFUL_FLAG));
+		expect_conn_event(c.conn_evd,
+				  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+		OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	}
+	KTAP_EXPECT(waitpid(pid, &status, 0) == pid);
+	KTAP_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/*
+ * An LMR over RLIMIT_MEMLOCK fails with DAT_INSUFFICIENT_RESOURCES and
+ * pins nothing; one under it works. Run as an unprivileged user (root has
+ * CAP_IPC_LOCK, which lifts the limit).
+ */
+static void test_lmr_memlock(void)
+{
+	struct rlimit rl = { 64 << 10, 64 << 10 };
+	DAT_REGION_DESCRIPTION reg;
+	DAT_LMR_HANDLE lmr;
+	DAT_LMR_CONTEXT lc;
+	DAT_RMR_CONTEXT rc;
+	DAT_VLEN len;
+	DAT_VADDR va;
+	struct side s;
+	void *p;
+
+	if (getuid() == 0) {
+		KTAP_EXPECT(!setrlimit(RLIMIT_MEMLOCK, &rl));
+		KTAP_EXPECT(!setgid(65534) && !setuid(65534));
+	} else if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur > (1 << 20)) {
+		ktap_skip("not root, and RLIMIT_MEMLOCK is not small");
+	}
+	side_open(&s, NULL);
+	p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	KTAP_EXPECT(p != MAP_FAILED);
+	reg.for_va = p;
+	EXPECT_DAT(dat_lmr_create(s.ia, DAT_MEM_TYPE_VIRTUAL, reg, 1 << 20,
+				  s.pz, DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA,
+				  &lmr, &lc, &rc, &len, &va),
+		   DAT_INSUFFICIENT_RESOURCES);
+	/* Nothing stayed pinned: the whole limit is still there. */
+	OK(dat_lmr_create(s.ia, DAT_MEM_TYPE_VIRTUAL, reg, 48 << 10, s.pz,
+			  DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &lmr, &lc, &rc,
+			  &len, &va));
+	OK(dat_lmr_free(lmr));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+static const struct ktap_case cases[] = {
+	KTAP_CASE(test_connect_accept),
+	KTAP_CASE(test_connect_reject),
+	KTAP_CASE(test_connect_unreachable),
+	KTAP_CASE(test_send_recv_sizes),
+	KTAP_CASE(test_recv_iov_fill_order),
+	KTAP_CASE(test_recv_too_small),
+	KTAP_CASE(test_rdma_write_read),
+	KTAP_CASE(test_iov_checks),
+	KTAP_CASE(test_foreign_lmr),
+	KTAP_CASE(test_completion_flags),
+	KTAP_CASE(test_post_states),
+	KTAP_CASE(test_disconnected_flush),
+	KTAP_CASE(test_too_many_outstanding),
+	KTAP_CASE(test_free_in_use),
+	KTAP_CASE(test_evd_overflow),
+	KTAP_CASE(test_two_processes),
+	KTAP_CASE(test_lmr_memlock),
+};
+
+int main(void)
+{
+	const char *dev = getenv("KDAT_TEST_DEV");
+	const char *port = getenv("KDAT_TEST_PORT");
+	const char *ip = getenv("KDAT_TEST_IP");
+
+	if (access("/dev/kdat", R_OK | W_OK)) {
+		printf("1..0 # SKIP no /dev/kdat (kdat.ko not loaded)\n");
+		return KSFT_SKIP;
+	}
+	if (!dev || !ip) {
+		printf("1..0 # SKIP set KDAT_TEST_DEV and KDAT_TEST_IP "
+		       "(an RDMA device and its IPv4 address)\n");
+		return KSFT_SKIP;
+	}
+	snprintf(ia_name, sizeof(ia_name), "%s:%s", dev, port ? port : "1");
+	peer_addr.sin_family = AF_INET;
+	if (inet_pton(AF_INET, ip, &peer_addr.sin_addr) != 1) {
+		printf("1..0 # SKIP KDAT_TEST_IP=%s is not IPv4\n", ip);
+		return KSFT_SKIP;
+	}
+	return ktap_run(cases, sizeof(cases) / sizeof(cases[0]));
+}

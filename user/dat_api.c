@@ -1,0 +1,1185 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * libdat: the DAT 2.0 consumer API on /dev/kdat.
+ *
+ * Every DAT handle points at an object that starts with a pointer to
+ * kdat's DAT_PROVIDER, as the DAT 2.0 ABI requires of providers. An IA owns
+ * an open file of /dev/kdat; every object created under it lives in that
+ * file and is named in the kernel by a 32-bit handle. Events name kernel
+ * handles; a per-IA table maps them back to the DAT handles.
+ *
+ * DAT return codes: the kernel answers with the errno of the uapi table,
+ * which maps one to one onto DAT's major codes (dat_from_errno()). The
+ * checks on DTO arguments are the kernel's; libdat does not second-guess
+ * them, so a DAT code decided in the kernel reaches the caller unchanged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <dat2/udat.h>
+#include <dat2/dat_registry.h>
+
+#include "kdat_lowlevel.h"
+
+#define LIBDAT_API __attribute__((visibility("default")))
+
+/* The uapi mirrors these DAT values; libdat passes them through. */
+_Static_assert((int)KDAT_EVENT_DTO_COMPLETION == (int)DAT_DTO_COMPLETION_EVENT, "");
+_Static_assert(KDAT_EVENT_CONNECTION_REQUEST == DAT_CONNECTION_REQUEST_EVENT,
+	       "");
+_Static_assert((int)KDAT_EVENT_CONNECTION_ESTABLISHED == (int)DAT_CONNECTION_EVENT_ESTABLISHED, "");
+_Static_assert((int)KDAT_EVENT_CONNECTION_UNREACHABLE == (int)DAT_CONNECTION_EVENT_UNREACHABLE, "");
+_Static_assert(KDAT_EVENT_ASYNC_EVD_OVERFLOW == DAT_ASYNC_ERROR_EVD_OVERFLOW,
+	       "");
+_Static_assert((int)KDAT_EVENT_ASYNC_EP_BROKEN == (int)DAT_ASYNC_ERROR_EP_BROKEN, "");
+_Static_assert((int)KDAT_DTO_ERR_FLUSHED == (int)DAT_DTO_ERR_FLUSHED, "");
+_Static_assert((int)KDAT_DTO_ERR_LOCAL_LENGTH == (int)DAT_DTO_LENGTH_ERROR, "");
+_Static_assert((int)KDAT_DTO_ERR_RECEIVER_NOT_READY == (int)DAT_DTO_ERR_RECEIVER_NOT_READY, "");
+_Static_assert((int)KDAT_DTO_SEND == (int)DAT_DTO_SEND, "");
+_Static_assert((int)KDAT_DTO_RDMA_WRITE == (int)DAT_DTO_RDMA_WRITE, "");
+_Static_assert((int)KDAT_DTO_RDMA_READ == (int)DAT_DTO_RDMA_READ, "");
+_Static_assert((int)KDAT_DTO_RECEIVE == (int)DAT_DTO_RECEIVE, "");
+_Static_assert((int)KDAT_COMPLETION_SUPPRESS == (int)DAT_COMPLETION_SUPPRESS_FLAG, "");
+_Static_assert((int)KDAT_COMPLETION_SOLICITED_WAIT == (int)DAT_COMPLETION_SOLICITED_WAIT_FLAG, "");
+_Static_assert(KDAT_COMPLETION_UNSIGNALLED == DAT_COMPLETION_UNSIGNALLED_FLAG,
+	       "");
+_Static_assert((int)KDAT_COMPLETION_BARRIER_FENCE == (int)DAT_COMPLETION_BARRIER_FENCE_FLAG, "");
+_Static_assert((int)KDAT_MEM_PRIV_ALL == (int)DAT_MEM_PRIV_ALL_FLAG, "");
+_Static_assert(KDAT_MEM_PRIV_REMOTE_WRITE == DAT_MEM_PRIV_REMOTE_WRITE_FLAG,
+	       "");
+_Static_assert((int)KDAT_EVD_DTO == (int)DAT_EVD_DTO_FLAG, "");
+_Static_assert((int)KDAT_EVD_CR == (int)DAT_EVD_CR_FLAG, "");
+_Static_assert((int)KDAT_EVD_CONNECTION == (int)DAT_EVD_CONNECTION_FLAG, "");
+_Static_assert((int)KDAT_EVD_ASYNC == (int)DAT_EVD_ASYNC_FLAG, "");
+_Static_assert((int)KDAT_CLOSE_GRACEFUL == (int)DAT_CLOSE_GRACEFUL_FLAG, "");
+
+static DAT_PROVIDER kdat_provider = {
+	.device_name = "kdat",
+};
+
+struct kd_ia;
+
+/* The head of every object a DAT handle points at. */
+struct kd_obj {
+	DAT_PROVIDER *provider;		/* first, as the DAT ABI requires */
+	DAT_HANDLE_TYPE type;
+	DAT_CONTEXT context;
+	struct kd_ia *ia;
+	uint32_t kh;			/* kernel handle */
+	struct kd_obj *hnext;		/* in ia->table */
+};
+
+#define KD_TABLE_SIZE 256
+
+struct kd_ia {
+	struct kd_obj obj;
+	int fd;
+	uint32_t port;
+	char name[KDAT_NAME_MAX];
+	DAT_EVD_HANDLE async_evd;
+	pthread_mutex_t lock;		/* the table */
+	struct kd_obj *table[KD_TABLE_SIZE];
+};
+
+struct kd_pz {
+	struct kd_obj obj;
+};
+
+struct kd_lmr {
+	struct kd_obj obj;
+	struct kd_pz *pz;
+	DAT_VADDR addr;
+	DAT_VLEN length;
+	DAT_MEM_PRIV_FLAGS priv;
+	DAT_LMR_CONTEXT lmr_context;
+	DAT_RMR_CONTEXT rmr_context;
+};
+
+struct kd_evd {
+	struct kd_obj obj;
+	DAT_COUNT qlen;
+	DAT_EVD_FLAGS flags;
+};
+
+struct kd_ep {
+	struct kd_obj obj;
+	struct kd_pz *pz;
+	struct kd_evd *recv_evd, *req_evd, *conn_evd;
+	DAT_EP_ATTR attr;
+	unsigned char pdata[KDAT_PRIVATE_DATA_BUF];
+	struct sockaddr_storage remote;
+};
+
+struct kd_psp {
+	struct kd_obj obj;
+	struct kd_evd *evd;
+	DAT_CONN_QUAL conn_qual;
+};
+
+struct kd_cr {
+	struct kd_obj obj;
+	struct kd_psp *psp;
+	DAT_CONN_QUAL conn_qual;
+	struct sockaddr_storage remote;
+	DAT_COUNT pdata_len;
+	unsigned char pdata[KDAT_PRIVATE_DATA_BUF];
+};
+
+/* errno of the uapi table -> DAT return code */
+static DAT_RETURN dat_from_errno(int err)
+{
+	switch (err) {
+	case 0:
+		return DAT_SUCCESS;
+	case EBADF:
+		return DAT_INVALID_HANDLE;
+	case EBUSY:
+		return DAT_INVALID_STATE;
+	case ENOMEM:
+	case ENOSPC:
+		return DAT_INSUFFICIENT_RESOURCES;
+	case EACCES:
+		return DAT_PRIVILEGES_VIOLATION;
+	case EPERM:
+		return DAT_PROTECTION_VIOLATION;
+	case EMSGSIZE:
+		return DAT_LENGTH_ERROR;
+	case EAGAIN:
+		return DAT_QUEUE_EMPTY;
+	case ETIMEDOUT:
+		return DAT_TIMEOUT_EXPIRED;
+	case EINTR:
+		return DAT_INTERRUPTED_CALL;
+	case EADDRINUSE:
+		return DAT_CONN_QUAL_IN_USE;
+	case EADDRNOTAVAIL:
+		return DAT_INVALID_ADDRESS;
+	case EOPNOTSUPP:
+		return DAT_NOT_IMPLEMENTED;
+	case ENODEV:
+		return DAT_INVALID_STATE;
+	default:
+		return DAT_INVALID_PARAMETER;
+	}
+}
+
+static DAT_RETURN kd_ioctl(struct kd_ia *ia, unsigned long cmd, void *arg)
+{
+	if (ioctl(ia->fd, cmd, arg))
+		return dat_from_errno(errno);
+	return DAT_SUCCESS;
+}
+
+static void kd_table_add(struct kd_ia *ia, struct kd_obj *o)
+{
+	struct kd_obj **b = &ia->table[o->kh % KD_TABLE_SIZE];
+
+	pthread_mutex_lock(&ia->lock);
+	o->hnext = *b;
+	*b = o;
+	pthread_mutex_unlock(&ia->lock);
+}
+
+static void kd_table_del(struct kd_ia *ia, struct kd_obj *o)
+{
+	struct kd_obj **p;
+
+	pthread_mutex_lock(&ia->lock);
+	for (p = &ia->table[o->kh % KD_TABLE_SIZE]; *p; p = &(*p)->hnext) {
+		if (*p == o) {
+			*p = o->hnext;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ia->lock);
+}
+
+static struct kd_obj *kd_table_find(struct kd_ia *ia, uint32_t kh)
+{
+	struct kd_obj *o;
+
+	pthread_mutex_lock(&ia->lock);
+	for (o = ia->table[kh % KD_TABLE_SIZE]; o; o = o->hnext)
+		if (o->kh == kh)
+			break;
+	pthread_mutex_unlock(&ia->lock);
+	return o;
+}
+
+static void kd_obj_init(struct kd_obj *o, struct kd_ia *ia,
+			DAT_HANDLE_TYPE type, uint32_t kh)
+{
+	o->provider = &kdat_provider;
+	o->type = type;
+	o->ia = ia;
+	o->kh = kh;
+	kd_table_add(ia, o);
+}
+
+/* Is @h one of ours, of @type? */
+static bool kd_check(const void *h, DAT_HANDLE_TYPE type)
+{
+	const struct kd_obj *o = h;
+
+	return o && o->provider == &kdat_provider && o->type == type;
+}
+
+static DAT_RETURN kd_destroy(struct kd_obj *o)
+{
+	struct kdat_destroy d = { .size = sizeof(d), .handle = o->kh };
+	DAT_RETURN ret;
+
+	ret = kd_ioctl(o->ia, KDAT_IOCTL_DESTROY, &d);
+	if (ret == DAT_SUCCESS) {
+		kd_table_del(o->ia, o);
+		o->provider = NULL;	/* a stale handle is refused */
+		free(o);
+	}
+	return ret;
+}
+
+/*
+ * IA names: "kdat-<device>-<port>" (what scripts/kdat-datconf writes),
+ * "<device>:<port>", or "<device>" for port 1.
+ */
+static int kd_parse_name(const char *name, char *dev, uint32_t *port)
+{
+	const char *p = name, *sep;
+	size_t len;
+
+	*port = 1;
+	if (!strncmp(p, "kdat-", 5)) {
+		p += 5;
+		sep = strrchr(p, '-');
+	} else {
+		sep = strrchr(p, ':');
+	}
+	len = sep ? (size_t)(sep - p) : strlen(p);
+	if (!len || len >= KDAT_NAME_MAX)
+		return -1;
+	memcpy(dev, p, len);
+	dev[len] = '\0';
+	if (sep) {
+		char *end;
+
+		*port = strtoul(sep + 1, &end, 10);
+		if (*end || !*port)
+			return -1;
+	}
+	return 0;
+}
+
+LIBDAT_API DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle,
+				     DAT_COUNT qlen, DAT_CNO_HANDLE cno,
+				     DAT_EVD_FLAGS flags,
+				     DAT_EVD_HANDLE *evd_handle);
+
+LIBDAT_API DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name,
+				   DAT_COUNT async_evd_qlen,
+				   DAT_EVD_HANDLE *async_evd_handle,
+				   DAT_IA_HANDLE *ia_handle,
+				   DAT_UINT32 major, DAT_UINT32 minor,
+				   DAT_BOOLEAN thread_safety)
+{
+	char dev[KDAT_NAME_MAX];
+	struct kd_ia *ia;
+	uint32_t port, kh;
+	int fd, ret;
+
+	(void)minor;
+	(void)thread_safety;
+	if (!name || !ia_handle)
+		return DAT_INVALID_PARAMETER;
+	if (major != DAT_VERSION_MAJOR)
+		return DAT_PROVIDER_NOT_FOUND;
+	if (kd_parse_name(name, dev, &port))
+		return DAT_PROVIDER_NOT_FOUND;
+	fd = kdat_open();
+	if (fd < 0)
+		return DAT_PROVIDER_NOT_FOUND;
+	ret = kdat_ia_open(fd, dev, port, &kh);
+	if (ret) {
+		close(fd);
+		return ret == -ENODEV || ret == -EINVAL ?
+			DAT_PROVIDER_NOT_FOUND : dat_from_errno(-ret);
+	}
+	ia = calloc(1, sizeof(*ia));
+	if (!ia) {
+		close(fd);
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
+	ia->fd = fd;
+	ia->port = port;
+	strcpy(ia->name, dev);
+	pthread_mutex_init(&ia->lock, NULL);
+	kd_obj_init(&ia->obj, ia, DAT_HANDLE_TYPE_IA, kh);
+
+	if (async_evd_handle) {
+		if (*async_evd_handle == DAT_HANDLE_NULL) {
+			DAT_RETURN r;
+
+			r = dat_evd_create(ia, async_evd_qlen > 0 ?
+					   async_evd_qlen : 8,
+					   DAT_HANDLE_NULL, DAT_EVD_ASYNC_FLAG,
+					   async_evd_handle);
+			if (r != DAT_SUCCESS) {
+				close(fd);
+				free(ia);
+				return r;
+			}
+		}
+		ia->async_evd = *async_evd_handle;
+	}
+	*ia_handle = ia;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia_handle,
+				   DAT_CLOSE_FLAGS flags)
+{
+	struct kd_ia *ia = ia_handle;
+	int i;
+
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
+		return DAT_INVALID_HANDLE;
+	if (flags != DAT_CLOSE_ABRUPT_FLAG && flags != DAT_CLOSE_GRACEFUL_FLAG)
+		return DAT_INVALID_PARAMETER;
+	/*
+	 * Graceful: only when nothing but the async EVD is left (DAT says
+	 * DAT_INVALID_STATE otherwise). Abrupt: closing the file tears
+	 * everything down in the kernel.
+	 */
+	if (flags == DAT_CLOSE_GRACEFUL_FLAG) {
+		for (i = 0; i < KD_TABLE_SIZE; i++) {
+			struct kd_obj *o;
+
+			for (o = ia->table[i]; o; o = o->hnext)
+				if (o != &ia->obj &&
+				    o != (struct kd_obj *)ia->async_evd)
+					return DAT_INVALID_STATE;
+		}
+	}
+	for (i = 0; i < KD_TABLE_SIZE; i++) {
+		while (ia->table[i]) {
+			struct kd_obj *o = ia->table[i];
+
+			ia->table[i] = o->hnext;
+			o->provider = NULL;
+			if (o != &ia->obj)
+				free(o);
+		}
+	}
+	close(ia->fd);
+	pthread_mutex_destroy(&ia->lock);
+	free(ia);
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_pz_create(DAT_IA_HANDLE ia_handle,
+				    DAT_PZ_HANDLE *pz_handle)
+{
+	struct kdat_pz_create c = { .size = sizeof(c) };
+	struct kd_ia *ia = ia_handle;
+	struct kd_pz *pz;
+	DAT_RETURN ret;
+
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
+		return DAT_INVALID_HANDLE;
+	if (!pz_handle)
+		return DAT_INVALID_PARAMETER;
+	c.ia_handle = ia->obj.kh;
+	ret = kd_ioctl(ia, KDAT_IOCTL_PZ_CREATE, &c);
+	if (ret)
+		return ret;
+	pz = calloc(1, sizeof(*pz));
+	if (!pz) {
+		struct kdat_destroy d = { sizeof(d), c.out_pz_handle };
+
+		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
+	kd_obj_init(&pz->obj, ia, DAT_HANDLE_TYPE_PZ, c.out_pz_handle);
+	*pz_handle = pz;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_pz_free(DAT_PZ_HANDLE pz_handle)
+{
+	if (!kd_check(pz_handle, DAT_HANDLE_TYPE_PZ))
+		return DAT_INVALID_HANDLE;
+	return kd_destroy(pz_handle);
+}
+
+LIBDAT_API DAT_RETURN dat_lmr_create(DAT_IA_HANDLE ia_handle,
+				     DAT_MEM_TYPE mem_type,
+				     DAT_REGION_DESCRIPTION region,
+				     DAT_VLEN length, DAT_PZ_HANDLE pz_handle,
+				     DAT_MEM_PRIV_FLAGS privileges,
+				     DAT_VA_TYPE va_type,
+				     DAT_LMR_HANDLE *lmr_handle,
+				     DAT_LMR_CONTEXT *lmr_context,
+				     DAT_RMR_CONTEXT *rmr_context,
+				     DAT_VLEN *registered_length,
+				     DAT_VADDR *registered_address)
+{
+	struct kdat_lmr_create c = { .size = sizeof(c) };
+	struct kd_ia *ia = ia_handle;
+	struct kd_pz *pz = pz_handle;
+	struct kd_lmr *lmr;
+	DAT_RETURN ret;
+
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
+		return DAT_INVALID_HANDLE;
+	if (!kd_check(pz, DAT_HANDLE_TYPE_PZ) || pz->obj.ia != ia)
+		return DAT_INVALID_HANDLE;
+	if (mem_type != DAT_MEM_TYPE_VIRTUAL)
+		return DAT_NOT_IMPLEMENTED;
+	if (va_type != DAT_VA_TYPE_VA)
+		return DAT_INVALID_PARAMETER;
+	if (!lmr_handle)
+		return DAT_INVALID_PARAMETER;
+	c.pz_handle = pz->obj.kh;
+	c.addr = (uintptr_t)region.for_va;
+	c.length = length;
+	c.mem_priv = privileges;
+	ret = kd_ioctl(ia, KDAT_IOCTL_LMR_CREATE, &c);
+	if (ret)
+		return ret;
+	lmr = calloc(1, sizeof(*lmr));
+	if (!lmr) {
+		struct kdat_destroy d = { sizeof(d), c.out_lmr_handle };
+
+		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
+	lmr->pz = pz;
+	lmr->addr = c.addr;
+	lmr->length = length;
+	lmr->priv = privileges;
+	lmr->lmr_context = c.out_lmr_context;
+	lmr->rmr_context = c.out_rmr_context;
+	kd_obj_init(&lmr->obj, ia, DAT_HANDLE_TYPE_LMR, c.out_lmr_handle);
+	*lmr_handle = lmr;
+	if (lmr_context)
+		*lmr_context = lmr->lmr_context;
+	if (rmr_context)
+		*rmr_context = lmr->rmr_context;
+	if (registered_length)
+		*registered_length = length;
+	if (registered_address)
+		*registered_address = c.addr;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_lmr_free(DAT_LMR_HANDLE lmr_handle)
+{
+	if (!kd_check(lmr_handle, DAT_HANDLE_TYPE_LMR))
+		return DAT_INVALID_HANDLE;
+	return kd_destroy(lmr_handle);
+}
+
+LIBDAT_API DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle,
+				     DAT_COUNT qlen, DAT_CNO_HANDLE cno,
+				     DAT_EVD_FLAGS flags,
+				     DAT_EVD_HANDLE *evd_handle)
+{
+	struct kdat_evd_create c = { .size = sizeof(c) };
+	struct kd_ia *ia = ia_handle;
+	struct kd_evd *evd;
+	DAT_RETURN ret;
+
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
+		return DAT_INVALID_HANDLE;
+	if (cno != DAT_HANDLE_NULL)
+		return DAT_NOT_IMPLEMENTED;
+	if (qlen <= 0 || !evd_handle)
+		return DAT_INVALID_PARAMETER;
+	c.ia_handle = ia->obj.kh;
+	c.qlen = qlen;
+	c.evd_flags = flags;
+	ret = kd_ioctl(ia, KDAT_IOCTL_EVD_CREATE, &c);
+	if (ret)
+		return ret;
+	evd = calloc(1, sizeof(*evd));
+	if (!evd) {
+		struct kdat_destroy d = { sizeof(d), c.out_evd_handle };
+
+		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
+	evd->qlen = c.out_qlen;
+	evd->flags = flags;
+	kd_obj_init(&evd->obj, ia, DAT_HANDLE_TYPE_EVD, c.out_evd_handle);
+	*evd_handle = evd;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd_handle)
+{
+	struct kd_evd *evd = evd_handle;
+
+	if (!kd_check(evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (evd->obj.ia->async_evd == evd_handle)
+		evd->obj.ia->async_evd = DAT_HANDLE_NULL;
+	return kd_destroy(&evd->obj);
+}
+
+static void kd_sockaddr_from_kdat(const struct kdat_sockaddr *k,
+				  struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (k->family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = k->port;
+		memcpy(&sin->sin_addr, k->addr, 4);
+	} else if (k->family == AF_INET6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = k->port;
+		sin6->sin6_scope_id = k->scope_id;
+		memcpy(&sin6->sin6_addr, k->addr, 16);
+	}
+}
+
+static DAT_RETURN kd_ep_fetch(struct kd_ep *ep, struct kdat_ep_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->ep_handle = ep->obj.kh;
+	return kd_ioctl(ep->obj.ia, KDAT_IOCTL_EP_QUERY, q);
+}
+
+/* A kernel event as a DAT event. */
+static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
+			   DAT_EVENT *ev)
+{
+	struct kd_ia *ia = evd->obj.ia;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->event_number = k->event_number;
+	ev->evd_handle = evd;
+	switch (k->event_number) {
+	case KDAT_EVENT_DTO_COMPLETION: {
+		DAT_DTO_COMPLETION_EVENT_DATA *d =
+			&ev->event_data.dto_completion_event_data;
+
+		d->ep_handle = (DAT_EP_HANDLE)kd_table_find(ia, k->handle);
+		d->user_cookie.as_64 = k->cookie;
+		d->status = k->status;
+		d->transfered_length = k->transferred_length;
+		d->operation = k->operation;
+		break;
+	}
+	case KDAT_EVENT_CONNECTION_REQUEST: {
+		DAT_CR_ARRIVAL_EVENT_DATA *d =
+			&ev->event_data.cr_arrival_event_data;
+		struct kdat_cr_query q = { .size = sizeof(q),
+					   .cr_handle = k->cr_handle };
+		struct kd_psp *psp;
+		struct kd_cr *cr;
+
+		psp = (struct kd_psp *)kd_table_find(ia, k->handle);
+		cr = calloc(1, sizeof(*cr));
+		if (!cr)
+			return DAT_INSUFFICIENT_RESOURCES;
+		if (kd_ioctl(ia, KDAT_IOCTL_CR_QUERY, &q) == DAT_SUCCESS) {
+			cr->pdata_len = q.private_data_len;
+			memcpy(cr->pdata, q.private_data, sizeof(cr->pdata));
+			kd_sockaddr_from_kdat(&q.remote, &cr->remote);
+		}
+		cr->psp = psp;
+		cr->conn_qual = k->conn_qual;
+		kd_obj_init(&cr->obj, ia, DAT_HANDLE_TYPE_CR, k->cr_handle);
+		d->sp_handle.psp_handle = psp;
+		d->conn_qual = k->conn_qual;
+		d->cr_handle = cr;
+		break;
+	}
+	case KDAT_EVENT_ASYNC_EVD_OVERFLOW:
+		ev->event_data.asynch_error_event_data.dat_handle = evd;
+		break;
+	default:
+		if ((k->event_number & 0xff000) == 0x04000) {
+			DAT_CONNECTION_EVENT_DATA *d =
+				&ev->event_data.connect_event_data;
+			struct kd_ep *ep;
+
+			ep = (struct kd_ep *)kd_table_find(ia, k->handle);
+			d->ep_handle = ep;
+			if (ep && k->private_data_len) {
+				struct kdat_ep_query q;
+
+				if (kd_ep_fetch(ep, &q) == DAT_SUCCESS) {
+					memcpy(ep->pdata, q.private_data,
+					       sizeof(ep->pdata));
+					d->private_data_size =
+						q.private_data_len;
+					d->private_data = ep->pdata;
+				}
+			}
+		}
+		break;
+	}
+	return DAT_SUCCESS;
+}
+
+static DAT_RETURN kd_evd_take(struct kd_evd *evd, DAT_COUNT threshold,
+			      DAT_TIMEOUT timeout, DAT_EVENT *event,
+			      DAT_COUNT *nmore)
+{
+	struct kdat_event k;
+	struct kdat_evd_wait w = {
+		.size = sizeof(w),
+		.evd_handle = evd->obj.kh,
+		.threshold = threshold,
+		.max_events = 1,
+		.timeout_us = timeout == DAT_TIMEOUT_INFINITE ?
+			KDAT_WAIT_FOREVER : timeout,
+		.events = (uintptr_t)&k,
+	};
+	DAT_RETURN ret;
+
+	ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_WAIT, &w);
+	if (ret)
+		return ret;
+	if (nmore)
+		*nmore = w.out_nmore;
+	return kd_event(evd, &k, event);
+}
+
+LIBDAT_API DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd_handle,
+				      DAT_EVENT *event)
+{
+	if (!kd_check(evd_handle, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (!event)
+		return DAT_INVALID_PARAMETER;
+	return kd_evd_take(evd_handle, 0, 0, event, NULL);
+}
+
+LIBDAT_API DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd_handle,
+				   DAT_TIMEOUT timeout, DAT_COUNT threshold,
+				   DAT_EVENT *event, DAT_COUNT *nmore)
+{
+	struct kd_evd *evd = evd_handle;
+
+	if (!kd_check(evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (!event || threshold <= 0 || threshold > evd->qlen)
+		return DAT_INVALID_PARAMETER;
+	return kd_evd_take(evd, threshold, timeout, event, nmore);
+}
+
+LIBDAT_API DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia_handle,
+				    DAT_PZ_HANDLE pz_handle,
+				    DAT_EVD_HANDLE recv_evd,
+				    DAT_EVD_HANDLE request_evd,
+				    DAT_EVD_HANDLE connect_evd,
+				    const DAT_EP_ATTR *attr,
+				    DAT_EP_HANDLE *ep_handle)
+{
+	struct kdat_ep_create c = { .size = sizeof(c) };
+	struct kd_ia *ia = ia_handle;
+	struct kd_ep *ep;
+	DAT_RETURN ret;
+
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
+		return DAT_INVALID_HANDLE;
+	if (!kd_check(pz_handle, DAT_HANDLE_TYPE_PZ) ||
+	    !kd_check(recv_evd, DAT_HANDLE_TYPE_EVD) ||
+	    !kd_check(request_evd, DAT_HANDLE_TYPE_EVD) ||
+	    !kd_check(connect_evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (!ep_handle)
+		return DAT_INVALID_PARAMETER;
+	c.pz_handle = ((struct kd_obj *)pz_handle)->kh;
+	c.recv_evd_handle = ((struct kd_obj *)recv_evd)->kh;
+	c.request_evd_handle = ((struct kd_obj *)request_evd)->kh;
+	c.connect_evd_handle = ((struct kd_obj *)connect_evd)->kh;
+	if (attr) {
+		if (attr->service_type != DAT_SERVICE_TYPE_RC)
+			return DAT_MODEL_NOT_SUPPORTED;
+		c.attr.max_recv_dtos = attr->max_recv_dtos;
+		c.attr.max_request_dtos = attr->max_request_dtos;
+		c.attr.max_recv_iov = attr->max_recv_iov;
+		c.attr.max_request_iov = attr->max_request_iov;
+		c.attr.max_rdma_read_in = attr->max_rdma_read_in;
+		c.attr.max_rdma_read_out = attr->max_rdma_read_out;
+		c.attr.recv_completion_flags = attr->recv_completion_flags;
+		c.attr.request_completion_flags =
+			attr->request_completion_flags;
+	} else {
+		c.attr.max_recv_dtos = 16;
+		c.attr.max_request_dtos = 16;
+		c.attr.max_recv_iov = 1;
+		c.attr.max_request_iov = 1;
+		c.attr.max_rdma_read_in = 4;
+		c.attr.max_rdma_read_out = 4;
+	}
+	ret = kd_ioctl(ia, KDAT_IOCTL_EP_CREATE, &c);
+	if (ret)
+		return ret;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep) {
+		struct kdat_destroy d = { sizeof(d), c.out_ep_handle };
+
+		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
+	ep->pz = pz_handle;
+	ep->recv_evd = recv_evd;
+	ep->req_evd = request_evd;
+	ep->conn_evd = connect_evd;
+	ep->attr.service_type = DAT_SERVICE_TYPE_RC;
+	ep->attr.max_message_size = 1U << 31;
+	ep->attr.max_rdma_size = 1U << 31;
+	ep->attr.qos = DAT_QOS_BEST_EFFORT;
+	ep->attr.max_recv_dtos = c.attr.max_recv_dtos;
+	ep->attr.max_request_dtos = c.attr.max_request_dtos;
+	ep->attr.max_recv_iov = c.attr.max_recv_iov;
+	ep->attr.max_request_iov = c.attr.max_request_iov;
+	ep->attr.max_rdma_read_in = c.attr.max_rdma_read_in;
+	ep->attr.max_rdma_read_out = c.attr.max_rdma_read_out;
+	ep->attr.max_rdma_read_iov = c.attr.max_request_iov;
+	ep->attr.max_rdma_write_iov = c.attr.max_request_iov;
+	ep->attr.recv_completion_flags = c.attr.recv_completion_flags;
+	ep->attr.request_completion_flags = c.attr.request_completion_flags;
+	kd_obj_init(&ep->obj, ia, DAT_HANDLE_TYPE_EP, c.out_ep_handle);
+	*ep_handle = ep;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_ep_free(DAT_EP_HANDLE ep_handle)
+{
+	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	return kd_destroy(ep_handle);
+}
+
+static DAT_EP_STATE kd_ep_state(uint32_t s)
+{
+	switch (s) {
+	case KDAT_EP_STATE_UNCONNECTED:
+		return DAT_EP_STATE_UNCONNECTED;
+	case KDAT_EP_STATE_RESERVED:
+		return DAT_EP_STATE_RESERVED;
+	case KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING:
+		return DAT_EP_STATE_PASSIVE_CONNECTION_PENDING;
+	case KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING:
+		return DAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
+	case KDAT_EP_STATE_TENTATIVE_CONNECTION_PENDING:
+		return DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING;
+	case KDAT_EP_STATE_CONNECTED:
+		return DAT_EP_STATE_CONNECTED;
+	case KDAT_EP_STATE_DISCONNECT_PENDING:
+		return DAT_EP_STATE_DISCONNECT_PENDING;
+	case KDAT_EP_STATE_COMPLETION_PENDING:
+		return DAT_EP_STATE_COMPLETION_PENDING;
+	default:
+		return DAT_EP_STATE_DISCONNECTED;
+	}
+}
+
+LIBDAT_API DAT_RETURN dat_ep_get_status(DAT_EP_HANDLE ep_handle,
+					DAT_EP_STATE *state,
+					DAT_BOOLEAN *recv_idle,
+					DAT_BOOLEAN *request_idle)
+{
+	struct kdat_ep_query q;
+	DAT_RETURN ret;
+
+	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	ret = kd_ep_fetch(ep_handle, &q);
+	if (ret)
+		return ret;
+	if (state)
+		*state = kd_ep_state(q.state);
+	if (recv_idle)
+		*recv_idle = !q.out_recv_posted;
+	if (request_idle)
+		*request_idle = !q.out_request_posted;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_ep_query(DAT_EP_HANDLE ep_handle,
+				   DAT_EP_PARAM_MASK mask,
+				   DAT_EP_PARAM *param)
+{
+	struct kd_ep *ep = ep_handle;
+	struct kdat_ep_query q;
+	DAT_RETURN ret;
+
+	(void)mask;
+	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	if (!param)
+		return DAT_INVALID_PARAMETER;
+	ret = kd_ep_fetch(ep, &q);
+	if (ret)
+		return ret;
+	memset(param, 0, sizeof(*param));
+	param->ia_handle = ep->obj.ia;
+	param->ep_state = kd_ep_state(q.state);
+	kd_sockaddr_from_kdat(&q.remote, &ep->remote);
+	param->remote_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ep->remote;
+	param->remote_port_qual = ntohs(q.remote.port);
+	param->pz_handle = ep->pz;
+	param->recv_evd_handle = ep->recv_evd;
+	param->request_evd_handle = ep->req_evd;
+	param->connect_evd_handle = ep->conn_evd;
+	param->ep_attr = ep->attr;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep_handle,
+				     DAT_IA_ADDRESS_PTR remote,
+				     DAT_CONN_QUAL conn_qual,
+				     DAT_TIMEOUT timeout,
+				     DAT_COUNT pdata_size,
+				     const DAT_PVOID pdata, DAT_QOS qos,
+				     DAT_CONNECT_FLAGS flags)
+{
+	struct kdat_ep_connect c = { .size = sizeof(c) };
+	struct kd_ep *ep = ep_handle;
+
+	(void)qos;
+	(void)flags;
+	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	if (!remote || pdata_size < 0 || (pdata_size && !pdata))
+		return DAT_INVALID_PARAMETER;
+	if (pdata_size > KDAT_MAX_PRIVATE_DATA)
+		return DAT_INVALID_PARAMETER;
+	if (remote->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)remote;
+
+		c.remote.family = AF_INET;
+		memcpy(c.remote.addr, &sin->sin_addr, 4);
+	} else if (remote->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const void *)remote;
+
+		c.remote.family = AF_INET6;
+		c.remote.scope_id = sin6->sin6_scope_id;
+		memcpy(c.remote.addr, &sin6->sin6_addr, 16);
+	} else {
+		return DAT_INVALID_ADDRESS;
+	}
+	c.ep_handle = ep->obj.kh;
+	c.conn_qual = conn_qual;
+	c.timeout_us = timeout == DAT_TIMEOUT_INFINITE ? KDAT_WAIT_FOREVER :
+							 timeout;
+	c.private_data = (uintptr_t)pdata;
+	c.private_data_len = pdata_size;
+	return kd_ioctl(ep->obj.ia, KDAT_IOCTL_EP_CONNECT, &c);
+}
+
+LIBDAT_API DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep_handle,
+					DAT_CLOSE_FLAGS flags)
+{
+	struct kdat_ep_handle_cmd c = { .size = sizeof(c) };
+	struct kd_ep *ep = ep_handle;
+
+	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	if (flags != DAT_CLOSE_ABRUPT_FLAG && flags != DAT_CLOSE_GRACEFUL_FLAG)
+		return DAT_INVALID_PARAMETER;
+	c.ep_handle = ep->obj.kh;
+	c.flags = flags;
+	return kd_ioctl(ep->obj.ia, KDAT_IOCTL_EP_DISCONNECT, &c);
+}
+
+LIBDAT_API DAT_RETURN dat_ep_reset(DAT_EP_HANDLE ep_handle)
+{
+	struct kdat_ep_handle_cmd c = { .size = sizeof(c) };
+	struct kd_ep *ep = ep_handle;
+
+	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	c.ep_handle = ep->obj.kh;
+	return kd_ioctl(ep->obj.ia, KDAT_IOCTL_EP_RESET, &c);
+}
+
+static DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op,
+			  DAT_COUNT num, const DAT_LMR_TRIPLET *iov,
+			  DAT_DTO_COOKIE cookie,
+			  const DAT_RMR_TRIPLET *remote,
+			  DAT_COMPLETION_FLAGS flags)
+{
+	struct kdat_lmr_triplet kiov[32];
+	struct kdat_post p = { .size = sizeof(p) };
+	struct kd_ep *ep = ep_handle;
+	DAT_COUNT i;
+
+	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	if (num < 0 || (num && !iov))
+		return DAT_INVALID_PARAMETER;
+	/* Over the EP's limit: the kernel refuses; so do we, cheaper. */
+	if ((size_t)num > sizeof(kiov) / sizeof(kiov[0]))
+		return DAT_INVALID_PARAMETER;
+	for (i = 0; i < num; i++) {
+		kiov[i].lmr_context = iov[i].lmr_context;
+		kiov[i].__pad = 0;
+		kiov[i].virtual_address = iov[i].virtual_address;
+		kiov[i].segment_length = iov[i].segment_length;
+	}
+	p.ep_handle = ep->obj.kh;
+	p.op = op;
+	p.completion_flags = flags;
+	p.num_segments = num;
+	p.iov = (uintptr_t)kiov;
+	p.cookie = cookie.as_64;
+	if (remote) {
+		p.remote.rmr_context = remote->rmr_context;
+		p.remote.target_address = remote->virtual_address;
+		p.remote.segment_length = remote->segment_length;
+	}
+	return kd_ioctl(ep->obj.ia, KDAT_IOCTL_POST, &p);
+}
+
+LIBDAT_API DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT num,
+				       DAT_LMR_TRIPLET *iov,
+				       DAT_DTO_COOKIE cookie,
+				       DAT_COMPLETION_FLAGS flags)
+{
+	return kd_post(ep, KDAT_DTO_SEND, num, iov, cookie, NULL, flags);
+}
+
+LIBDAT_API DAT_RETURN dat_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT num,
+				       DAT_LMR_TRIPLET *iov,
+				       DAT_DTO_COOKIE cookie,
+				       DAT_COMPLETION_FLAGS flags)
+{
+	return kd_post(ep, KDAT_DTO_RECEIVE, num, iov, cookie, NULL, flags);
+}
+
+LIBDAT_API DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT num,
+					    DAT_LMR_TRIPLET *iov,
+					    DAT_DTO_COOKIE cookie,
+					    const DAT_RMR_TRIPLET *remote,
+					    DAT_COMPLETION_FLAGS flags)
+{
+	if (!remote)
+		return DAT_INVALID_PARAMETER;
+	return kd_post(ep, KDAT_DTO_RDMA_READ, num, iov, cookie, remote,
+		       flags);
+}
+
+LIBDAT_API DAT_RETURN dat_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT num,
+					     DAT_LMR_TRIPLET *iov,
+					     DAT_DTO_COOKIE cookie,
+					     const DAT_RMR_TRIPLET *remote,
+					     DAT_COMPLETION_FLAGS flags)
+{
+	if (!remote)
+		return DAT_INVALID_PARAMETER;
+	return kd_post(ep, KDAT_DTO_RDMA_WRITE, num, iov, cookie, remote,
+		       flags);
+}
+
+LIBDAT_API DAT_RETURN dat_psp_create(DAT_IA_HANDLE ia_handle,
+				     DAT_CONN_QUAL conn_qual,
+				     DAT_EVD_HANDLE evd_handle,
+				     DAT_PSP_FLAGS flags,
+				     DAT_PSP_HANDLE *psp_handle)
+{
+	struct kdat_psp_create c = { .size = sizeof(c) };
+	struct kd_ia *ia = ia_handle;
+	struct kd_psp *psp;
+	DAT_RETURN ret;
+
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
+		return DAT_INVALID_HANDLE;
+	if (!kd_check(evd_handle, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (!psp_handle)
+		return DAT_INVALID_PARAMETER;
+	if (flags != DAT_PSP_CONSUMER_FLAG)
+		return DAT_NOT_IMPLEMENTED;
+	c.ia_handle = ia->obj.kh;
+	c.evd_handle = ((struct kd_obj *)evd_handle)->kh;
+	c.conn_qual = conn_qual;
+	ret = kd_ioctl(ia, KDAT_IOCTL_PSP_CREATE, &c);
+	if (ret)
+		return ret;
+	psp = calloc(1, sizeof(*psp));
+	if (!psp) {
+		struct kdat_destroy d = { sizeof(d), c.out_psp_handle };
+
+		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
+	psp->evd = evd_handle;
+	psp->conn_qual = conn_qual;
+	kd_obj_init(&psp->obj, ia, DAT_HANDLE_TYPE_PSP, c.out_psp_handle);
+	*psp_handle = psp;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_psp_free(DAT_PSP_HANDLE psp_handle)
+{
+	if (!kd_check(psp_handle, DAT_HANDLE_TYPE_PSP))
+		return DAT_INVALID_HANDLE;
+	return kd_destroy(psp_handle);
+}
+
+LIBDAT_API DAT_RETURN dat_cr_query(DAT_CR_HANDLE cr_handle,
+				   DAT_CR_PARAM_MASK mask,
+				   DAT_CR_PARAM *param)
+{
+	struct kd_cr *cr = cr_handle;
+
+	(void)mask;
+	if (!kd_check(cr, DAT_HANDLE_TYPE_CR))
+		return DAT_INVALID_HANDLE;
+	if (!param)
+		return DAT_INVALID_PARAMETER;
+	memset(param, 0, sizeof(*param));
+	param->remote_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&cr->remote;
+	param->remote_port_qual =
+		ntohs(((struct sockaddr_in *)&cr->remote)->sin_port);
+	param->private_data_size = cr->pdata_len;
+	param->private_data = cr->pdata;
+	param->local_ep_handle = DAT_HANDLE_NULL;
+	return DAT_SUCCESS;
+}
+
+/* A CR is used once: after accept or reject it is gone, whatever. */
+static DAT_RETURN kd_cr_reply(struct kd_cr *cr, unsigned long cmd,
+			      struct kd_ep *ep, DAT_COUNT pdata_size,
+			      const DAT_PVOID pdata)
+{
+	struct kdat_cr_reply c = { .size = sizeof(c) };
+	struct kd_ia *ia = cr->obj.ia;
+	DAT_RETURN ret;
+
+	if (pdata_size < 0 || pdata_size > KDAT_MAX_PRIVATE_DATA ||
+	    (pdata_size && !pdata))
+		return DAT_INVALID_PARAMETER;
+	c.cr_handle = cr->obj.kh;
+	c.ep_handle = ep ? ep->obj.kh : 0;
+	c.private_data = (uintptr_t)pdata;
+	c.private_data_len = pdata_size;
+	ret = kd_ioctl(ia, cmd, &c);
+	/* The kernel keeps the CR only when the EP was not ready. */
+	if (!(ep && DAT_GET_TYPE(ret) == DAT_INVALID_STATE)) {
+		kd_table_del(ia, &cr->obj);
+		cr->obj.provider = NULL;
+		free(cr);
+	}
+	return ret;
+}
+
+LIBDAT_API DAT_RETURN dat_cr_accept(DAT_CR_HANDLE cr_handle,
+				    DAT_EP_HANDLE ep_handle,
+				    DAT_COUNT pdata_size,
+				    const DAT_PVOID pdata)
+{
+	if (!kd_check(cr_handle, DAT_HANDLE_TYPE_CR))
+		return DAT_INVALID_HANDLE;
+	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	return kd_cr_reply(cr_handle, KDAT_IOCTL_CR_ACCEPT, ep_handle,
+			   pdata_size, pdata);
+}
+
+LIBDAT_API DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr_handle,
+				    DAT_COUNT pdata_size,
+				    const DAT_PVOID pdata)
+{
+	if (!kd_check(cr_handle, DAT_HANDLE_TYPE_CR))
+		return DAT_INVALID_HANDLE;
+	return kd_cr_reply(cr_handle, KDAT_IOCTL_CR_REJECT, NULL, pdata_size,
+			   pdata);
+}
+
+LIBDAT_API DAT_RETURN dat_set_consumer_context(DAT_HANDLE h, DAT_CONTEXT c)
+{
+	struct kd_obj *o = h;
+
+	if (!o || o->provider != &kdat_provider)
+		return DAT_INVALID_HANDLE;
+	o->context = c;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_get_consumer_context(DAT_HANDLE h, DAT_CONTEXT *c)
+{
+	struct kd_obj *o = h;
+
+	if (!o || o->provider != &kdat_provider)
+		return DAT_INVALID_HANDLE;
+	if (!c)
+		return DAT_INVALID_PARAMETER;
+	*c = o->context;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_get_handle_type(DAT_HANDLE h, DAT_HANDLE_TYPE *t)
+{
+	struct kd_obj *o = h;
+
+	if (!o || o->provider != &kdat_provider)
+		return DAT_INVALID_HANDLE;
+	if (!t)
+		return DAT_INVALID_PARAMETER;
+	*t = o->type;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_strerror(DAT_RETURN value, const char **major,
+				   const char **minor)
+{
+	static const struct {
+		DAT_RETURN code;
+		const char *str;
+	} tab[] = {
+		{ DAT_SUCCESS, "DAT_SUCCESS" },
+		{ DAT_ABORT, "DAT_ABORT" },
+		{ DAT_CONN_QUAL_IN_USE, "DAT_CONN_QUAL_IN_USE" },
+		{ DAT_INSUFFICIENT_RESOURCES, "DAT_INSUFFICIENT_RESOURCES" },
+		{ DAT_INTERNAL_ERROR, "DAT_INTERNAL_ERROR" },
+		{ DAT_INVALID_HANDLE, "DAT_INVALID_HANDLE" },
+		{ DAT_INVALID_PARAMETER, "DAT_INVALID_PARAMETER" },
+		{ DAT_INVALID_STATE, "DAT_INVALID_STATE" },
+		{ DAT_LENGTH_ERROR, "DAT_LENGTH_ERROR" },
+		{ DAT_MODEL_NOT_SUPPORTED, "DAT_MODEL_NOT_SUPPORTED" },
+		{ DAT_PROVIDER_NOT_FOUND, "DAT_PROVIDER_NOT_FOUND" },
+		{ DAT_PRIVILEGES_VIOLATION, "DAT_PRIVILEGES_VIOLATION" },
+		{ DAT_PROTECTION_VIOLATION, "DAT_PROTECTION_VIOLATION" },
+		{ DAT_QUEUE_EMPTY, "DAT_QUEUE_EMPTY" },
+		{ DAT_QUEUE_FULL, "DAT_QUEUE_FULL" },
+		{ DAT_TIMEOUT_EXPIRED, "DAT_TIMEOUT_EXPIRED" },
+		{ DAT_PROVIDER_ALREADY_REGISTERED,
+		  "DAT_PROVIDER_ALREADY_REGISTERED" },
+		{ DAT_PROVIDER_IN_USE, "DAT_PROVIDER_IN_USE" },
+		{ DAT_INVALID_ADDRESS, "DAT_INVALID_ADDRESS" },
+		{ DAT_INTERRUPTED_CALL, "DAT_INTERRUPTED_CALL" },
+		{ DAT_NOT_IMPLEMENTED, "DAT_NOT_IMPLEMENTED" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (DAT_GET_TYPE(value) == tab[i].code) {
+			if (major)
+				*major = tab[i].str;
+			if (minor)
+				*minor = "";
+			return DAT_SUCCESS;
+		}
+	}
+	return DAT_INVALID_PARAMETER;
+}
