@@ -85,6 +85,19 @@ struct kdat_obj {
  * unlinked by the remove callback; IAs hold a reference on it and find
  * @ibdev NULL once the device is gone.
  */
+/*
+ * An object's hold on device resources (PD, MR, CQ, QP, cm_id). It is on
+ * its device's list while it holds them. When the device goes, the
+ * ib_client remove callback takes the device's rwsem for write and calls
+ * @disassociate on every entry, newest first: the object frees its device
+ * resources, sets their pointers to NULL and tells its consumer. Users of
+ * device resources hold the rwsem for read and check the pointers.
+ */
+struct kdat_dev_res {
+	struct list_head node;		/* under kdat_device.res_lock */
+	void (*disassociate)(struct kdat_dev_res *res);
+};
+
 struct kdat_device {
 	struct kref ref;
 	/*
@@ -93,6 +106,8 @@ struct kdat_device {
 	 */
 	struct rw_semaphore rwsem;
 	struct ib_device *ibdev;
+	struct mutex res_lock;
+	struct list_head resources;	/* struct kdat_dev_res, oldest first */
 	/* Under kdat_devices_lock. */
 	struct list_head node;
 	char name[IB_DEVICE_NAME_MAX];
@@ -118,6 +133,7 @@ struct kdat_ia {
  */
 struct kdat_pz {
 	struct kdat_obj obj;
+	struct kdat_dev_res res;
 	struct kdat_ia *ia;
 	struct ib_pd *pd;
 	atomic_t users;
@@ -125,6 +141,7 @@ struct kdat_pz {
 
 struct kdat_lmr {
 	struct kdat_obj obj;
+	struct kdat_dev_res res;
 	struct kdat_pz *pz;
 	struct ib_mr *mr;
 	u64 addr;
@@ -141,6 +158,7 @@ struct kdat_ep;
  */
 struct kdat_evd {
 	struct kdat_obj obj;
+	struct kdat_dev_res res;
 	struct kdat_ia *ia;
 	u32 flags;			/* KDAT_EVD_* */
 	u32 qlen;
@@ -177,6 +195,7 @@ enum kdat_cm_kind {
 
 struct kdat_ep {
 	struct kdat_obj obj;
+	struct kdat_dev_res res;
 	struct kdat_pz *pz;
 	struct kdat_evd *recv_evd;
 	struct kdat_evd *req_evd;
@@ -212,6 +231,7 @@ struct kdat_psp {
 
 struct kdat_cr {
 	struct kdat_obj obj;
+	struct kdat_dev_res res;
 	struct kdat_psp *psp;
 	enum kdat_cm_kind cm_kind;	/* KDAT_CM_CR */
 	/* NULL once accepted (the EP owns it) or rejected. */
@@ -255,6 +275,9 @@ void kdat_obj_cleanup(void);
 int kdat_device_init(void);
 void kdat_device_exit(void);
 struct kdat_device *kdat_device_find(const char *name);
+void kdat_dev_res_add(struct kdat_device *kdev, struct kdat_dev_res *res,
+		      void (*disassociate)(struct kdat_dev_res *res));
+bool kdat_dev_res_del(struct kdat_device *kdev, struct kdat_dev_res *res);
 void kdat_device_put(struct kdat_device *kdev);
 int kdat_device_count(void);
 int kdat_cmd_device_list(struct kdat_ucmd *ucmd);

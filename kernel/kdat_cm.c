@@ -60,16 +60,25 @@ void kdat_sockaddr_to_user(const struct sockaddr_storage *ss,
 	}
 }
 
+/* Neither accepted nor rejected: destroying the id rejects the request. */
+static void kdat_cr_disassociate(struct kdat_dev_res *res)
+{
+	struct kdat_cr *cr = container_of(res, struct kdat_cr, res);
+
+	rdma_destroy_id(cr->cm_id);
+	cr->cm_id = NULL;
+}
+
 static void kdat_cr_destroy(struct kdat_obj *obj)
 {
 	struct kdat_cr *cr = container_of(obj, struct kdat_cr, obj);
+	struct kdat_device *kdev = cr->psp->ia->kdev;
 
-	/*
-	 * No reply can run any more (they hold a reference). Neither
-	 * accepted nor rejected: destroying the id rejects the request.
-	 */
-	if (cr->cm_id)
-		rdma_destroy_id(cr->cm_id);
+	/* No reply can run any more: they hold a reference. */
+	down_read(&kdev->rwsem);
+	if (kdat_dev_res_del(kdev, &cr->res))
+		kdat_cr_disassociate(&cr->res);
+	up_read(&kdev->rwsem);
 	atomic_dec(&cr->psp->users);
 }
 
@@ -87,14 +96,13 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 		.handle = psp->obj.handle,
 		.conn_qual = psp->conn_qual,
 	};
+	struct kdat_device *kdev = psp->ia->kdev;
 	struct kdat_cr *cr;
-
-	if (id->device != psp->ia->kdev->ibdev)
-		return -EINVAL;	/* not our device: the CM rejects */
 
 	cr = kdat_obj_alloc(struct kdat_cr, obj, KDAT_OBJ_CR, &kdat_cr_ops);
 	if (!cr)
 		return -ENOMEM;
+	INIT_LIST_HEAD(&cr->res.node);
 	cr->psp = psp;
 	cr->cm_kind = KDAT_CM_CR;
 	cr->cm_id = id;
@@ -110,6 +118,20 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 		kdat_obj_abort(&cr->obj);
 		return -ENOMEM;
 	}
+
+	/*
+	 * The rwsem and the file lock are taken one after the other, never
+	 * nested here: creates take them in the other order.
+	 */
+	down_read(&kdev->rwsem);
+	if (id->device != kdev->ibdev) {
+		/* Not our device, or it is going: the CM rejects. */
+		up_read(&kdev->rwsem);
+		kdat_obj_abort(&cr->obj);
+		return -ENODEV;
+	}
+	kdat_dev_res_add(kdev, &cr->res, kdat_cr_disassociate);
+	up_read(&kdev->rwsem);
 	id->context = &cr->cm_kind;
 
 	/*
@@ -122,6 +144,9 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 		/* The PSP is being destroyed: let the CM reject. */
 		mutex_unlock(&kfile->lock);
 		id->context = &psp->cm_kind;
+		down_read(&kdev->rwsem);
+		kdat_dev_res_del(kdev, &cr->res);
+		up_read(&kdev->rwsem);
 		kdat_obj_abort(&cr->obj);
 		return -ENODEV;
 	}
@@ -208,6 +233,10 @@ int kdat_cmd_psp_create(struct kdat_ucmd *ucmd)
 		ret = -EINVAL;
 		goto out_put;
 	}
+	if (!READ_ONCE(ia->kdev->ibdev)) {
+		ret = -ENODEV;
+		goto out_put;
+	}
 	psp = kdat_obj_alloc(struct kdat_psp, obj, KDAT_OBJ_PSP, &kdat_psp_ops);
 	if (!psp) {
 		ret = -ENOMEM;
@@ -291,6 +320,7 @@ static int kdat_cr_reply(struct kdat_ucmd *ucmd, bool accept)
 	u8 pdata[KDAT_MAX_PRIVATE_DATA];
 	struct kdat_ep *ep = NULL;
 	struct rdma_cm_id *id;
+	struct kdat_device *kdev;
 	struct kdat_cr *cr;
 	u32 handle;
 	int ret;
@@ -306,6 +336,7 @@ static int kdat_cr_reply(struct kdat_ucmd *ucmd, bool accept)
 	cr = kdat_cr_get(ucmd, cmd->cr_handle);
 	if (!cr)
 		return -EBADF;
+	kdev = cr->psp->ia->kdev;
 	if (accept) {
 		ep = kdat_get(ucmd->kfile, cmd->ep_handle, struct kdat_ep,
 			      KDAT_OBJ_EP);
@@ -315,10 +346,16 @@ static int kdat_cr_reply(struct kdat_ucmd *ucmd, bool accept)
 		}
 	}
 
-	/* The CR's id stays valid: only the CR's own destroy drops it. */
-	id = READ_ONCE(cr->cm_id);
+	/*
+	 * Under the rwsem the CR's id stays valid: only the CR's own destroy
+	 * and the device's removal drop it, and a reply that gave it to an
+	 * EP takes it off the device list.
+	 */
+	down_read(&kdev->rwsem);
+	id = cr->cm_id;
 	if (!id) {
-		ret = -EBUSY;
+		up_read(&kdev->rwsem);
+		ret = -ENODEV;	/* the device is gone */
 		goto out_put;
 	}
 	rdma_lock_handler(id);
@@ -326,13 +363,17 @@ static int kdat_cr_reply(struct kdat_ucmd *ucmd, bool accept)
 		ret = -EBUSY;	/* a concurrent reply won */
 	} else if (accept) {
 		ret = kdat_ep_accept(ep, id, pdata, cmd->private_data_len);
-		if (!ret)
-			cr->cm_id = NULL;	/* the EP owns it now */
+		if (!ret) {
+			/* The EP owns the id now. */
+			cr->cm_id = NULL;
+			kdat_dev_res_del(kdev, &cr->res);
+		}
 	} else {
 		ret = rdma_reject(id, pdata, cmd->private_data_len,
 				  IB_CM_REJ_CONSUMER_DEFINED);
 	}
 	rdma_unlock_handler(id);
+	up_read(&kdev->rwsem);
 
 out_put:
 	handle = cr->obj.handle;

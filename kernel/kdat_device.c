@@ -37,6 +37,8 @@ static int kdat_add_one(struct ib_device *ibdev)
 		return -ENOMEM;
 	kref_init(&kdev->ref);
 	init_rwsem(&kdev->rwsem);
+	mutex_init(&kdev->res_lock);
+	INIT_LIST_HEAD(&kdev->resources);
 	kdev->ibdev = ibdev;
 
 	mutex_lock(&kdat_devices_lock);
@@ -62,11 +64,57 @@ static void kdat_remove_one(struct ib_device *ibdev, void *client_data)
 	kdat_devices_nr--;
 	mutex_unlock(&kdat_devices_lock);
 
+	/*
+	 * No ioctl uses the device from here on. Take every object off it,
+	 * newest first, so each goes before what it was built on; ib_core
+	 * wants all of it released before this returns.
+	 */
 	down_write(&kdev->rwsem);
-	kdev->ibdev = NULL;
+	for (;;) {
+		struct kdat_dev_res *res;
+
+		res = NULL;
+		mutex_lock(&kdev->res_lock);
+		if (!list_empty(&kdev->resources)) {
+			res = list_last_entry(&kdev->resources,
+					      struct kdat_dev_res, node);
+			list_del_init(&res->node);
+		}
+		mutex_unlock(&kdev->res_lock);
+		if (!res)
+			break;
+		res->disassociate(res);
+	}
+	WRITE_ONCE(kdev->ibdev, NULL);
 	up_write(&kdev->rwsem);
 
 	kdat_device_put(kdev);
+}
+
+/* The caller holds kdev->rwsem for read, and checked kdev->ibdev. */
+void kdat_dev_res_add(struct kdat_device *kdev, struct kdat_dev_res *res,
+		      void (*disassociate)(struct kdat_dev_res *res))
+{
+	res->disassociate = disassociate;
+	mutex_lock(&kdev->res_lock);
+	list_add_tail(&res->node, &kdev->resources);
+	mutex_unlock(&kdev->res_lock);
+}
+
+/*
+ * The caller holds kdev->rwsem for read. Returns true when @res still held
+ * device resources, which the caller now frees; false when the device's
+ * removal took them already.
+ */
+bool kdat_dev_res_del(struct kdat_device *kdev, struct kdat_dev_res *res)
+{
+	bool held;
+
+	mutex_lock(&kdev->res_lock);
+	held = !list_empty(&res->node);
+	list_del_init(&res->node);
+	mutex_unlock(&kdev->res_lock);
+	return held;
 }
 
 static void kdat_rename_one(struct ib_device *ibdev, void *client_data)

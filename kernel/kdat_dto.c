@@ -104,6 +104,8 @@ static int kdat_dto_prepare(struct kdat_file *kfile, struct kdat_ep *ep,
 		ret = kdat_dto_check_segment(lmr, ep->pz, need,
 					     iov[i].virtual_address,
 					     iov[i].segment_length);
+		if (!ret && !lmr->mr)
+			ret = -ENODEV;	/* its device is gone */
 		if (!ret && iov[i].segment_length > U32_MAX)
 			ret = -EINVAL;
 		if (!ret && iov[i].segment_length) {
@@ -270,6 +272,10 @@ static int kdat_dto_post(struct kdat_ep *ep, struct kdat_dto *dto,
 			       0);
 		return 0;
 	}
+	if (!ep->qp) {
+		spin_unlock_irqrestore(&ep->lock, flags);
+		return -ENODEV;
+	}
 	ctx = kdat_dto_slot(ep, recv);
 	if (!ctx) {
 		spin_unlock_irqrestore(&ep->lock, flags);
@@ -363,6 +369,7 @@ int kdat_cmd_post(struct kdat_ucmd *ucmd)
 		.cookie = cmd->cookie,
 	};
 	const struct kdat_rmr_triplet *remote = NULL;
+	struct kdat_device *kdev;
 	struct kdat_ep *ep;
 	int ret;
 
@@ -385,6 +392,9 @@ int kdat_cmd_post(struct kdat_ucmd *ucmd)
 	ep = kdat_get(ucmd->kfile, cmd->ep_handle, struct kdat_ep, KDAT_OBJ_EP);
 	if (!ep)
 		return -EBADF;
+	/* The QP and the MRs stay while we hold the device's rwsem. */
+	kdev = ep->pz->ia->kdev;
+	down_read(&kdev->rwsem);
 	ret = kdat_dto_prepare(ucmd->kfile, ep, iov, cmd->num_segments, &dto);
 	if (ret)
 		goto out;
@@ -405,6 +415,7 @@ int kdat_cmd_post(struct kdat_ucmd *ucmd)
 	}
 	ret = kdat_dto_post(ep, &dto, remote);
 out:
+	up_read(&kdev->rwsem);
 	kdat_obj_put(&ep->obj);
 	return ret;
 }

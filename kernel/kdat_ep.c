@@ -166,7 +166,7 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 
 	switch (event->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		if (id->device != ep->pz->pd->device ||
+		if (id->device != ep->qp->device ||
 		    id->port_num != ep->pz->ia->port_num) {
 			kdat_ep_connection_ended(ep,
 				KDAT_EVENT_CONNECTION_UNREACHABLE);
@@ -267,8 +267,8 @@ out:
 
 /*
  * Accept the connection request on @id (a CR's, the caller holds the CM's
- * handler lock on it) with @ep, which must be UNCONNECTED. On success @ep
- * owns @id.
+ * handler lock on it and the device's rwsem for read) with @ep, which must
+ * be UNCONNECTED. On success @ep owns @id.
  */
 int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
 		   const void *pdata, u8 pdata_len)
@@ -279,19 +279,23 @@ int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
 		.responder_resources = ep->attr.max_rdma_read_in,
 		.initiator_depth = ep->attr.max_rdma_read_out,
 		.rnr_retry_count = 7,
-		.qp_num = ep->qp->qp_num,
 	};
 	int ret;
 
 	mutex_lock(&ep->cm_lock);
+	if (!ep->qp) {
+		ret = -ENODEV;
+		goto out;
+	}
 	if (kdat_ep_state(ep) != KDAT_EP_STATE_UNCONNECTED || ep->cm_id) {
 		ret = -EBUSY;
 		goto out;
 	}
-	if (id->device != ep->pz->pd->device) {
+	if (id->device != ep->qp->device) {
 		ret = -EINVAL;
 		goto out;
 	}
+	param.qp_num = ep->qp->qp_num;
 	ret = kdat_ep_qp_connect(ep, id);
 	if (ret)
 		goto out;
@@ -317,23 +321,65 @@ static void kdat_ep_free_ctx(struct kdat_ep *ep)
 	kvfree(ep->recv_ctx);
 }
 
-static void kdat_ep_destroy(struct kdat_obj *obj)
+/*
+ * Drop the connection and the QP: the cm_id first (rdma_destroy_id()
+ * waits for our CM handler, which uses the QP), then everything posted is
+ * flushed and reaped, then the QP goes. Returns the state the EP was in.
+ */
+static enum kdat_ep_state kdat_ep_teardown(struct kdat_ep *ep)
 {
-	struct kdat_ep *ep = container_of(obj, struct kdat_ep, obj);
+	enum kdat_ep_state state;
 	struct rdma_cm_id *id;
 
 	mutex_lock(&ep->cm_lock);
 	id = ep->cm_id;
 	ep->cm_id = NULL;
-	if (id && kdat_ep_state(ep) == KDAT_EP_STATE_CONNECTED)
+	state = kdat_ep_state(ep);
+	if (id && state == KDAT_EP_STATE_CONNECTED)
 		rdma_disconnect(id);
 	mutex_unlock(&ep->cm_lock);
 	if (id)
 		rdma_destroy_id(id);
 
-	/* Flush and reap everything posted before the QP goes. */
 	ib_drain_qp(ep->qp);
 	ib_destroy_qp(ep->qp);
+	ep->qp = NULL;
+	return state;
+}
+
+/* The device is going: the connection breaks, posted DTOs are flushed. */
+static void kdat_ep_disassociate(struct kdat_dev_res *res)
+{
+	struct kdat_ep *ep = container_of(res, struct kdat_ep, res);
+	enum kdat_ep_state state;
+
+	state = kdat_ep_teardown(ep);
+	kdat_ep_set_state(ep, KDAT_EP_STATE_DISCONNECTED);
+	if (state != KDAT_EP_STATE_UNCONNECTED &&
+	    state != KDAT_EP_STATE_DISCONNECTED)
+		kdat_ep_conn_event(ep, KDAT_EVENT_CONNECTION_BROKEN);
+}
+
+static struct kdat_device *kdat_ep_kdev(struct kdat_ep *ep)
+{
+	return ep->pz->ia->kdev;
+}
+
+static void kdat_ep_release(struct kdat_ep *ep)
+{
+	struct kdat_device *kdev = kdat_ep_kdev(ep);
+
+	down_read(&kdev->rwsem);
+	if (kdat_dev_res_del(kdev, &ep->res))
+		kdat_ep_teardown(ep);
+	up_read(&kdev->rwsem);
+}
+
+static void kdat_ep_destroy(struct kdat_obj *obj)
+{
+	struct kdat_ep *ep = container_of(obj, struct kdat_ep, obj);
+
+	kdat_ep_release(ep);
 	kdat_ep_free_ctx(ep);
 
 	atomic_dec(&ep->recv_evd->users);
@@ -452,7 +498,7 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 
 	down_read(&pz->ia->kdev->rwsem);
 	ibdev = pz->ia->kdev->ibdev;
-	if (!ibdev) {
+	if (!ibdev || !pz->pd || !recv_evd->cq || !req_evd->cq) {
 		ret = -ENODEV;
 		goto err_unlock_dev;
 	}
@@ -496,16 +542,18 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	ret = kdat_ep_qp_to_init(ep);
 	if (ret)
 		goto err_qp;
+	INIT_LIST_HEAD(&ep->res.node);
+	kdat_dev_res_add(pz->ia->kdev, &ep->res, kdat_ep_disassociate);
 	up_read(&pz->ia->kdev->rwsem);
 
 	ret = kdat_obj_reserve(kfile, &ep->obj);
 	if (ret)
-		goto err_qp_nolock;
+		goto err_release;
 	cmd->attr = ep->attr;
 	cmd->out_ep_handle = ep->obj.handle;
 	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
 	if (ret)
-		goto err_qp_nolock;
+		goto err_release;
 
 	atomic_inc(&recv_evd->users);
 	atomic_inc(&req_evd->users);
@@ -524,8 +572,8 @@ err_unlock_dev:
 	up_read(&pz->ia->kdev->rwsem);
 	kdat_obj_abort(&ep->obj);
 	goto out_put;
-err_qp_nolock:
-	ib_destroy_qp(ep->qp);
+err_release:
+	kdat_ep_release(ep);
 	kdat_ep_free_ctx(ep);
 	kdat_evd_uncommit(recv_evd, ep->attr.max_recv_dtos);
 	kdat_evd_uncommit(req_evd, ep->attr.max_request_dtos);
@@ -626,11 +674,16 @@ int kdat_cmd_ep_connect(struct kdat_ucmd *ucmd)
 	if (!ep)
 		return -EBADF;
 
+	down_read(&kdat_ep_kdev(ep)->rwsem);
+	if (!ep->qp) {
+		ret = -ENODEV;
+		goto out_unlock_dev;
+	}
 	id = rdma_create_id(&init_net, kdat_cm_handler, &ep->cm_kind,
 			    RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id)) {
 		ret = PTR_ERR(id);
-		goto out_put;
+		goto out_unlock_dev;
 	}
 
 	mutex_lock(&ep->cm_lock);
@@ -670,13 +723,14 @@ int kdat_cmd_ep_connect(struct kdat_ucmd *ucmd)
 	mutex_unlock(&ep->cm_lock);
 	if (old)
 		rdma_destroy_id(old);
-	kdat_obj_put(&ep->obj);
-	return 0;
+	ret = 0;
+	goto out_unlock_dev;
 
 err_unlock:
 	mutex_unlock(&ep->cm_lock);
 	rdma_destroy_id(id);
-out_put:
+out_unlock_dev:
+	up_read(&kdat_ep_kdev(ep)->rwsem);
 	kdat_obj_put(&ep->obj);
 	return ret;
 }
@@ -696,8 +750,11 @@ int kdat_cmd_ep_disconnect(struct kdat_ucmd *ucmd)
 	if (!ep)
 		return -EBADF;
 
+	down_read(&kdat_ep_kdev(ep)->rwsem);
 	mutex_lock(&ep->cm_lock);
 	state = kdat_ep_state(ep);
+	if (!ep->qp)
+		state = KDAT_EP_STATE_DISCONNECTED;	/* device gone */
 	switch (state) {
 	case KDAT_EP_STATE_CONNECTED:
 		/*
@@ -724,6 +781,7 @@ int kdat_cmd_ep_disconnect(struct kdat_ucmd *ucmd)
 		break;
 	}
 	mutex_unlock(&ep->cm_lock);
+	up_read(&kdat_ep_kdev(ep)->rwsem);
 	kdat_obj_put(&ep->obj);
 	return ret;
 }
@@ -743,9 +801,14 @@ int kdat_cmd_ep_reset(struct kdat_ucmd *ucmd)
 	if (!ep)
 		return -EBADF;
 
+	down_read(&kdat_ep_kdev(ep)->rwsem);
 	mutex_lock(&ep->cm_lock);
 	switch (kdat_ep_state(ep)) {
 	case KDAT_EP_STATE_DISCONNECTED:
+		if (!ep->qp) {
+			ret = -ENODEV;	/* the device is gone */
+			break;
+		}
 		id = ep->cm_id;
 		ep->cm_id = NULL;
 		ret = kdat_ep_qp_reset(ep);
@@ -763,6 +826,7 @@ int kdat_cmd_ep_reset(struct kdat_ucmd *ucmd)
 	mutex_unlock(&ep->cm_lock);
 	if (id)
 		rdma_destroy_id(id);
+	up_read(&kdat_ep_kdev(ep)->rwsem);
 	kdat_obj_put(&ep->obj);
 	return ret;
 }

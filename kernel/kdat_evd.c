@@ -81,12 +81,47 @@ static int kdat_evd_can_destroy(struct kdat_obj *obj)
 	return atomic_read(&evd->users) ? -EBUSY : 0;
 }
 
+/*
+ * The device is going (or the EVD is): free the CQ. The device's removal
+ * also reports itself on the IA's async EVDs, which stay usable.
+ */
+static void kdat_evd_free_cq(struct kdat_evd *evd)
+{
+	if (evd->cq)
+		ib_free_cq(evd->cq);
+	evd->cq = NULL;
+}
+
+static void kdat_evd_disassociate(struct kdat_dev_res *res)
+{
+	struct kdat_evd *evd = container_of(res, struct kdat_evd, res);
+
+	kdat_evd_free_cq(evd);
+	if (evd->flags & KDAT_EVD_ASYNC) {
+		struct kdat_event ev = {
+			.event_number = KDAT_EVENT_ASYNC_IA_CATASTROPHIC,
+			.handle = evd->ia->obj.handle,
+		};
+
+		kdat_evd_push(evd, &ev);
+	}
+}
+
+static void kdat_evd_release(struct kdat_evd *evd)
+{
+	struct kdat_device *kdev = evd->ia->kdev;
+
+	down_read(&kdev->rwsem);
+	if (kdat_dev_res_del(kdev, &evd->res))
+		kdat_evd_free_cq(evd);
+	up_read(&kdev->rwsem);
+}
+
 static void kdat_evd_destroy(struct kdat_obj *obj)
 {
 	struct kdat_evd *evd = container_of(obj, struct kdat_evd, obj);
 
-	if (evd->cq)
-		ib_free_cq(evd->cq);
+	kdat_evd_release(evd);
 	kvfree(evd->events);
 	atomic_dec(&evd->ia->users);
 }
@@ -133,41 +168,46 @@ int kdat_cmd_evd_create(struct kdat_ucmd *ucmd)
 		goto err_free;
 	}
 
-	if (evd->flags & KDAT_EVD_DTO) {
-		down_read(&ia->kdev->rwsem);
-		if (!ia->kdev->ibdev) {
-			evd->cq = ERR_PTR(-ENODEV);
-		} else {
-			evd->cq_size = min_t(u32, evd->qlen,
-					     ia->kdev->ibdev->attrs.max_cqe);
-			evd->cq = ib_alloc_cq(ia->kdev->ibdev, evd,
-					      evd->cq_size, 0,
-					      IB_POLL_SOFTIRQ);
-		}
+	INIT_LIST_HEAD(&evd->res.node);
+
+	down_read(&ia->kdev->rwsem);
+	if (!ia->kdev->ibdev) {
 		up_read(&ia->kdev->rwsem);
+		ret = -ENODEV;
+		goto err_free;
+	}
+	if (evd->flags & KDAT_EVD_DTO) {
+		evd->cq_size = min_t(u32, evd->qlen,
+				     ia->kdev->ibdev->attrs.max_cqe);
+		evd->cq = ib_alloc_cq(ia->kdev->ibdev, evd, evd->cq_size, 0,
+				      IB_POLL_SOFTIRQ);
 		if (IS_ERR(evd->cq)) {
+			up_read(&ia->kdev->rwsem);
 			ret = PTR_ERR(evd->cq);
 			evd->cq = NULL;
 			goto err_free;
 		}
 	}
+	/* Every EVD: async EVDs hear of the device's removal. */
+	kdat_dev_res_add(ia->kdev, &evd->res, kdat_evd_disassociate);
+	up_read(&ia->kdev->rwsem);
 
 	ret = kdat_obj_reserve(kfile, &evd->obj);
 	if (ret)
-		goto err_free;
+		goto err_release;
 	cmd->out_evd_handle = evd->obj.handle;
 	cmd->out_qlen = evd->qlen;
 	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
 	if (ret)
-		goto err_free;
+		goto err_release;
 
 	atomic_inc(&ia->users);
 	kdat_obj_publish_locked(&evd->obj);
 	goto out_put;
 
+err_release:
+	kdat_evd_release(evd);
 err_free:
-	if (evd->cq)
-		ib_free_cq(evd->cq);
 	kvfree(evd->events);
 	kdat_obj_abort(&evd->obj);
 out_put:

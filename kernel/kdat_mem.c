@@ -24,11 +24,29 @@ static int kdat_pz_can_destroy(struct kdat_obj *obj)
 	return atomic_read(&pz->users) ? -EBUSY : 0;
 }
 
+static void kdat_pz_disassociate(struct kdat_dev_res *res)
+{
+	struct kdat_pz *pz = container_of(res, struct kdat_pz, res);
+
+	ib_dealloc_pd(pz->pd);
+	pz->pd = NULL;
+}
+
+static void kdat_pz_release(struct kdat_pz *pz)
+{
+	struct kdat_device *kdev = pz->ia->kdev;
+
+	down_read(&kdev->rwsem);
+	if (kdat_dev_res_del(kdev, &pz->res))
+		kdat_pz_disassociate(&pz->res);
+	up_read(&kdev->rwsem);
+}
+
 static void kdat_pz_destroy(struct kdat_obj *obj)
 {
 	struct kdat_pz *pz = container_of(obj, struct kdat_pz, obj);
 
-	ib_dealloc_pd(pz->pd);
+	kdat_pz_release(pz);
 	atomic_dec(&pz->ia->users);
 }
 
@@ -61,6 +79,7 @@ int kdat_cmd_pz_create(struct kdat_ucmd *ucmd)
 	}
 	pz->ia = ia;
 	atomic_set(&pz->users, 0);
+	INIT_LIST_HEAD(&pz->res.node);
 
 	down_read(&ia->kdev->rwsem);
 	if (!ia->kdev->ibdev) {
@@ -69,11 +88,13 @@ int kdat_cmd_pz_create(struct kdat_ucmd *ucmd)
 		goto err_free;
 	}
 	pz->pd = ib_alloc_pd(ia->kdev->ibdev, 0);
-	up_read(&ia->kdev->rwsem);
 	if (IS_ERR(pz->pd)) {
+		up_read(&ia->kdev->rwsem);
 		ret = PTR_ERR(pz->pd);
 		goto err_free;
 	}
+	kdat_dev_res_add(ia->kdev, &pz->res, kdat_pz_disassociate);
+	up_read(&ia->kdev->rwsem);
 
 	ret = kdat_obj_reserve(kfile, &pz->obj);
 	if (ret)
@@ -88,7 +109,7 @@ int kdat_cmd_pz_create(struct kdat_ucmd *ucmd)
 	goto out_put;
 
 err_pd:
-	ib_dealloc_pd(pz->pd);
+	kdat_pz_release(pz);
 err_free:
 	kdat_obj_abort(&pz->obj);
 out_put:
@@ -98,11 +119,30 @@ out_unlock:
 	return ret;
 }
 
+/* Unpins and uncharges the pages. */
+static void kdat_lmr_disassociate(struct kdat_dev_res *res)
+{
+	struct kdat_lmr *lmr = container_of(res, struct kdat_lmr, res);
+
+	ib_dereg_mr(lmr->mr);
+	lmr->mr = NULL;
+}
+
+static void kdat_lmr_release(struct kdat_lmr *lmr)
+{
+	struct kdat_device *kdev = lmr->pz->ia->kdev;
+
+	down_read(&kdev->rwsem);
+	if (kdat_dev_res_del(kdev, &lmr->res))
+		kdat_lmr_disassociate(&lmr->res);
+	up_read(&kdev->rwsem);
+}
+
 static void kdat_lmr_destroy(struct kdat_obj *obj)
 {
 	struct kdat_lmr *lmr = container_of(obj, struct kdat_lmr, obj);
 
-	ib_dereg_mr(lmr->mr);
+	kdat_lmr_release(lmr);
 	atomic_dec(&lmr->pz->users);
 }
 
@@ -156,20 +196,23 @@ int kdat_cmd_lmr_create(struct kdat_ucmd *ucmd)
 	lmr->addr = cmd->addr;
 	lmr->length = cmd->length;
 	lmr->mem_priv = cmd->mem_priv;
+	INIT_LIST_HEAD(&lmr->res.node);
 
 	down_read(&pz->ia->kdev->rwsem);
-	if (!pz->ia->kdev->ibdev)
+	if (!pz->pd)
 		lmr->mr = ERR_PTR(-ENODEV);
 	else
 		lmr->mr = ib_reg_user_mr(pz->pd, cmd->addr, cmd->length,
 					 cmd->addr,
 					 kdat_mem_priv_to_ib(cmd->mem_priv));
-	up_read(&pz->ia->kdev->rwsem);
 	if (IS_ERR(lmr->mr)) {
-		ret = PTR_ERR(lmr->mr);
+		up_read(&pz->ia->kdev->rwsem);
 		/* Pinning fails with EFAULT for an unmapped range. */
+		ret = PTR_ERR(lmr->mr);
 		goto err_free;
 	}
+	kdat_dev_res_add(pz->ia->kdev, &lmr->res, kdat_lmr_disassociate);
+	up_read(&pz->ia->kdev->rwsem);
 
 	ret = kdat_obj_reserve(kfile, &lmr->obj);
 	if (ret)
@@ -186,7 +229,7 @@ int kdat_cmd_lmr_create(struct kdat_ucmd *ucmd)
 	goto out_put;
 
 err_mr:
-	ib_dereg_mr(lmr->mr);
+	kdat_lmr_release(lmr);
 err_free:
 	kdat_obj_abort(&lmr->obj);
 out_put:

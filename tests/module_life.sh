@@ -243,13 +243,65 @@ case_rxe_module_removed_under_ia() {
 	return $rc
 }
 
+case_device_removed_under_connected_eps() {
+	local rc=0 line out
+	if [ -z "${KDAT_TEST_NETDEV:-}" ] || [ -z "${KDAT_TEST_IP:-}" ]; then
+		skip_reason="$DEV is not a testbed rxe device"
+		return 4
+	fi
+	coproc RMH { exec "$TOP/tests/dat/dat_remove_helper" "$DEV:$PORT" \
+		"$KDAT_TEST_IP" 2>&1; }
+	if ! read -r -t 60 line <&"${RMH[0]}" || [ "$line" != ready ]; then
+		diag "helper did not get ready: '${line:-}'"
+		kill "$RMH_PID" 2>/dev/null
+		return 1
+	fi
+	expect_objects 2 2 || rc=1
+	rdma link delete "$DEV" || { diag "rdma link delete failed"; rc=1; }
+	echo go >&"${RMH[1]}"
+	out=$(cat <&"${RMH[0]}")
+	wait "$RMH_PID" || { diag "helper: $out"; rc=1; }
+	expect_objects 0 0 || rc=1
+	"$TOP/scripts/rxe-up" > /dev/null || { diag "rxe-up failed"; return 1; }
+	rmmod kdat || { diag "rmmod after removal under EPs failed"; rc=1; }
+	load || rc=1
+	return $rc
+}
+
+# A process killed with connected EPs, posted DTOs, pinned LMRs, a PSP.
+case_kill9_connected_leaves_nothing() {
+	local line
+	if [ -z "${KDAT_TEST_IP:-}" ]; then
+		skip_reason="no KDAT_TEST_IP"
+		return 4
+	fi
+	coproc RMH { exec "$TOP/tests/dat/dat_remove_helper" "$DEV:$PORT" \
+		"$KDAT_TEST_IP" 2>&1; }
+	if ! read -r -t 60 line <&"${RMH[0]}" || [ "$line" != ready ]; then
+		diag "helper did not get ready: '${line:-}'"
+		kill "$RMH_PID" 2>/dev/null
+		return 1
+	fi
+	awk '$1 == "ep" || $1 == "lmr" || $1 == "psp" { printf "# before: %s\n", $0 }' "$OBJS"
+	{ kill -9 "$RMH_PID"; wait "$RMH_PID"; } 2>/dev/null
+	if awk '$1 != "devices" && $2 != 0 { bad = 1; print "# left: " $0 } END { exit !bad }' "$OBJS"; then
+		return 1
+	fi
+	rmmod kdat || { diag "rmmod after kill -9 failed"; return 1; }
+	load
+}
+
 echo "TAP version 13"
-echo "1..5"
+echo "1..7"
 load || { echo "Bail out! cannot load $KO"; exit 1; }
 run_case load_unload_20_times case_load_unload_20
 run_case rmmod_refused_while_held case_rmmod_refused_while_held
 run_case kill9_leaves_nothing case_kill9_leaves_nothing
+run_case kill9_with_connections_leaves_nothing \
+	case_kill9_connected_leaves_nothing
 run_case device_removed_under_open_ia case_device_removed_under_ia
 run_case rxe_module_removed_under_open_ia case_rxe_module_removed_under_ia
+run_case device_removed_under_connected_eps \
+	case_device_removed_under_connected_eps
 echo "# Totals: pass:$((ncase - nfail - nskip)) fail:$nfail skip:$nskip"
 [ "$nfail" = 0 ]
