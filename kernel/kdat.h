@@ -47,6 +47,7 @@ enum kdat_obj_type {
 	KDAT_OBJ_EP,
 	KDAT_OBJ_PSP,
 	KDAT_OBJ_CR,
+	KDAT_OBJ_SRQ,
 	KDAT_OBJ_TYPE_MAX,
 };
 
@@ -120,7 +121,12 @@ struct kdat_ia {
 	char name[IB_DEVICE_NAME_MAX];	/* at open time */
 	__be64 node_guid;
 	atomic_t users;			/* objects built on this IA */
+	/* The IA's first async EVD, if any: gets the IA's async events. */
+	spinlock_t async_lock;
+	struct kdat_evd *async_evd;
 };
+
+void kdat_ia_async_event(struct kdat_ia *ia, const struct kdat_event *ev);
 
 /*
  * Dependencies between objects. An object built on others (an EP on its PZ
@@ -175,10 +181,13 @@ struct kdat_evd {
 	wait_queue_head_t wq;
 };
 
-/* A DTO in flight: one per send or receive slot of an EP. */
+struct kdat_srq;
+
+/* A DTO in flight: one per send or receive slot of an EP or SRQ. */
 struct kdat_dto_ctx {
 	struct ib_cqe cqe;
-	struct kdat_ep *ep;
+	struct kdat_ep *ep;		/* NULL for an SRQ's slot */
+	struct kdat_srq *srq;
 	u64 cookie;
 	u64 length;
 	u8 op;				/* enum kdat_dto_op */
@@ -200,6 +209,7 @@ struct kdat_ep {
 	struct kdat_evd *recv_evd;
 	struct kdat_evd *req_evd;
 	struct kdat_evd *conn_evd;
+	struct kdat_srq *srq;		/* or NULL */
 	struct kdat_ep_attr attr;
 	struct ib_qp *qp;
 	enum kdat_cm_kind cm_kind;	/* KDAT_CM_EP */
@@ -217,6 +227,21 @@ struct kdat_ep {
 	u8 pdata[KDAT_PRIVATE_DATA_BUF];
 	u32 pdata_len;
 	struct sockaddr_storage remote, local;
+};
+
+struct kdat_srq {
+	struct kdat_obj obj;
+	struct kdat_dev_res res;
+	struct kdat_pz *pz;
+	struct ib_srq *srq;
+	u32 max_recv_dtos;
+	u32 max_recv_iov;
+	atomic_t users;			/* EPs on it */
+
+	spinlock_t lock;		/* the fields below */
+	u32 posted;
+	u16 free;
+	struct kdat_dto_ctx *ctx;
 };
 
 struct kdat_psp {
@@ -316,6 +341,11 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
 		   const void *pdata, u8 pdata_len);
 void kdat_ep_conn_event(struct kdat_ep *ep, u32 event_number);
+
+/* kdat_srq.c */
+int kdat_cmd_srq_create(struct kdat_ucmd *ucmd);
+int kdat_cmd_srq_set_lw(struct kdat_ucmd *ucmd);
+struct kdat_srq *kdat_srq_get(struct kdat_file *kfile, u32 handle);
 
 /* kdat_cm.c */
 int kdat_cmd_psp_create(struct kdat_ucmd *ucmd);

@@ -70,25 +70,17 @@ static int kdat_dto_check_flags(const struct kdat_ep *ep, u32 op, u32 flags)
 }
 
 /*
- * Validate a DTO for @ep and build its scatter/gather list from @iov,
- * @num kernel copies of the caller's IOV.
+ * Check @iov, @num kernel copies of the caller's IOV, against the caller's
+ * LMRs for a DTO in @pz needing the privileges @need, and build the
+ * scatter/gather list. Zero-length segments are skipped.
  */
-static int kdat_dto_prepare(struct kdat_file *kfile, struct kdat_ep *ep,
-			    const struct kdat_lmr_triplet *iov, u32 num,
-			    struct kdat_dto *dto)
+static int kdat_dto_build_sgl(struct kdat_file *kfile,
+			      const struct kdat_pz *pz, u32 need,
+			      const struct kdat_lmr_triplet *iov, u32 num,
+			      struct kdat_dto *dto)
 {
-	u32 max_iov, need, i;
+	u32 i;
 	int ret;
-
-	ret = kdat_dto_check_flags(ep, dto->op, dto->flags);
-	if (ret)
-		return ret;
-	max_iov = dto->op == KDAT_DTO_RECEIVE ? ep->attr.max_recv_iov :
-						ep->attr.max_request_iov;
-	if (num > max_iov)
-		return -EINVAL;
-	need = dto->op == KDAT_DTO_RECEIVE || dto->op == KDAT_DTO_RDMA_READ ?
-		KDAT_MEM_PRIV_LOCAL_WRITE : KDAT_MEM_PRIV_LOCAL_READ;
 
 	dto->length = 0;
 	dto->num_sge = 0;
@@ -101,7 +93,7 @@ static int kdat_dto_prepare(struct kdat_file *kfile, struct kdat_ep *ep,
 			       KDAT_OBJ_LMR);
 		if (!lmr)
 			return -EACCES;	/* an invalid LMR (DAT) */
-		ret = kdat_dto_check_segment(lmr, ep->pz, need,
+		ret = kdat_dto_check_segment(lmr, pz, need,
 					     iov[i].virtual_address,
 					     iov[i].segment_length);
 		if (!ret && !lmr->mr)
@@ -123,6 +115,28 @@ static int kdat_dto_prepare(struct kdat_file *kfile, struct kdat_ep *ep,
 	if (dto->length > U32_MAX)
 		return -EINVAL;
 	return 0;
+}
+
+/* Validate a DTO for @ep: flags, IOV size, and every segment. */
+static int kdat_dto_prepare(struct kdat_file *kfile, struct kdat_ep *ep,
+			    const struct kdat_lmr_triplet *iov, u32 num,
+			    struct kdat_dto *dto)
+{
+	u32 max_iov, need;
+	int ret;
+
+	if (dto->op == KDAT_DTO_RECEIVE && ep->srq)
+		return -EINVAL;	/* its receives come from the SRQ */
+	ret = kdat_dto_check_flags(ep, dto->op, dto->flags);
+	if (ret)
+		return ret;
+	max_iov = dto->op == KDAT_DTO_RECEIVE ? ep->attr.max_recv_iov :
+						ep->attr.max_request_iov;
+	if (num > max_iov)
+		return -EINVAL;
+	need = dto->op == KDAT_DTO_RECEIVE || dto->op == KDAT_DTO_RDMA_READ ?
+		KDAT_MEM_PRIV_LOCAL_WRITE : KDAT_MEM_PRIV_LOCAL_READ;
+	return kdat_dto_build_sgl(kfile, ep->pz, need, iov, num, dto);
 }
 
 static u32 kdat_wc_status(enum ib_wc_status status)
@@ -170,6 +184,21 @@ static void kdat_dto_event(struct kdat_ep *ep, u32 op, u64 cookie,
 		      &ev);
 }
 
+/* A receive from an SRQ completed on @ep: free the SRQ's slot. */
+static void kdat_srq_done(struct kdat_srq *srq, struct kdat_ep *ep,
+			  struct kdat_dto_ctx *ctx, u32 status, u64 length)
+{
+	u64 cookie = ctx->cookie;
+	unsigned long flags;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	ctx->next_free = srq->free;
+	srq->free = ctx - srq->ctx;
+	srq->posted--;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	kdat_dto_event(ep, KDAT_DTO_RECEIVE, cookie, status, length);
+}
+
 /* A DTO completed (the CQ's softirq poller). */
 void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -186,6 +215,8 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (recv)
 		length = wc->status == IB_WC_SUCCESS ? wc->byte_len : 0;
+	else if (wc->status != IB_WC_SUCCESS)
+		length = 0;
 	/*
 	 * A receive whose message does not fit: IB_WC_LOC_LEN_ERR on most
 	 * devices, IB_WC_LOC_QP_OP_ERR on rxe (copy_data() refuses it as a
@@ -195,8 +226,13 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	 */
 	if (recv && wc->status == IB_WC_LOC_QP_OP_ERR)
 		status = KDAT_DTO_ERR_LOCAL_LENGTH;
-	else if (wc->status != IB_WC_SUCCESS)
-		length = 0;
+
+	if (ctx->srq) {
+		/* The EP that took the buffer: its QP's context. */
+		kdat_srq_done(ctx->srq, wc->qp->qp_context, ctx, status,
+			      length);
+		return;
+	}
 
 	spin_lock_irqsave(&ep->lock, irqflags);
 	base = recv ? ep->recv_ctx : ep->send_ctx;
@@ -359,6 +395,69 @@ static void kdat_dto_trim(struct kdat_dto *dto, u64 length)
 	dto->length = length;
 }
 
+/* A receive buffer for an SRQ: the same checks as an EP's receive. */
+static int kdat_srq_post(struct kdat_file *kfile, struct kdat_post *cmd,
+			 const struct kdat_lmr_triplet *iov)
+{
+	struct kdat_dto dto = { .op = KDAT_DTO_RECEIVE, .cookie = cmd->cookie };
+	struct ib_recv_wr wr = {};
+	struct kdat_device *kdev;
+	struct kdat_dto_ctx *ctx;
+	struct kdat_srq *srq;
+	unsigned long flags;
+	int ret;
+
+	if (cmd->completion_flags)
+		return -EINVAL;
+	srq = kdat_srq_get(kfile, cmd->ep_handle);
+	if (!srq)
+		return -EBADF;
+	kdev = srq->pz->ia->kdev;
+	down_read(&kdev->rwsem);
+	ret = -EINVAL;
+	if (cmd->num_segments > srq->max_recv_iov)
+		goto out;
+	ret = kdat_dto_build_sgl(kfile, srq->pz, KDAT_MEM_PRIV_LOCAL_WRITE,
+				 iov, cmd->num_segments, &dto);
+	if (ret)
+		goto out;
+	ret = -ENODEV;
+	if (!srq->srq)
+		goto out;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	ctx = NULL;
+	if (srq->free != KDAT_NO_SLOT) {
+		ctx = &srq->ctx[srq->free];
+		srq->free = ctx->next_free;
+		srq->posted++;
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+	ret = -ENOMEM;
+	if (!ctx)
+		goto out;
+	ctx->cookie = dto.cookie;
+	ctx->length = dto.length;
+	ctx->op = KDAT_DTO_RECEIVE;
+	ctx->flags = 0;
+	wr.wr_cqe = &ctx->cqe;
+	wr.sg_list = dto.sge;
+	wr.num_sge = dto.num_sge;
+	ret = ib_post_srq_recv(srq->srq, &wr, NULL);
+	if (ret) {
+		spin_lock_irqsave(&srq->lock, flags);
+		ctx->next_free = srq->free;
+		srq->free = ctx - srq->ctx;
+		srq->posted--;
+		spin_unlock_irqrestore(&srq->lock, flags);
+		ret = -ENOMEM;
+	}
+out:
+	up_read(&kdev->rwsem);
+	kdat_obj_put(&srq->obj);
+	return ret;
+}
+
 int kdat_cmd_post(struct kdat_ucmd *ucmd)
 {
 	struct kdat_post *cmd = ucmd->cmd;
@@ -375,7 +474,7 @@ int kdat_cmd_post(struct kdat_ucmd *ucmd)
 
 	if (cmd->__reserved)
 		return -EINVAL;
-	if (cmd->op > KDAT_DTO_RECEIVE)
+	if (cmd->op > KDAT_POST_SRQ_RECV)
 		return -EINVAL;
 	if (cmd->num_segments > KDAT_DTO_MAX_IOV)
 		return -EINVAL;
@@ -388,6 +487,9 @@ int kdat_cmd_post(struct kdat_ucmd *ucmd)
 	if (copy_from_user(iov, u64_to_user_ptr(cmd->iov),
 			   cmd->num_segments * sizeof(iov[0])))
 		return -EFAULT;
+
+	if (cmd->op == KDAT_POST_SRQ_RECV)
+		return kdat_srq_post(ucmd->kfile, cmd, iov);
 
 	ep = kdat_get(ucmd->kfile, cmd->ep_handle, struct kdat_ep, KDAT_OBJ_EP);
 	if (!ep)

@@ -388,6 +388,8 @@ static void kdat_ep_destroy(struct kdat_obj *obj)
 	kdat_evd_uncommit(ep->recv_evd, ep->attr.max_recv_dtos);
 	kdat_evd_uncommit(ep->req_evd, ep->attr.max_request_dtos);
 	atomic_dec(&ep->pz->users);
+	if (ep->srq)
+		atomic_dec(&ep->srq->users);
 }
 
 static const struct kdat_obj_ops kdat_ep_ops = {
@@ -408,7 +410,7 @@ static struct kdat_dto_ctx *kdat_ep_alloc_ctx(struct kdat_ep *ep, u32 n,
 		ctx[i].ep = ep;
 		ctx[i].next_free = i + 1 < n ? i + 1 : KDAT_NO_SLOT;
 	}
-	*free = 0;
+	*free = n ? 0 : KDAT_NO_SLOT;
 	return ctx;
 }
 
@@ -450,6 +452,7 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	struct kdat_file *kfile = ucmd->kfile;
 	struct kdat_evd *recv_evd = NULL, *req_evd = NULL, *conn_evd = NULL;
 	struct ib_qp_init_attr init = {};
+	struct kdat_srq *srq = NULL;
 	struct kdat_pz *pz;
 	struct kdat_ep *ep;
 	struct ib_device *ibdev;
@@ -457,10 +460,15 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 
 	if (cmd->flags)
 		return -EOPNOTSUPP;
-	if (cmd->__reserved)
-		return -EINVAL;
 
 	mutex_lock(&kfile->lock);
+	if (cmd->srq_handle) {
+		srq = kdat_srq_get(kfile, cmd->srq_handle);
+		if (!srq) {
+			ret = -EBADF;
+			goto out_put;
+		}
+	}
 	pz = kdat_get(kfile, cmd->pz_handle, struct kdat_pz, KDAT_OBJ_PZ);
 	recv_evd = kdat_get(kfile, cmd->recv_evd_handle, struct kdat_evd,
 			    KDAT_OBJ_EVD);
@@ -472,7 +480,8 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 		ret = -EBADF;
 		goto out_put;
 	}
-	if (!(recv_evd->flags & KDAT_EVD_DTO) ||
+	if ((srq && srq->pz != pz) ||
+	    !(recv_evd->flags & KDAT_EVD_DTO) ||
 	    !(req_evd->flags & KDAT_EVD_DTO) ||
 	    !(conn_evd->flags & KDAT_EVD_CONNECTION) ||
 	    recv_evd->ia != pz->ia || req_evd->ia != pz->ia ||
@@ -490,15 +499,22 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	ep->recv_evd = recv_evd;
 	ep->req_evd = req_evd;
 	ep->conn_evd = conn_evd;
+	ep->srq = srq;
 	ep->cm_kind = KDAT_CM_EP;
 	ep->state = KDAT_EP_STATE_UNCONNECTED;
 	mutex_init(&ep->cm_lock);
 	spin_lock_init(&ep->lock);
 	ep->attr = cmd->attr;
+	if (srq) {
+		/* Receives come from the SRQ; it sizes the receive side. */
+		ep->attr.max_recv_dtos = srq->max_recv_dtos;
+		ep->attr.max_recv_iov = srq->max_recv_iov;
+	}
 
 	down_read(&pz->ia->kdev->rwsem);
 	ibdev = pz->ia->kdev->ibdev;
-	if (!ibdev || !pz->pd || !recv_evd->cq || !req_evd->cq) {
+	if (!ibdev || !pz->pd || !recv_evd->cq || !req_evd->cq ||
+	    (srq && !srq->srq)) {
 		ret = -ENODEV;
 		goto err_unlock_dev;
 	}
@@ -516,7 +532,7 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	}
 	ep->send_ctx = kdat_ep_alloc_ctx(ep, ep->attr.max_request_dtos,
 					 &ep->send_free);
-	ep->recv_ctx = kdat_ep_alloc_ctx(ep, ep->attr.max_recv_dtos,
+	ep->recv_ctx = kdat_ep_alloc_ctx(ep, srq ? 0 : ep->attr.max_recv_dtos,
 					 &ep->recv_free);
 	if (!ep->send_ctx || !ep->recv_ctx) {
 		ret = -ENOMEM;
@@ -529,9 +545,13 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	init.sq_sig_type = IB_SIGNAL_REQ_WR;
 	/* One more of each for ib_drain_qp(). */
 	init.cap.max_send_wr = ep->attr.max_request_dtos + 1;
-	init.cap.max_recv_wr = ep->attr.max_recv_dtos + 1;
 	init.cap.max_send_sge = ep->attr.max_request_iov;
-	init.cap.max_recv_sge = ep->attr.max_recv_iov;
+	if (srq) {
+		init.srq = srq->srq;
+	} else {
+		init.cap.max_recv_wr = ep->attr.max_recv_dtos + 1;
+		init.cap.max_recv_sge = ep->attr.max_recv_iov;
+	}
 	init.port_num = pz->ia->port_num;
 	init.qp_context = ep;
 	ep->qp = ib_create_qp(pz->pd, &init);
@@ -559,6 +579,8 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	atomic_inc(&req_evd->users);
 	atomic_inc(&conn_evd->users);
 	atomic_inc(&pz->users);
+	if (srq)
+		atomic_inc(&srq->users);
 	kdat_obj_publish_locked(&ep->obj);
 	goto out_put;
 
@@ -587,6 +609,8 @@ out_put:
 		kdat_obj_put(&recv_evd->obj);
 	if (pz)
 		kdat_obj_put(&pz->obj);
+	if (srq)
+		kdat_obj_put(&srq->obj);
 	mutex_unlock(&kfile->lock);
 	return ret;
 }

@@ -120,7 +120,12 @@ static void kdat_evd_release(struct kdat_evd *evd)
 static void kdat_evd_destroy(struct kdat_obj *obj)
 {
 	struct kdat_evd *evd = container_of(obj, struct kdat_evd, obj);
+	unsigned long flags;
 
+	spin_lock_irqsave(&evd->ia->async_lock, flags);
+	if (evd->ia->async_evd == evd)
+		evd->ia->async_evd = NULL;
+	spin_unlock_irqrestore(&evd->ia->async_lock, flags);
 	kdat_evd_release(evd);
 	kvfree(evd->events);
 	atomic_dec(&evd->ia->users);
@@ -203,6 +208,14 @@ int kdat_cmd_evd_create(struct kdat_ucmd *ucmd)
 
 	atomic_inc(&ia->users);
 	kdat_obj_publish_locked(&evd->obj);
+	if (evd->flags & KDAT_EVD_ASYNC) {
+		unsigned long flags;
+
+		spin_lock_irqsave(&ia->async_lock, flags);
+		if (!ia->async_evd)
+			ia->async_evd = evd;
+		spin_unlock_irqrestore(&ia->async_lock, flags);
+	}
 	goto out_put;
 
 err_release:

@@ -25,6 +25,17 @@ static const struct kdat_obj_ops kdat_ia_ops = {
 	.destroy = kdat_ia_destroy,
 };
 
+/* Report an IA-wide event on its async EVD, if it has one; any context. */
+void kdat_ia_async_event(struct kdat_ia *ia, const struct kdat_event *ev)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ia->async_lock, flags);
+	if (ia->async_evd)
+		kdat_evd_push(ia->async_evd, ev);
+	spin_unlock_irqrestore(&ia->async_lock, flags);
+}
+
 struct kdat_ia *kdat_ia_get(struct kdat_file *kfile, u32 handle)
 {
 	return kdat_get(kfile, handle, struct kdat_ia, KDAT_OBJ_IA);
@@ -66,6 +77,7 @@ int kdat_cmd_ia_open(struct kdat_ucmd *ucmd)
 
 	ia->kdev = kdev;
 	ia->port_num = cmd->port_num;
+	spin_lock_init(&ia->async_lock);
 	strscpy(ia->name, cmd->name, sizeof(ia->name));
 
 	ret = kdat_obj_reserve(ucmd->kfile, &ia->obj);

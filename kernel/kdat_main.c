@@ -88,6 +88,8 @@ union kdat_ucmd_buffer {
 	struct kdat_cr_query cr_query;
 	struct kdat_cr_reply cr_reply;
 	struct kdat_post post;
+	struct kdat_srq_create srq_create;
+	struct kdat_srq_set_lw srq_set_lw;
 };
 
 struct kdat_ioctl_op {
@@ -131,7 +133,7 @@ static const struct kdat_ioctl_op kdat_ioctl_ops[] = {
 	KDAT_IOCTL_OP(KDAT_IOCTL_EVD_WAIT, kdat_cmd_evd_wait,
 		      struct kdat_evd_wait, out_nmore),
 	KDAT_IOCTL_OP(KDAT_IOCTL_EP_CREATE, kdat_cmd_ep_create,
-		      struct kdat_ep_create, __reserved),
+		      struct kdat_ep_create, srq_handle),
 	KDAT_IOCTL_OP(KDAT_IOCTL_EP_QUERY, kdat_cmd_ep_query,
 		      struct kdat_ep_query, __reserved),
 	KDAT_IOCTL_OP(KDAT_IOCTL_EP_CONNECT, kdat_cmd_ep_connect,
@@ -150,6 +152,10 @@ static const struct kdat_ioctl_op kdat_ioctl_ops[] = {
 		      struct kdat_cr_reply, private_data),
 	KDAT_IOCTL_OP(KDAT_IOCTL_POST, kdat_cmd_post, struct kdat_post,
 		      remote),
+	KDAT_IOCTL_OP(KDAT_IOCTL_SRQ_CREATE, kdat_cmd_srq_create,
+		      struct kdat_srq_create, __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_SRQ_SET_LW, kdat_cmd_srq_set_lw,
+		      struct kdat_srq_set_lw, __reserved),
 };
 
 static long kdat_fops_ioctl(struct file *filp, unsigned int cmd,
@@ -214,6 +220,7 @@ static int kdat_objects_show(struct seq_file *s, void *unused)
 	seq_printf(s, "ep %d\n", kdat_obj_count(KDAT_OBJ_EP));
 	seq_printf(s, "psp %d\n", kdat_obj_count(KDAT_OBJ_PSP));
 	seq_printf(s, "cr %d\n", kdat_obj_count(KDAT_OBJ_CR));
+	seq_printf(s, "srq %d\n", kdat_obj_count(KDAT_OBJ_SRQ));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kdat_objects);
@@ -244,6 +251,8 @@ static void kdat_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct kdat_lmr_triplet) != 24);
 	BUILD_BUG_ON(sizeof(struct kdat_rmr_triplet) != 24);
 	BUILD_BUG_ON(sizeof(struct kdat_post) != 64);
+	BUILD_BUG_ON(sizeof(struct kdat_srq_create) != 32);
+	BUILD_BUG_ON(sizeof(struct kdat_srq_set_lw) != 16);
 	BUILD_BUG_ON(KDAT_MAX_PRIVATE_DATA > KDAT_PRIVATE_DATA_BUF);
 	BUILD_BUG_ON((int)KDAT_DTO_ERR_FLUSHED != 1);
 	BUILD_BUG_ON((int)KDAT_PORT_ACTIVE != (int)IB_PORT_ACTIVE);

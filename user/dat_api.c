@@ -118,6 +118,12 @@ struct kd_ep {
 	struct sockaddr_storage remote;
 };
 
+struct kd_srq {
+	struct kd_obj obj;
+	struct kd_pz *pz;
+	DAT_SRQ_ATTR attr;
+};
+
 struct kd_psp {
 	struct kd_obj obj;
 	struct kd_evd *evd;
@@ -609,6 +615,20 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 	}
 	case KDAT_EVENT_ASYNC_EVD_OVERFLOW:
 		ev->event_data.asynch_error_event_data.dat_handle = evd;
+		ev->event_data.asynch_error_event_data.reason =
+			DAT_EVD_OVERFLOW_ERROR;
+		break;
+	case KDAT_EVENT_ASYNC_IA_CATASTROPHIC:
+		ev->event_data.asynch_error_event_data.dat_handle = ia;
+		ev->event_data.asynch_error_event_data.reason =
+			DAT_IA_CATASTROPHIC_ERROR;
+		break;
+	case KDAT_EVENT_ASYNC_SRQ_LOW_WATERMARK:
+		ev->event_number = DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR;
+		ev->event_data.asynch_error_event_data.dat_handle =
+			(DAT_HANDLE)kd_table_find(ia, k->handle);
+		ev->event_data.asynch_error_event_data.reason =
+			DAT_SRQ_LOW_WATERMARK_EVENT;
 		break;
 	default:
 		if ((k->event_number & 0xff000) == 0x04000) {
@@ -682,13 +702,14 @@ LIBDAT_API DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd_handle,
 	return kd_evd_take(evd, threshold, timeout, event, nmore);
 }
 
-LIBDAT_API DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia_handle,
-				    DAT_PZ_HANDLE pz_handle,
-				    DAT_EVD_HANDLE recv_evd,
-				    DAT_EVD_HANDLE request_evd,
-				    DAT_EVD_HANDLE connect_evd,
-				    const DAT_EP_ATTR *attr,
-				    DAT_EP_HANDLE *ep_handle)
+static DAT_RETURN kd_ep_create(DAT_IA_HANDLE ia_handle,
+			       DAT_PZ_HANDLE pz_handle,
+			       DAT_EVD_HANDLE recv_evd,
+			       DAT_EVD_HANDLE request_evd,
+			       DAT_EVD_HANDLE connect_evd,
+			       struct kd_srq *srq,
+			       const DAT_EP_ATTR *attr,
+			       DAT_EP_HANDLE *ep_handle)
 {
 	struct kdat_ep_create c = { .size = sizeof(c) };
 	struct kd_ia *ia = ia_handle;
@@ -708,6 +729,7 @@ LIBDAT_API DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia_handle,
 	c.recv_evd_handle = ((struct kd_obj *)recv_evd)->kh;
 	c.request_evd_handle = ((struct kd_obj *)request_evd)->kh;
 	c.connect_evd_handle = ((struct kd_obj *)connect_evd)->kh;
+	c.srq_handle = srq ? srq->obj.kh : 0;
 	if (attr) {
 		if (attr->service_type != DAT_SERVICE_TYPE_RC)
 			return DAT_MODEL_NOT_SUPPORTED;
@@ -759,6 +781,113 @@ LIBDAT_API DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia_handle,
 	kd_obj_init(&ep->obj, ia, DAT_HANDLE_TYPE_EP, c.out_ep_handle);
 	*ep_handle = ep;
 	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia_handle,
+				    DAT_PZ_HANDLE pz_handle,
+				    DAT_EVD_HANDLE recv_evd,
+				    DAT_EVD_HANDLE request_evd,
+				    DAT_EVD_HANDLE connect_evd,
+				    const DAT_EP_ATTR *attr,
+				    DAT_EP_HANDLE *ep_handle)
+{
+	return kd_ep_create(ia_handle, pz_handle, recv_evd, request_evd,
+			    connect_evd, NULL, attr, ep_handle);
+}
+
+LIBDAT_API DAT_RETURN dat_ep_create_with_srq(DAT_IA_HANDLE ia_handle,
+					     DAT_PZ_HANDLE pz_handle,
+					     DAT_EVD_HANDLE recv_evd,
+					     DAT_EVD_HANDLE request_evd,
+					     DAT_EVD_HANDLE connect_evd,
+					     DAT_SRQ_HANDLE srq_handle,
+					     const DAT_EP_ATTR *attr,
+					     DAT_EP_HANDLE *ep_handle)
+{
+	if (!kd_check(srq_handle, DAT_HANDLE_TYPE_SRQ))
+		return DAT_INVALID_HANDLE;
+	return kd_ep_create(ia_handle, pz_handle, recv_evd, request_evd,
+			    connect_evd, srq_handle, attr, ep_handle);
+}
+
+LIBDAT_API DAT_RETURN dat_srq_create(DAT_IA_HANDLE ia_handle,
+				     DAT_PZ_HANDLE pz_handle,
+				     DAT_SRQ_ATTR *attr,
+				     DAT_SRQ_HANDLE *srq_handle)
+{
+	struct kdat_srq_create c = { .size = sizeof(c) };
+	struct kd_ia *ia = ia_handle;
+	struct kd_srq *srq;
+	DAT_RETURN ret;
+
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA) ||
+	    !kd_check(pz_handle, DAT_HANDLE_TYPE_PZ))
+		return DAT_INVALID_HANDLE;
+	if (!attr || !srq_handle || attr->max_recv_dtos <= 0 ||
+	    attr->max_recv_iov < 0 || attr->low_watermark < 0)
+		return DAT_INVALID_PARAMETER;
+	c.pz_handle = ((struct kd_obj *)pz_handle)->kh;
+	c.max_recv_dtos = attr->max_recv_dtos;
+	c.max_recv_iov = attr->max_recv_iov;
+	c.low_watermark = attr->low_watermark;
+	ret = kd_ioctl(ia, KDAT_IOCTL_SRQ_CREATE, &c);
+	if (ret)
+		return ret;
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) {
+		struct kdat_destroy d = { sizeof(d), c.out_srq_handle };
+
+		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
+	srq->pz = pz_handle;
+	srq->attr = *attr;
+	srq->attr.max_recv_iov = c.max_recv_iov;
+	kd_obj_init(&srq->obj, ia, DAT_HANDLE_TYPE_SRQ, c.out_srq_handle);
+	*srq_handle = srq;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq_handle)
+{
+	if (!kd_check(srq_handle, DAT_HANDLE_TYPE_SRQ))
+		return DAT_INVALID_HANDLE;
+	return kd_destroy(srq_handle);
+}
+
+LIBDAT_API DAT_RETURN dat_srq_set_lw(DAT_SRQ_HANDLE srq_handle,
+				     DAT_COUNT low_watermark)
+{
+	struct kdat_srq_set_lw c = { .size = sizeof(c) };
+	struct kd_srq *srq = srq_handle;
+	DAT_RETURN ret;
+
+	if (!kd_check(srq, DAT_HANDLE_TYPE_SRQ))
+		return DAT_INVALID_HANDLE;
+	if (low_watermark < 0)
+		return DAT_INVALID_PARAMETER;
+	c.srq_handle = srq->obj.kh;
+	c.low_watermark = low_watermark;
+	ret = kd_ioctl(srq->obj.ia, KDAT_IOCTL_SRQ_SET_LW, &c);
+	if (ret == DAT_SUCCESS)
+		srq->attr.low_watermark = low_watermark;
+	return ret;
+}
+
+static DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op,
+			  DAT_COUNT num, const DAT_LMR_TRIPLET *iov,
+			  DAT_DTO_COOKIE cookie,
+			  const DAT_RMR_TRIPLET *remote,
+			  DAT_COMPLETION_FLAGS flags);
+
+LIBDAT_API DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq_handle,
+					DAT_COUNT num, DAT_LMR_TRIPLET *iov,
+					DAT_DTO_COOKIE cookie)
+{
+	if (!kd_check(srq_handle, DAT_HANDLE_TYPE_SRQ))
+		return DAT_INVALID_HANDLE;
+	return kd_post(srq_handle, KDAT_POST_SRQ_RECV, num, iov, cookie, NULL,
+		       0);
 }
 
 LIBDAT_API DAT_RETURN dat_ep_free(DAT_EP_HANDLE ep_handle)
@@ -920,10 +1049,11 @@ static DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op,
 {
 	struct kdat_lmr_triplet kiov[32];
 	struct kdat_post p = { .size = sizeof(p) };
-	struct kd_ep *ep = ep_handle;
+	struct kd_obj *ep = ep_handle;
 	DAT_COUNT i;
 
-	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
+	if (!kd_check(ep, op == KDAT_POST_SRQ_RECV ? DAT_HANDLE_TYPE_SRQ :
+						    DAT_HANDLE_TYPE_EP))
 		return DAT_INVALID_HANDLE;
 	if (num < 0 || (num && !iov))
 		return DAT_INVALID_PARAMETER;
@@ -936,7 +1066,7 @@ static DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op,
 		kiov[i].virtual_address = iov[i].virtual_address;
 		kiov[i].segment_length = iov[i].segment_length;
 	}
-	p.ep_handle = ep->obj.kh;
+	p.ep_handle = ep->kh;
 	p.op = op;
 	p.completion_flags = flags;
 	p.num_segments = num;
@@ -947,7 +1077,7 @@ static DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op,
 		p.remote.target_address = remote->virtual_address;
 		p.remote.segment_length = remote->segment_length;
 	}
-	return kd_ioctl(ep->obj.ia, KDAT_IOCTL_POST, &p);
+	return kd_ioctl(ep->ia, KDAT_IOCTL_POST, &p);
 }
 
 LIBDAT_API DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT num,

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -827,6 +828,215 @@ static void test_lmr_memlock(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/*
+ * An SRQ shared by three EPs: every buffer used once, each connection's
+ * messages in send order, completions on the consuming EP's recv EVD; and
+ * the low watermark reported on the async EVD.
+ */
+static void test_srq_three_eps(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 12, .max_recv_iov = 2,
+			    .low_watermark = 0 };
+	struct side c[3], s;
+	DAT_EP_HANDLE sep[3];
+	DAT_SRQ_HANDLE srq;
+	struct buf rb, sb[3];
+	DAT_EP_ATTR a = ep_attr();
+	int seen[3] = { 0 }, used[9] = { 0 };
+	DAT_EVENT ev;
+	DAT_COUNT nmore;
+	int i, j, n;
+
+	side_open(&s, NULL);
+	OK(dat_ep_free(s.ep));	/* room in s.dto_evd for the SRQ's EPs */
+	OK(dat_srq_create(s.ia, s.pz, &sa, &srq));
+	buf_reg(&s, &rb, 9 * 256, DAT_MEM_PRIV_ALL_FLAG);
+	for (i = 0; i < 9; i++) {
+		DAT_LMR_TRIPLET r = seg(&rb, i * 256, 256);
+
+		OK(dat_srq_post_recv(srq, 1, &r, cookie(i)));
+	}
+	/* An EP on an SRQ takes no receives of its own. */
+	OK(dat_ep_create_with_srq(s.ia, s.pz, s.dto_evd, s.dto_evd,
+				  s.conn_evd, srq, &a, &sep[0]));
+	{
+		DAT_LMR_TRIPLET r = seg(&rb, 0, 16);
+
+		EXPECT_DAT(dat_ep_post_recv(sep[0], 1, &r, cookie(99), 0),
+			   DAT_INVALID_PARAMETER);
+	}
+	/* The SRQ is in use: it cannot go. */
+	EXPECT_DAT(dat_srq_free(srq), DAT_INVALID_STATE);
+	OK(dat_ep_free(sep[0]));
+	for (i = 0; i < 3; i++) {
+		DAT_EVD_HANDLE evd;
+
+		OK(dat_evd_create(s.ia, 16, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
+				  &evd));
+		OK(dat_ep_create_with_srq(s.ia, s.pz, s.dto_evd, evd,
+					  s.conn_evd, srq, &a, &sep[i]));
+		side_open(&c[i], NULL);
+		buf_reg(&c[i], &sb[i], 4096, DAT_MEM_PRIV_ALL_FLAG);
+		s.ep = sep[i];
+		connect_pair(&c[i], &s, false);
+	}
+	/* Each client sends three messages: "client, sequence". */
+	for (j = 0; j < 3; j++) {
+		for (i = 0; i < 3; i++) {
+			DAT_LMR_TRIPLET t = seg(&sb[i], j * 16, 16);
+
+			sb[i].p[j * 16] = i;
+			sb[i].p[j * 16 + 1] = j;
+			OK(dat_ep_post_send(c[i].ep, 1, &t, cookie(j),
+					    DAT_COMPLETION_SUPPRESS_FLAG));
+		}
+	}
+	for (n = 0; n < 9; n++) {
+		const DAT_DTO_COMPLETION_EVENT_DATA *d;
+		unsigned char *msg;
+		int k;
+
+		OK(dat_evd_wait(s.dto_evd, TMO, 1, &ev, &nmore));
+		d = &ev.event_data.dto_completion_event_data;
+		KTAP_EXPECT(d->status == DAT_DTO_SUCCESS);
+		KTAP_EXPECT(d->operation == DAT_DTO_RECEIVE);
+		KTAP_EXPECT(d->transfered_length == 16);
+		KTAP_EXPECT(d->user_cookie.as_64 < 9);
+		KTAP_EXPECT(!used[d->user_cookie.as_64]++);
+		msg = rb.p + d->user_cookie.as_64 * 256;
+		i = msg[0];
+		KTAP_EXPECT(i < 3);
+		/* Completed on the EP that received it... */
+		for (k = 0; k < 3; k++)
+			if (d->ep_handle == sep[k])
+				break;
+		KTAP_EXPECT(k == i);
+		/* ...in the order its peer sent. */
+		KTAP_EXPECT(msg[1] == seen[i]);
+		seen[i]++;
+	}
+	KTAP_EXPECT(seen[0] == 3 && seen[1] == 3 && seen[2] == 3);
+
+	/* Low watermark: 3 buffers, mark 2; below it after two: reported. */
+	for (i = 0; i < 3; i++) {
+		DAT_LMR_TRIPLET r = seg(&rb, i * 256, 256);
+
+		OK(dat_srq_post_recv(srq, 1, &r, cookie(100 + i)));
+	}
+	OK(dat_srq_set_lw(srq, 2));
+	{
+		DAT_LMR_TRIPLET t = seg(&sb[0], 0, 16);
+
+		OK(dat_ep_post_send(c[0].ep, 1, &t, cookie(7), 0));
+		OK(dat_evd_wait(s.dto_evd, TMO, 1, &ev, &nmore));
+		/* Not below the mark yet: no event. */
+		EXPECT_DAT(dat_evd_dequeue(s.async_evd, &ev), DAT_QUEUE_EMPTY);
+		OK(dat_ep_post_send(c[0].ep, 1, &t, cookie(8), 0));
+	}
+	OK(dat_evd_wait(s.async_evd, TMO, 1, &ev, &nmore));
+	KTAP_EXPECT(ev.event_number == DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR);
+	KTAP_EXPECT(ev.event_data.asynch_error_event_data.dat_handle == srq);
+	KTAP_EXPECT(ev.event_data.asynch_error_event_data.reason ==
+		    DAT_SRQ_LOW_WATERMARK_EVENT);
+	for (i = 0; i < 3; i++)
+		OK(dat_ia_close(c[i].ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* dat_evd_wait: the threshold, the timeout, and no spinning meanwhile. */
+static void test_evd_wait(void)
+{
+	struct side c, s;
+	struct buf b, rb;
+	DAT_LMR_TRIPLET t, r;
+	struct rusage ru0, ru1;
+	struct timespec t0, t1;
+	DAT_EVENT ev;
+	DAT_COUNT nmore;
+	double wall, cpu;
+	int i;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+
+	/* Nothing comes: the wait times out after ~0.5 s, asleep. */
+	getrusage(RUSAGE_SELF, &ru0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_DAT(dat_evd_wait(s.dto_evd, 500000, 1, &ev, &nmore),
+		   DAT_TIMEOUT_EXPIRED);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	getrusage(RUSAGE_SELF, &ru1);
+	wall = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	cpu = (ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
+	      (ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
+	      ((ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) +
+	       (ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec)) / 1e6;
+	ktap_diag("timed out after %.3f s wall, %.3f s CPU", wall, cpu);
+	KTAP_EXPECT(wall >= 0.45);
+	KTAP_EXPECT(cpu < wall / 4);
+
+	/* Threshold 3: two events are not enough, three are. */
+	r = seg(&rb, 0, 64);
+	t = seg(&b, 0, 8);
+	for (i = 0; i < 3; i++)
+		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(i), 0));
+	for (i = 0; i < 2; i++)
+		OK(dat_ep_post_send(c.ep, 1, &t, cookie(i),
+				    DAT_COMPLETION_SUPPRESS_FLAG));
+	EXPECT_DAT(dat_evd_wait(s.dto_evd, 300000, 3, &ev, &nmore),
+		   DAT_TIMEOUT_EXPIRED);
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(2),
+			    DAT_COMPLETION_SUPPRESS_FLAG));
+	OK(dat_evd_wait(s.dto_evd, TMO, 3, &ev, &nmore));
+	KTAP_EXPECT(nmore == 2);
+	KTAP_EXPECT(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
+		    0);
+	/* A threshold above the EVD's size is invalid. */
+	EXPECT_DAT(dat_evd_wait(s.dto_evd, TMO, 1000, &ev, &nmore),
+		   DAT_INVALID_PARAMETER);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/*
+ * BARRIER_FENCE: a read fenced behind a write sees the write's data;
+ * completions come in posting order.
+ */
+static void test_fence(void)
+{
+	struct side c, s;
+	struct buf lb, rb, back;
+	DAT_LMR_TRIPLET w, r;
+	DAT_RMR_TRIPLET rem;
+	int i;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &lb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&c, &back, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+	rem.rmr_context = rb.rctx;
+	rem.virtual_address = (uintptr_t)rb.p;
+	rem.segment_length = 1024;
+	for (i = 0; i < 8; i++) {
+		memset(lb.p, 'a' + i, 1024);
+		w = seg(&lb, 0, 1024);
+		r = seg(&back, 0, 1024);
+		OK(dat_ep_post_rdma_write(c.ep, 1, &w, cookie(2 * i), &rem, 0));
+		OK(dat_ep_post_rdma_read(c.ep, 1, &r, cookie(2 * i + 1), &rem,
+					 DAT_COMPLETION_BARRIER_FENCE_FLAG));
+		expect_dto(c.dto_evd, 2 * i, DAT_DTO_SUCCESS, 1024);
+		expect_dto(c.dto_evd, 2 * i + 1, DAT_DTO_SUCCESS, 1024);
+		KTAP_EXPECT(!memcmp(back.p, lb.p, 1024));
+	}
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_connect_accept),
 	KTAP_CASE(test_connect_reject),
@@ -845,6 +1055,9 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_evd_overflow),
 	KTAP_CASE(test_two_processes),
 	KTAP_CASE(test_lmr_memlock),
+	KTAP_CASE(test_srq_three_eps),
+	KTAP_CASE(test_evd_wait),
+	KTAP_CASE(test_fence),
 };
 
 int main(void)

@@ -95,6 +95,8 @@ enum {
 	KDAT_CMD_CR_ACCEPT,
 	KDAT_CMD_CR_REJECT,
 	KDAT_CMD_POST,
+	KDAT_CMD_SRQ_CREATE,
+	KDAT_CMD_SRQ_SET_LW,
 };
 
 /**
@@ -338,6 +340,13 @@ struct kdat_evd_create {
 #define KDAT_EVENT_ASYNC_EVD_OVERFLOW		0x08001
 #define KDAT_EVENT_ASYNC_IA_CATASTROPHIC	0x08002
 #define KDAT_EVENT_ASYNC_EP_BROKEN		0x08003
+/*
+ * An SRQ fell below its low watermark (DAT has no event number of its own
+ * for it: DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR with the reason
+ * DAT_SRQ_LOW_WATERMARK_EVENT); @handle is the SRQ. One event per
+ * KDAT_IOCTL_SRQ_SET_LW.
+ */
+#define KDAT_EVENT_ASYNC_SRQ_LOW_WATERMARK	0x08005
 
 /* DTO completion status (DAT_DTO_COMPLETION_STATUS values). */
 enum kdat_dto_status {
@@ -477,7 +486,10 @@ struct kdat_ep_attr {
  * @flags: must be 0
  * @attr: in: wanted attributes; out: what the Endpoint got
  * @out_ep_handle: out
- * @__reserved: 0
+ * @srq_handle: in: 0, or a Shared Receive Queue of the same PZ whose
+ *              buffers the Endpoint receives into (it then takes no
+ *              receives of its own; max_recv_dtos and max_recv_iov are
+ *              the SRQ's)
  */
 struct kdat_ep_create {
 	__u32 size;
@@ -488,7 +500,7 @@ struct kdat_ep_create {
 	__u32 flags;
 	struct kdat_ep_attr attr;
 	__u32 out_ep_handle;
-	__u32 __reserved;
+	__u32 srq_handle;
 };
 
 #define KDAT_IOCTL_EP_CREATE	_IO(KDAT_TYPE, KDAT_CMD_EP_CREATE)
@@ -669,7 +681,8 @@ struct kdat_rmr_triplet {
  * struct kdat_post - KDAT_IOCTL_POST: post one DTO
  * @size: sizeof(struct kdat_post)
  * @ep_handle: in: the Endpoint
- * @op: in: enum kdat_dto_op
+ * @op: in: enum kdat_dto_op, or KDAT_POST_SRQ_RECV: a receive buffer for
+ *      the SRQ named by @ep_handle (no completion flags)
  * @completion_flags: in: KDAT_COMPLETION_*
  * @num_segments: in: entries in @iov (0 with a 0 @iov for a 0-byte send or
  *                receive)
@@ -698,6 +711,51 @@ struct kdat_post {
 	struct kdat_rmr_triplet remote;
 };
 
+#define KDAT_POST_SRQ_RECV	4
+
 #define KDAT_IOCTL_POST		_IO(KDAT_TYPE, KDAT_CMD_POST)
+
+/**
+ * struct kdat_srq_create - KDAT_IOCTL_SRQ_CREATE: a Shared Receive Queue
+ * @size: sizeof(struct kdat_srq_create)
+ * @pz_handle: in
+ * @max_recv_dtos: in: buffers it holds; out: what it got
+ * @max_recv_iov: in: segments per buffer; out
+ * @low_watermark: in: 0, or report when fewer buffers than this remain
+ *                 (KDAT_EVENT_ASYNC_SRQ_LOW_WATERMARK on the IA's async
+ *                 EVDs)
+ * @flags: must be 0
+ * @out_srq_handle: out
+ * @__reserved: 0
+ */
+struct kdat_srq_create {
+	__u32 size;
+	__u32 pz_handle;
+	__u32 max_recv_dtos;
+	__u32 max_recv_iov;
+	__u32 low_watermark;
+	__u32 flags;
+	__u32 out_srq_handle;
+	__u32 __reserved;
+};
+
+#define KDAT_IOCTL_SRQ_CREATE	_IO(KDAT_TYPE, KDAT_CMD_SRQ_CREATE)
+
+/**
+ * struct kdat_srq_set_lw - KDAT_IOCTL_SRQ_SET_LW: set (and arm) the low
+ *     watermark; 0 disarms it
+ * @size: sizeof(struct kdat_srq_set_lw)
+ * @srq_handle: in
+ * @low_watermark: in: < max_recv_dtos
+ * @__reserved: 0
+ */
+struct kdat_srq_set_lw {
+	__u32 size;
+	__u32 srq_handle;
+	__u32 low_watermark;
+	__u32 __reserved;
+};
+
+#define KDAT_IOCTL_SRQ_SET_LW	_IO(KDAT_TYPE, KDAT_CMD_SRQ_SET_LW)
 
 #endif /* _UAPI_LINUX_KDAT_H */
