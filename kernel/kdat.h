@@ -210,6 +210,7 @@ struct kdat_ep {
 	struct kdat_evd *req_evd;
 	struct kdat_evd *conn_evd;
 	struct kdat_srq *srq;		/* or NULL */
+	atomic_t users;			/* RSPs reserving it */
 	struct kdat_ep_attr attr;
 	struct ib_qp *qp;
 	enum kdat_cm_kind cm_kind;	/* KDAT_CM_EP */
@@ -248,6 +249,8 @@ struct kdat_psp {
 	struct kdat_obj obj;
 	struct kdat_ia *ia;
 	struct kdat_evd *evd;
+	struct kdat_ep *rsp_ep;		/* an RSP's Endpoint, or NULL */
+	bool rsp_fired;			/* an RSP took its request */
 	enum kdat_cm_kind cm_kind;	/* KDAT_CM_PSP */
 	struct rdma_cm_id *cm_id;
 	u64 conn_qual;
@@ -258,6 +261,7 @@ struct kdat_cr {
 	struct kdat_obj obj;
 	struct kdat_dev_res res;
 	struct kdat_psp *psp;
+	struct kdat_ep *rsp_ep;		/* from an RSP: its Endpoint */
 	enum kdat_cm_kind cm_kind;	/* KDAT_CM_CR */
 	/* NULL once accepted (the EP owns it) or rejected. */
 	struct rdma_cm_id *cm_id;
@@ -339,7 +343,8 @@ int kdat_cmd_ep_reset(struct kdat_ucmd *ucmd);
 int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		     struct rdma_cm_event *event);
 int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
-		   const void *pdata, u8 pdata_len);
+		   const void *pdata, u8 pdata_len, bool reserved);
+int kdat_ep_reserve(struct kdat_ep *ep, bool reserve);
 void kdat_ep_conn_event(struct kdat_ep *ep, u32 event_number);
 
 /* kdat_srq.c */

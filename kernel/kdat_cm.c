@@ -99,11 +99,16 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 	struct kdat_device *kdev = psp->ia->kdev;
 	struct kdat_cr *cr;
 
+	/* An RSP takes one request; the CM rejects the others. */
+	if (psp->rsp_ep && psp->rsp_fired)
+		return -ECONNREFUSED;
+
 	cr = kdat_obj_alloc(struct kdat_cr, obj, KDAT_OBJ_CR, &kdat_cr_ops);
 	if (!cr)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&cr->res.node);
 	cr->psp = psp;
+	cr->rsp_ep = psp->rsp_ep;
 	cr->cm_kind = KDAT_CM_CR;
 	cr->cm_id = id;
 	cr->conn_qual = psp->conn_qual;
@@ -152,6 +157,7 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 	}
 	atomic_inc(&psp->users);
 	kdat_obj_publish_locked(&cr->obj);
+	psp->rsp_fired = true;
 	mutex_unlock(&kfile->lock);
 
 	ev.cr_handle = cr->obj.handle;
@@ -196,6 +202,11 @@ static void kdat_psp_destroy(struct kdat_obj *obj)
 	struct kdat_psp *psp = container_of(obj, struct kdat_psp, obj);
 
 	rdma_destroy_id(psp->cm_id);
+	if (psp->rsp_ep) {
+		/* Not taken by a connection: the EP is free again. */
+		kdat_ep_reserve(psp->rsp_ep, false);
+		atomic_dec(&psp->rsp_ep->users);
+	}
 	atomic_dec(&psp->evd->users);
 	atomic_dec(&psp->ia->users);
 }
@@ -211,13 +222,14 @@ int kdat_cmd_psp_create(struct kdat_ucmd *ucmd)
 	struct kdat_file *kfile = ucmd->kfile;
 	struct sockaddr_in any = { .sin_family = AF_INET };
 	struct kdat_evd *evd = NULL;
+	struct kdat_ep *ep = NULL;
 	struct kdat_ia *ia;
 	struct kdat_psp *psp;
 	int ret;
 
 	if (cmd->flags)
 		return -EOPNOTSUPP;
-	if (cmd->__reserved || cmd->conn_qual > U16_MAX)
+	if (cmd->conn_qual > U16_MAX)
 		return -EINVAL;
 
 	mutex_lock(&kfile->lock);
@@ -225,8 +237,18 @@ int kdat_cmd_psp_create(struct kdat_ucmd *ucmd)
 	if (ia)
 		evd = kdat_get(kfile, cmd->evd_handle, struct kdat_evd,
 			       KDAT_OBJ_EVD);
+	if (ia && evd && cmd->rsp_ep_handle) {
+		ep = kdat_get(kfile, cmd->rsp_ep_handle, struct kdat_ep,
+			      KDAT_OBJ_EP);
+		if (!ep)
+			evd = NULL;	/* EBADF below */
+	}
 	if (!ia || !evd) {
 		ret = -EBADF;
+		goto out_put;
+	}
+	if (ep && ep->pz->ia != ia) {
+		ret = -EINVAL;
 		goto out_put;
 	}
 	if (!(evd->flags & KDAT_EVD_CR) || evd->ia != ia) {
@@ -245,6 +267,14 @@ int kdat_cmd_psp_create(struct kdat_ucmd *ucmd)
 	psp->ia = ia;
 	psp->evd = evd;
 	psp->cm_kind = KDAT_CM_PSP;
+	if (ep) {
+		ret = kdat_ep_reserve(ep, true);
+		if (ret) {
+			kdat_obj_abort(&psp->obj);
+			goto out_put;
+		}
+		psp->rsp_ep = ep;
+	}
 	psp->conn_qual = cmd->conn_qual;
 	atomic_set(&psp->users, 0);
 
@@ -273,14 +303,20 @@ int kdat_cmd_psp_create(struct kdat_ucmd *ucmd)
 
 	atomic_inc(&evd->users);
 	atomic_inc(&ia->users);
+	if (ep)
+		atomic_inc(&ep->users);
 	kdat_obj_publish_locked(&psp->obj);
 	goto out_put;
 
 err_id:
 	rdma_destroy_id(psp->cm_id);
 err_free:
+	if (ep)
+		kdat_ep_reserve(ep, false);
 	kdat_obj_abort(&psp->obj);
 out_put:
+	if (ep)
+		kdat_obj_put(&ep->obj);
 	if (evd)
 		kdat_obj_put(&evd->obj);
 	if (ia)
@@ -361,8 +397,11 @@ static int kdat_cr_reply(struct kdat_ucmd *ucmd, bool accept)
 	rdma_lock_handler(id);
 	if (cr->cm_id != id) {
 		ret = -EBUSY;	/* a concurrent reply won */
+	} else if (accept && cr->rsp_ep && cr->rsp_ep != ep) {
+		ret = -EINVAL;	/* an RSP's request is for its own EP */
 	} else if (accept) {
-		ret = kdat_ep_accept(ep, id, pdata, cmd->private_data_len);
+		ret = kdat_ep_accept(ep, id, pdata, cmd->private_data_len,
+				     cr->rsp_ep);
 		if (!ret) {
 			/* The EP owns the id now. */
 			cr->cm_id = NULL;
@@ -380,8 +419,12 @@ out_put:
 	kdat_obj_put(&cr->obj);
 	if (ep)
 		kdat_obj_put(&ep->obj);
-	/* A CR is used once, whatever the outcome (DAT). */
-	if (ret != -EBUSY || !accept)
+	/*
+	 * A CR is used once (DAT), unless an accept was refused before it
+	 * touched the request (wrong EP or state): then it can be answered
+	 * again.
+	 */
+	if (!accept || (ret != -EBUSY && ret != -EINVAL))
 		kdat_obj_destroy(ucmd->kfile, handle);
 	return ret;
 }

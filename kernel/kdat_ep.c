@@ -106,6 +106,8 @@ static int kdat_ep_qp_to_init(struct kdat_ep *ep)
 			    IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 }
 
+static int kdat_ep_qp_reset(struct kdat_ep *ep);
+
 static void kdat_ep_qp_error(struct kdat_ep *ep)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
@@ -268,10 +270,31 @@ out:
 /*
  * Accept the connection request on @id (a CR's, the caller holds the CM's
  * handler lock on it and the device's rwsem for read) with @ep, which must
- * be UNCONNECTED. On success @ep owns @id.
+ * be UNCONNECTED (RESERVED for an RSP's request). On success @ep owns @id.
+ * EBUSY, EINVAL, ENODEV: refused before anything was done, the request
+ * can still be answered; ECONNABORTED: the request was rejected.
  */
+/* An RSP reserves @ep (UNCONNECTED -> RESERVED), or gives it back. */
+int kdat_ep_reserve(struct kdat_ep *ep, bool reserve)
+{
+	int ret = 0;
+
+	mutex_lock(&ep->cm_lock);
+	if (reserve) {
+		if (kdat_ep_state(ep) != KDAT_EP_STATE_UNCONNECTED ||
+		    ep->cm_id)
+			ret = -EBUSY;
+		else
+			kdat_ep_set_state(ep, KDAT_EP_STATE_RESERVED);
+	} else if (kdat_ep_state(ep) == KDAT_EP_STATE_RESERVED) {
+		kdat_ep_set_state(ep, KDAT_EP_STATE_UNCONNECTED);
+	}
+	mutex_unlock(&ep->cm_lock);
+	return ret;
+}
+
 int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
-		   const void *pdata, u8 pdata_len)
+		   const void *pdata, u8 pdata_len, bool reserved)
 {
 	struct rdma_conn_param param = {
 		.private_data = pdata,
@@ -287,7 +310,9 @@ int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
 		ret = -ENODEV;
 		goto out;
 	}
-	if (kdat_ep_state(ep) != KDAT_EP_STATE_UNCONNECTED || ep->cm_id) {
+	if (kdat_ep_state(ep) != (reserved ? KDAT_EP_STATE_RESERVED :
+					     KDAT_EP_STATE_UNCONNECTED) ||
+	    ep->cm_id) {
 		ret = -EBUSY;
 		goto out;
 	}
@@ -296,15 +321,18 @@ int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
 		goto out;
 	}
 	param.qp_num = ep->qp->qp_num;
+	/* From here on a failure costs the request: ECONNABORTED. */
 	ret = kdat_ep_qp_connect(ep, id);
-	if (ret)
-		goto out;
-	kdat_ep_set_state(ep, KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING);
-	ret = rdma_accept(id, &param);
+	if (!ret) {
+		kdat_ep_set_state(ep,
+				  KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING);
+		ret = rdma_accept(id, &param);
+	}
 	if (ret) {
-		/* rdma_accept() rejected and the QP is in error: reset it. */
-		kdat_ep_qp_to_init(ep);
+		/* The request is rejected; the QP may be in error: reset. */
+		kdat_ep_qp_reset(ep);
 		kdat_ep_set_state(ep, KDAT_EP_STATE_UNCONNECTED);
+		ret = -ECONNABORTED;
 		goto out;
 	}
 	ep->pdata_len = 0;
@@ -392,7 +420,15 @@ static void kdat_ep_destroy(struct kdat_obj *obj)
 		atomic_dec(&ep->srq->users);
 }
 
+static int kdat_ep_can_destroy(struct kdat_obj *obj)
+{
+	struct kdat_ep *ep = container_of(obj, struct kdat_ep, obj);
+
+	return atomic_read(&ep->users) ? -EBUSY : 0;
+}
+
 static const struct kdat_obj_ops kdat_ep_ops = {
+	.can_destroy = kdat_ep_can_destroy,
 	.destroy = kdat_ep_destroy,
 };
 
@@ -500,6 +536,7 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	ep->req_evd = req_evd;
 	ep->conn_evd = conn_evd;
 	ep->srq = srq;
+	atomic_set(&ep->users, 0);
 	ep->cm_kind = KDAT_CM_EP;
 	ep->state = KDAT_EP_STATE_UNCONNECTED;
 	mutex_init(&ep->cm_lock);

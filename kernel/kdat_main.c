@@ -143,7 +143,7 @@ static const struct kdat_ioctl_op kdat_ioctl_ops[] = {
 	KDAT_IOCTL_OP(KDAT_IOCTL_EP_RESET, kdat_cmd_ep_reset,
 		      struct kdat_ep_handle_cmd, __reserved),
 	KDAT_IOCTL_OP(KDAT_IOCTL_PSP_CREATE, kdat_cmd_psp_create,
-		      struct kdat_psp_create, __reserved),
+		      struct kdat_psp_create, rsp_ep_handle),
 	KDAT_IOCTL_OP(KDAT_IOCTL_CR_QUERY, kdat_cmd_cr_query,
 		      struct kdat_cr_query, __reserved),
 	KDAT_IOCTL_OP(KDAT_IOCTL_CR_ACCEPT, kdat_cmd_cr_accept,

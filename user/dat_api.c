@@ -124,10 +124,12 @@ struct kd_srq {
 	DAT_SRQ_ATTR attr;
 };
 
+/* A PSP, or an RSP (type DAT_HANDLE_TYPE_RSP, @ep set). */
 struct kd_psp {
 	struct kd_obj obj;
 	struct kd_evd *evd;
 	DAT_CONN_QUAL conn_qual;
+	struct kd_ep *ep;
 };
 
 struct kd_cr {
@@ -170,6 +172,8 @@ static DAT_RETURN dat_from_errno(int err)
 		return DAT_INVALID_ADDRESS;
 	case EOPNOTSUPP:
 		return DAT_NOT_IMPLEMENTED;
+	case ECONNABORTED:
+		return DAT_ABORT;
 	case ENODEV:
 		return DAT_INVALID_STATE;
 	default:
@@ -608,7 +612,12 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 		cr->psp = psp;
 		cr->conn_qual = k->conn_qual;
 		kd_obj_init(&cr->obj, ia, DAT_HANDLE_TYPE_CR, k->cr_handle);
-		d->sp_handle.psp_handle = psp;
+		/*
+		 * DAT: an RSP is gone once it produced its request, so the
+		 * event names none; it goes when the CR is answered.
+		 */
+		d->sp_handle.psp_handle =
+			psp && psp->obj.type == DAT_HANDLE_TYPE_RSP ? NULL : psp;
 		d->conn_qual = k->conn_qual;
 		d->cr_handle = cr;
 		break;
@@ -1159,6 +1168,52 @@ LIBDAT_API DAT_RETURN dat_psp_create(DAT_IA_HANDLE ia_handle,
 	return DAT_SUCCESS;
 }
 
+LIBDAT_API DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia_handle,
+				     DAT_CONN_QUAL conn_qual,
+				     DAT_EP_HANDLE ep_handle,
+				     DAT_EVD_HANDLE evd_handle,
+				     DAT_RSP_HANDLE *rsp_handle)
+{
+	struct kdat_psp_create c = { .size = sizeof(c) };
+	struct kd_ia *ia = ia_handle;
+	struct kd_psp *rsp;
+	DAT_RETURN ret;
+
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA) ||
+	    !kd_check(evd_handle, DAT_HANDLE_TYPE_EVD) ||
+	    !kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	if (!rsp_handle)
+		return DAT_INVALID_PARAMETER;
+	c.ia_handle = ia->obj.kh;
+	c.evd_handle = ((struct kd_obj *)evd_handle)->kh;
+	c.rsp_ep_handle = ((struct kd_obj *)ep_handle)->kh;
+	c.conn_qual = conn_qual;
+	ret = kd_ioctl(ia, KDAT_IOCTL_PSP_CREATE, &c);
+	if (ret)
+		return ret;
+	rsp = calloc(1, sizeof(*rsp));
+	if (!rsp) {
+		struct kdat_destroy d = { sizeof(d), c.out_psp_handle };
+
+		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
+	rsp->evd = evd_handle;
+	rsp->conn_qual = conn_qual;
+	rsp->ep = ep_handle;
+	kd_obj_init(&rsp->obj, ia, DAT_HANDLE_TYPE_RSP, c.out_psp_handle);
+	*rsp_handle = rsp;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_rsp_free(DAT_RSP_HANDLE rsp_handle)
+{
+	if (!kd_check(rsp_handle, DAT_HANDLE_TYPE_RSP))
+		return DAT_INVALID_HANDLE;
+	return kd_destroy(rsp_handle);
+}
+
 LIBDAT_API DAT_RETURN dat_psp_free(DAT_PSP_HANDLE psp_handle)
 {
 	if (!kd_check(psp_handle, DAT_HANDLE_TYPE_PSP))
@@ -1204,11 +1259,18 @@ static DAT_RETURN kd_cr_reply(struct kd_cr *cr, unsigned long cmd,
 	c.private_data = (uintptr_t)pdata;
 	c.private_data_len = pdata_size;
 	ret = kd_ioctl(ia, cmd, &c);
-	/* The kernel keeps the CR only when the EP was not ready. */
-	if (!(ep && DAT_GET_TYPE(ret) == DAT_INVALID_STATE)) {
+	/* The kernel keeps the CR only when it refused the EP. */
+	if (!(ep && (DAT_GET_TYPE(ret) == DAT_INVALID_STATE ||
+		     DAT_GET_TYPE(ret) == DAT_INVALID_PARAMETER))) {
+		struct kd_psp *psp = cr->psp;
+
 		kd_table_del(ia, &cr->obj);
 		cr->obj.provider = NULL;
 		free(cr);
+		/* An RSP's one request was answered: the RSP goes. */
+		if (psp && psp->obj.type == DAT_HANDLE_TYPE_RSP &&
+		    psp->obj.provider)
+			kd_destroy(&psp->obj);
 	}
 	return ret;
 }

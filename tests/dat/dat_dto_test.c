@@ -260,6 +260,56 @@ static void test_connect_reject(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/* An RSP: its EP is RESERVED, takes one request, and only that EP. */
+static void test_rsp(void)
+{
+	DAT_CONN_QUAL q = new_qual();
+	struct side c, c2, s;
+	DAT_RSP_HANDLE rsp;
+	DAT_EP_HANDLE other;
+	DAT_EP_ATTR a = ep_attr();
+	DAT_CR_HANDLE cr;
+	DAT_CR_PARAM crp;
+	DAT_EVENT ev;
+
+	side_open(&c, NULL);
+	side_open(&c2, NULL);
+	side_open(&s, NULL);
+	OK(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd, &a,
+			 &other));
+	OK(dat_rsp_create(s.ia, q, s.ep, s.cr_evd, &rsp));
+	state_is(s.ep, DAT_EP_STATE_RESERVED);
+	/* A reserved EP cannot connect on its own, nor be reserved twice. */
+	EXPECT_DAT(dat_ep_connect(s.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO,
+				  0, NULL, DAT_QOS_BEST_EFFORT,
+				  DAT_CONNECT_DEFAULT_FLAG), DAT_INVALID_STATE);
+	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 4,
+			  "rsp", DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+	wait_event(s.cr_evd, &ev);
+	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+	/* DAT: the RSP is spent; the event names no service point. */
+	KTAP_EXPECT(ev.event_data.cr_arrival_event_data.sp_handle.rsp_handle ==
+		    DAT_HANDLE_NULL);
+	cr = ev.event_data.cr_arrival_event_data.cr_handle;
+	OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
+	KTAP_EXPECT(!memcmp(crp.private_data, "rsp", 4));
+	/* Only the reserved EP may take it; the CR survives the refusal. */
+	EXPECT_DAT(dat_cr_accept(cr, other, 0, NULL), DAT_INVALID_PARAMETER);
+	/* A second requester on the spent RSP is refused. */
+	OK(dat_ep_connect(c2.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
+			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+	wait_event(c2.conn_evd, &ev);
+	KTAP_EXPECT(ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED);
+	OK(dat_cr_accept(cr, s.ep, 3, "ok"));
+	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, "ok");
+	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	/* The RSP went with its request. */
+	EXPECT_DAT(dat_rsp_free(rsp), DAT_INVALID_HANDLE);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(c2.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 static void test_connect_unreachable(void)
 {
 	struct sockaddr_in nobody = peer_addr;
@@ -1040,6 +1090,7 @@ static void test_fence(void)
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_connect_accept),
 	KTAP_CASE(test_connect_reject),
+	KTAP_CASE(test_rsp),
 	KTAP_CASE(test_connect_unreachable),
 	KTAP_CASE(test_send_recv_sizes),
 	KTAP_CASE(test_recv_iov_fill_order),

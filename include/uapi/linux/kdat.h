@@ -54,6 +54,8 @@
  *   EADDRINUSE  connection qualifier in use          DAT_CONN_QUAL_IN_USE
  *   EADDRNOTAVAIL  remote address not usable from    DAT_INVALID_ADDRESS
  *               this IA
+ *   ECONNABORTED  accepting failed; the request was  DAT_ABORT
+ *               rejected
  *
  * Numeric values that mirror DAT 2.0 (event numbers, DTO completion
  * status and operation, completion flags, memory privileges, EVD flags)
@@ -605,7 +607,11 @@ struct kdat_ep_handle_cmd {
  * @flags: must be 0
  * @conn_qual: in: < 65536 (EADDRINUSE when taken)
  * @out_psp_handle: out
- * @__reserved: 0
+ * @rsp_ep_handle: in: 0 for a PSP; for a Reserved Service Point, the
+ *                 UNCONNECTED Endpoint it reserves (it becomes RESERVED).
+ *                 An RSP takes one connection request, for that Endpoint
+ *                 (CR accept with any other fails with EINVAL), and
+ *                 refuses the others.
  */
 struct kdat_psp_create {
 	__u32 size;
@@ -614,7 +620,7 @@ struct kdat_psp_create {
 	__u32 flags;
 	__aligned_u64 conn_qual;
 	__u32 out_psp_handle;
-	__u32 __reserved;
+	__u32 rsp_ep_handle;
 };
 
 #define KDAT_IOCTL_PSP_CREATE	_IO(KDAT_TYPE, KDAT_CMD_PSP_CREATE)
