@@ -291,8 +291,99 @@ case_kill9_connected_leaves_nothing() {
 	load
 }
 
+LIFE=$TOP/tests/dat/dat_life_helper
+
+# wait_line FILE TEXT [SECONDS]: until FILE has a line starting with TEXT.
+wait_line() {
+	local i
+	for i in $(seq $((${3:-30} * 10))); do
+		grep -q "^$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	diag "no '$2' in $1: $(tr '\n' '|' < "$1")"
+	return 1
+}
+
+# Pages pinned with FOLL_PIN, system wide.
+pinned_pages() {
+	awk '$1 == "nr_foll_pin_acquired" { a = $2 }
+	     $1 == "nr_foll_pin_released" { r = $2 }
+	     END { print a - r }' /proc/vmstat
+}
+
+# kill -9 of a process with a connection, posted DTOs and 64 MiB
+# registered: its peer (another process) sees the disconnect, the pinned
+# pages are all released, nothing is left, rmmod works.
+case_kill9_64mib() {
+	local dir rc=0 spid cpid pins0 pins1 pins2
+	if [ -z "${KDAT_TEST_IP:-}" ]; then
+		skip_reason="no KDAT_TEST_IP"
+		return 4
+	fi
+	if ! grep -q nr_foll_pin_acquired /proc/vmstat; then
+		skip_reason="no FOLL_PIN counters in /proc/vmstat"
+		return 4
+	fi
+	dir=$(mktemp -d)
+	pins0=$(pinned_pages)
+	"$LIFE" server "$DEV:$PORT" 4400 > "$dir/srv" 2>&1 < /dev/null &
+	spid=$!
+	wait_line "$dir/srv" listening || rc=1
+	"$LIFE" client "$DEV:$PORT" "$KDAT_TEST_IP" 4400 64 > "$dir/cli" \
+		2>&1 < /dev/null &
+	cpid=$!
+	wait_line "$dir/cli" ready 120 || rc=1
+	wait_line "$dir/srv" connected || rc=1
+	pins1=$(pinned_pages)
+	diag "pinned pages: $pins0 before, $pins1 with 64 MiB registered"
+	[ $((pins1 - pins0)) -ge 16384 ] || { diag "64 MiB not pinned"; rc=1; }
+	{ kill -9 "$cpid"; wait "$cpid"; } 2>/dev/null
+	if ! wait "$spid"; then
+		diag "server: $(tr '\n' '|' < "$dir/srv")"
+		rc=1
+	fi
+	grep '^peer-gone' "$dir/srv" | sed 's/^/# /'
+	pins2=$(pinned_pages)
+	diag "pinned pages after the kill: $pins2"
+	[ "$pins2" -le "$pins0" ] || { diag "pages still pinned"; rc=1; }
+	if awk '$1 != "devices" && $2 != 0 { bad = 1; print "# left: " $0 }
+		END { exit !bad }' "$OBJS"; then
+		rc=1
+	fi
+	rm -rf "$dir"
+	rmmod kdat || { diag "rmmod after kill -9 failed"; rc=1; }
+	load || rc=1
+	return $rc
+}
+
+# The device goes while two EPs ping-pong: clean errors, nothing left.
+case_device_removed_under_traffic() {
+	local dir rc=0 pid
+	if [ -z "${KDAT_TEST_NETDEV:-}" ] || [ -z "${KDAT_TEST_IP:-}" ]; then
+		skip_reason="$DEV is not a testbed rxe device"
+		return 4
+	fi
+	dir=$(mktemp -d)
+	"$LIFE" traffic "$DEV:$PORT" "$KDAT_TEST_IP" 4500 > "$dir/out" 2>&1 \
+		< /dev/null &
+	pid=$!
+	wait_line "$dir/out" running 120 || rc=1
+	rdma link delete "$DEV" || { diag "rdma link delete failed"; rc=1; }
+	if ! wait "$pid"; then
+		diag "traffic: $(tr '\n' '|' < "$dir/out")"
+		rc=1
+	fi
+	grep '^ok' "$dir/out" | sed 's/^/# /'
+	rm -rf "$dir"
+	expect_objects 0 0 || rc=1
+	"$TOP/scripts/rxe-up" > /dev/null || { diag "rxe-up failed"; return 1; }
+	rmmod kdat || { diag "rmmod failed"; rc=1; }
+	load || rc=1
+	return $rc
+}
+
 echo "TAP version 13"
-echo "1..7"
+echo "1..9"
 load || { echo "Bail out! cannot load $KO"; exit 1; }
 run_case load_unload_20_times case_load_unload_20
 run_case rmmod_refused_while_held case_rmmod_refused_while_held
@@ -303,5 +394,7 @@ run_case device_removed_under_open_ia case_device_removed_under_ia
 run_case rxe_module_removed_under_open_ia case_rxe_module_removed_under_ia
 run_case device_removed_under_connected_eps \
 	case_device_removed_under_connected_eps
+run_case kill9_with_64mib_registered_peer_sees_disconnect case_kill9_64mib
+run_case device_removed_under_traffic case_device_removed_under_traffic
 echo "# Totals: pass:$((ncase - nfail - nskip)) fail:$nfail skip:$nskip"
 [ "$nfail" = 0 ]

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dat_life_helper: processes for the lifetime cases of the module-life
+ * suite. Each prints one line when it is set up and exits 0 when what it
+ * checks holds (1 otherwise, saying why).
+ *
+ *   server DEV:PORT QUAL        print "listening", accept one connection,
+ *                               print "connected",
+ *                               then wait (30 s) for it to go: print
+ *                               "peer-gone EVENT" (the peer was killed)
+ *   client DEV:PORT IP QUAL MB  register MB MiB, connect, post receives
+ *                               and sends, print "ready", sleep until
+ *                               killed
+ *   traffic DEV:PORT IP QUAL    two EPs in one process ping-pong; print
+ *                               "running" after 100 round trips, go on
+ *                               until the device goes; then check the
+ *                               EPs are DISCONNECTED, posts fail cleanly
+ *                               and everything can be freed
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <dat2/udat.h>
+
+#define TMO (10 * 1000 * 1000)
+
+#define CHECK(cond)							\
+	do {								\
+		if (!(cond)) {						\
+			printf("failed: %s (line %d)\n", #cond, __LINE__); \
+			exit(1);					\
+		}							\
+	} while (0)
+
+struct side {
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE async_evd, dto_evd, conn_evd, cr_evd;
+	DAT_PZ_HANDLE pz;
+	DAT_EP_HANDLE ep;
+	DAT_LMR_HANDLE lmr;
+	unsigned char *buf;
+	DAT_LMR_TRIPLET iov;
+};
+
+static void side_open(struct side *s, char *name, size_t bytes)
+{
+	DAT_EP_ATTR a = {
+		.service_type = DAT_SERVICE_TYPE_RC,
+		.max_recv_dtos = 8, .max_request_dtos = 8,
+		.max_recv_iov = 1, .max_request_iov = 1,
+		.max_rdma_read_in = 1, .max_rdma_read_out = 1,
+	};
+	DAT_REGION_DESCRIPTION r;
+	DAT_RMR_CONTEXT rc;
+	DAT_VLEN len;
+	DAT_VADDR va;
+
+	s->async_evd = DAT_HANDLE_NULL;
+	CHECK(dat_ia_open(name, 8, &s->async_evd, &s->ia) == DAT_SUCCESS);
+	CHECK(dat_pz_create(s->ia, &s->pz) == DAT_SUCCESS);
+	CHECK(dat_evd_create(s->ia, 32, NULL, DAT_EVD_DTO_FLAG,
+			     &s->dto_evd) == DAT_SUCCESS);
+	CHECK(dat_evd_create(s->ia, 8, NULL, DAT_EVD_CONNECTION_FLAG,
+			     &s->conn_evd) == DAT_SUCCESS);
+	CHECK(dat_evd_create(s->ia, 8, NULL, DAT_EVD_CR_FLAG,
+			     &s->cr_evd) == DAT_SUCCESS);
+	CHECK(dat_ep_create(s->ia, s->pz, s->dto_evd, s->dto_evd, s->conn_evd,
+			    &a, &s->ep) == DAT_SUCCESS);
+	s->buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(s->buf != MAP_FAILED);
+	memset(s->buf, 1, bytes);	/* real pages, all pinned */
+	r.for_va = s->buf;
+	CHECK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, r, bytes, s->pz,
+			     DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &s->lmr,
+			     &s->iov.lmr_context, &rc, &len, &va) ==
+	      DAT_SUCCESS);
+	s->iov.virtual_address = (uintptr_t)s->buf;
+	s->iov.segment_length = 64;
+}
+
+static DAT_EVENT_NUMBER next_event(DAT_EVD_HANDLE evd, DAT_TIMEOUT tmo)
+{
+	DAT_EVENT ev;
+	DAT_COUNT nmore;
+
+	CHECK(dat_evd_wait(evd, tmo, 1, &ev, &nmore) == DAT_SUCCESS);
+	return ev.event_number;
+}
+
+static void accept_one(struct side *s, DAT_CONN_QUAL q)
+{
+	DAT_PSP_HANDLE psp;
+	DAT_EVENT ev;
+	DAT_COUNT nmore;
+
+	CHECK(dat_psp_create(s->ia, q, s->cr_evd, DAT_PSP_CONSUMER_FLAG,
+			     &psp) == DAT_SUCCESS);
+	printf("listening\n");
+	fflush(stdout);
+	CHECK(dat_evd_wait(s->cr_evd, TMO, 1, &ev, &nmore) == DAT_SUCCESS);
+	CHECK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
+			    s->ep, 0, NULL) == DAT_SUCCESS);
+}
+
+static void connect_to(struct side *s, struct sockaddr_in *addr,
+		       DAT_CONN_QUAL q)
+{
+	CHECK(dat_ep_connect(s->ep, (DAT_IA_ADDRESS_PTR)addr, q, TMO, 0, NULL,
+			     DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG) ==
+	      DAT_SUCCESS);
+}
+
+static int do_server(char *name, DAT_CONN_QUAL q)
+{
+	DAT_DTO_COOKIE ck = { .as_64 = 0 };
+	DAT_EVENT_NUMBER num;
+	struct side s;
+	int i;
+
+	side_open(&s, name, 4096);
+	for (i = 0; i < 8; i++)
+		CHECK(dat_ep_post_recv(s.ep, 1, &s.iov, ck, 0) == DAT_SUCCESS);
+	accept_one(&s, q);
+	CHECK(next_event(s.conn_evd, TMO) == DAT_CONNECTION_EVENT_ESTABLISHED);
+	printf("connected\n");
+	fflush(stdout);
+	num = next_event(s.conn_evd, 30 * 1000 * 1000);
+	printf("peer-gone %#x\n", num);
+	CHECK(num == DAT_CONNECTION_EVENT_DISCONNECTED ||
+	      num == DAT_CONNECTION_EVENT_BROKEN);
+	CHECK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG) == DAT_SUCCESS);
+	return 0;
+}
+
+static int do_client(char *name, struct sockaddr_in *addr, DAT_CONN_QUAL q,
+		     size_t mb)
+{
+	DAT_DTO_COOKIE ck = { .as_64 = 0 };
+	struct side c;
+	int i;
+
+	side_open(&c, name, mb << 20);
+	for (i = 0; i < 8; i++)
+		CHECK(dat_ep_post_recv(c.ep, 1, &c.iov, ck, 0) == DAT_SUCCESS);
+	connect_to(&c, addr, q);
+	CHECK(next_event(c.conn_evd, TMO) == DAT_CONNECTION_EVENT_ESTABLISHED);
+	for (i = 0; i < 4; i++)
+		CHECK(dat_ep_post_send(c.ep, 1, &c.iov, ck, 0) == DAT_SUCCESS);
+	printf("ready\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static void check_gone(struct side *s)
+{
+	DAT_DTO_COOKIE ck = { .as_64 = 0 };
+	DAT_EP_STATE st;
+
+	CHECK(dat_ep_get_status(s->ep, &st, NULL, NULL) == DAT_SUCCESS);
+	CHECK(st == DAT_EP_STATE_DISCONNECTED);
+	CHECK(dat_ep_post_send(s->ep, 1, &s->iov, ck, 0) != DAT_SUCCESS);
+	CHECK(dat_ep_free(s->ep) == DAT_SUCCESS);
+	CHECK(dat_lmr_free(s->lmr) == DAT_SUCCESS);
+	CHECK(dat_ia_close(s->ia, DAT_CLOSE_ABRUPT_FLAG) == DAT_SUCCESS);
+}
+
+/*
+ * Ping-pong until something fails: the device went. Every failure must be
+ * a clean one: a DAT error code or an error completion.
+ */
+static int do_traffic(char *name, struct sockaddr_in *addr, DAT_CONN_QUAL q)
+{
+	DAT_DTO_COOKIE ck = { .as_64 = 0 };
+	struct side c, s;
+	long round;
+
+	side_open(&c, name, 4096);
+	side_open(&s, name, 4096);
+	CHECK(dat_psp_create(s.ia, q, s.cr_evd, DAT_PSP_CONSUMER_FLAG,
+			     &(DAT_PSP_HANDLE){ 0 }) == DAT_SUCCESS);
+	connect_to(&c, addr, q);
+	{
+		DAT_EVENT ev;
+		DAT_COUNT nmore;
+
+		CHECK(dat_evd_wait(s.cr_evd, TMO, 1, &ev, &nmore) ==
+		      DAT_SUCCESS);
+		CHECK(dat_cr_accept(ev.event_data.cr_arrival_event_data
+				    .cr_handle, s.ep, 0, NULL) == DAT_SUCCESS);
+	}
+	CHECK(next_event(c.conn_evd, TMO) == DAT_CONNECTION_EVENT_ESTABLISHED);
+	CHECK(next_event(s.conn_evd, TMO) == DAT_CONNECTION_EVENT_ESTABLISHED);
+	for (round = 0;; round++) {
+		DAT_EVENT ev;
+		DAT_COUNT nmore;
+
+		if (round == 100) {
+			printf("running\n");
+			fflush(stdout);
+		}
+		if (dat_ep_post_recv(s.ep, 1, &s.iov, ck, 0) != DAT_SUCCESS ||
+		    dat_ep_post_send(c.ep, 1, &c.iov, ck, 0) != DAT_SUCCESS)
+			break;
+		if (dat_evd_wait(s.dto_evd, TMO, 1, &ev, &nmore) !=
+		    DAT_SUCCESS ||
+		    ev.event_data.dto_completion_event_data.status !=
+		    DAT_DTO_SUCCESS)
+			break;
+		if (dat_evd_wait(c.dto_evd, TMO, 1, &ev, &nmore) !=
+		    DAT_SUCCESS ||
+		    ev.event_data.dto_completion_event_data.status !=
+		    DAT_DTO_SUCCESS)
+			break;
+	}
+	CHECK(round > 100);
+	/* The async EVDs heard of it. */
+	CHECK(next_event(c.async_evd, TMO) == DAT_ASYNC_ERROR_IA_CATASTROPHIC);
+	check_gone(&c);
+	check_gone(&s);
+	printf("ok after %ld round trips\n", round);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+
+	if (argc == 4 && !strcmp(argv[1], "server"))
+		return do_server(argv[2], strtoul(argv[3], NULL, 0));
+	if (argc >= 5 && inet_pton(AF_INET, argv[3], &addr.sin_addr) == 1) {
+		if (argc == 6 && !strcmp(argv[1], "client"))
+			return do_client(argv[2], &addr,
+					 strtoul(argv[4], NULL, 0),
+					 strtoul(argv[5], NULL, 0));
+		if (argc == 5 && !strcmp(argv[1], "traffic"))
+			return do_traffic(argv[2], &addr,
+					  strtoul(argv[4], NULL, 0));
+	}
+	fprintf(stderr, "usage: %s server DEV:PORT QUAL | client DEV:PORT IP "
+		"QUAL MB | traffic DEV:PORT IP QUAL\n", argv[0]);
+	return 2;
+}
