@@ -343,9 +343,15 @@ case_kill9_64mib() {
 		rc=1
 	fi
 	grep '^peer-gone' "$dir/srv" | sed 's/^/# /'
-	pins2=$(pinned_pages)
+	# The vmstat counters fold per-CPU deltas in about once a second;
+	# until then they may be off by a few pages either way.
+	for _ in $(seq 30); do
+		pins2=$(pinned_pages)
+		[ "$pins2" -le "$pins0" ] && break
+		sleep 0.2
+	done
 	diag "pinned pages after the kill: $pins2"
-	[ "$pins2" -le "$pins0" ] || { diag "pages still pinned"; rc=1; }
+	[ $((pins2 - pins0)) -le 64 ] || { diag "pages still pinned"; rc=1; }
 	if awk '$1 != "devices" && $2 != 0 { bad = 1; print "# left: " $0 }
 		END { exit !bad }' "$OBJS"; then
 		rc=1
