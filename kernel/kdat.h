@@ -48,6 +48,7 @@ enum kdat_obj_type {
 	KDAT_OBJ_PSP,
 	KDAT_OBJ_CR,
 	KDAT_OBJ_SRQ,
+	KDAT_OBJ_CNO,
 	KDAT_OBJ_TYPE_MAX,
 };
 
@@ -157,6 +158,16 @@ struct kdat_lmr {
 
 struct kdat_ep;
 
+/* A Consumer Notification Object. */
+struct kdat_cno {
+	struct kdat_obj obj;
+	struct kdat_ia *ia;
+	atomic_t users;			/* EVDs that trigger it */
+	spinlock_t lock;
+	u32 triggered;			/* EVD handle, 0: none; under lock */
+	wait_queue_head_t wq;
+};
+
 /*
  * An Event Dispatcher: a ring of @qlen + 1 events under @lock (the extra
  * slot is kept for the overflow event), and for DTO EVDs a CQ polled in
@@ -178,6 +189,7 @@ struct kdat_evd {
 	u32 head, count;
 	bool overflowed;		/* events were dropped */
 	bool waiting;			/* a thread waits */
+	struct kdat_cno *cno;		/* or NULL */
 	wait_queue_head_t wq;
 };
 
@@ -332,6 +344,9 @@ int kdat_cmd_evd_create(struct kdat_ucmd *ucmd);
 int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd);
 void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev);
 int kdat_evd_commit(struct kdat_evd *evd, u32 n);
+int kdat_cmd_cno_create(struct kdat_ucmd *ucmd);
+int kdat_cmd_cno_wait(struct kdat_ucmd *ucmd);
+int kdat_cmd_evd_modify_cno(struct kdat_ucmd *ucmd);
 void kdat_evd_uncommit(struct kdat_evd *evd, u32 n);
 
 /* kdat_ep.c */

@@ -28,12 +28,25 @@ static struct kdat_event *kdat_evd_slot(struct kdat_evd *evd, u32 i)
 	return &evd->events[(evd->head + i) % (evd->qlen + 1)];
 }
 
+/* Tell the CNO that @evd has an event; evd->lock held. */
+static void kdat_cno_trigger(struct kdat_cno *cno, struct kdat_evd *evd)
+{
+	spin_lock(&cno->lock);
+	if (!cno->triggered)
+		cno->triggered = evd->obj.handle;
+	spin_unlock(&cno->lock);
+	wake_up(&cno->wq);
+}
+
 /* Queue an event; any context. */
 void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&evd->lock, flags);
+	/* A waiter on the EVD itself takes the event; else the CNO hears. */
+	if (evd->cno && !evd->waiting)
+		kdat_cno_trigger(evd->cno, evd);
 	if (evd->count < evd->qlen && !evd->overflowed) {
 		*kdat_evd_slot(evd, evd->count++) = *ev;
 	} else if (!evd->overflowed) {
@@ -127,6 +140,8 @@ static void kdat_evd_destroy(struct kdat_obj *obj)
 		evd->ia->async_evd = NULL;
 	spin_unlock_irqrestore(&evd->ia->async_lock, flags);
 	kdat_evd_release(evd);
+	if (evd->cno)
+		atomic_dec(&evd->cno->users);
 	kvfree(evd->events);
 	atomic_dec(&evd->ia->users);
 }
@@ -140,13 +155,15 @@ int kdat_cmd_evd_create(struct kdat_ucmd *ucmd)
 {
 	struct kdat_evd_create *cmd = ucmd->cmd;
 	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_cno *cno = NULL;
 	struct kdat_evd *evd;
 	struct kdat_ia *ia;
 	int ret;
 
 	if (cmd->evd_flags & ~KDAT_EVD_ALL_FLAGS)
 		return -EOPNOTSUPP;
-	if (!cmd->evd_flags || !cmd->qlen || cmd->qlen > KDAT_EVD_MAX_QLEN)
+	if (!cmd->evd_flags || !cmd->qlen || cmd->qlen > KDAT_EVD_MAX_QLEN ||
+	    cmd->__reserved)
 		return -EINVAL;
 
 	mutex_lock(&kfile->lock);
@@ -154,6 +171,14 @@ int kdat_cmd_evd_create(struct kdat_ucmd *ucmd)
 	if (!ia) {
 		ret = -EBADF;
 		goto out_unlock;
+	}
+	if (cmd->cno_handle) {
+		cno = kdat_get(kfile, cmd->cno_handle, struct kdat_cno,
+			       KDAT_OBJ_CNO);
+		if (!cno) {
+			ret = -EBADF;
+			goto out_put;
+		}
 	}
 	evd = kdat_obj_alloc(struct kdat_evd, obj, KDAT_OBJ_EVD, &kdat_evd_ops);
 	if (!evd) {
@@ -207,6 +232,10 @@ int kdat_cmd_evd_create(struct kdat_ucmd *ucmd)
 		goto err_release;
 
 	atomic_inc(&ia->users);
+	if (cno) {
+		atomic_inc(&cno->users);
+		evd->cno = cno;
+	}
 	kdat_obj_publish_locked(&evd->obj);
 	if (evd->flags & KDAT_EVD_ASYNC) {
 		unsigned long flags;
@@ -224,6 +253,8 @@ err_free:
 	kvfree(evd->events);
 	kdat_obj_abort(&evd->obj);
 out_put:
+	if (cno)
+		kdat_obj_put(&cno->obj);
 	kdat_obj_put(&ia->obj);
 out_unlock:
 	mutex_unlock(&kfile->lock);
@@ -336,5 +367,164 @@ int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
 	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
 out_put:
 	kdat_obj_put(&evd->obj);
+	return ret;
+}
+
+static int kdat_cno_can_destroy(struct kdat_obj *obj)
+{
+	struct kdat_cno *cno = container_of(obj, struct kdat_cno, obj);
+
+	return atomic_read(&cno->users) ? -EBUSY : 0;
+}
+
+static void kdat_cno_destroy(struct kdat_obj *obj)
+{
+	struct kdat_cno *cno = container_of(obj, struct kdat_cno, obj);
+
+	atomic_dec(&cno->ia->users);
+}
+
+static const struct kdat_obj_ops kdat_cno_ops = {
+	.can_destroy = kdat_cno_can_destroy,
+	.destroy = kdat_cno_destroy,
+};
+
+int kdat_cmd_cno_create(struct kdat_ucmd *ucmd)
+{
+	struct kdat_cno_create *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_cno *cno;
+	struct kdat_ia *ia;
+	int ret;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	mutex_lock(&kfile->lock);
+	ia = kdat_ia_get(kfile, cmd->ia_handle);
+	if (!ia) {
+		ret = -EBADF;
+		goto out_unlock;
+	}
+	cno = kdat_obj_alloc(struct kdat_cno, obj, KDAT_OBJ_CNO, &kdat_cno_ops);
+	if (!cno) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+	cno->ia = ia;
+	atomic_set(&cno->users, 0);
+	spin_lock_init(&cno->lock);
+	init_waitqueue_head(&cno->wq);
+	ret = kdat_obj_reserve(kfile, &cno->obj);
+	if (ret)
+		goto err_free;
+	cmd->out_cno_handle = cno->obj.handle;
+	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
+	if (ret)
+		goto err_free;
+	atomic_inc(&ia->users);
+	kdat_obj_publish_locked(&cno->obj);
+	goto out_put;
+
+err_free:
+	kdat_obj_abort(&cno->obj);
+out_put:
+	kdat_obj_put(&ia->obj);
+out_unlock:
+	mutex_unlock(&kfile->lock);
+	return ret;
+}
+
+/* Take the triggering EVD, if any. */
+static u32 kdat_cno_take(struct kdat_cno *cno)
+{
+	unsigned long flags;
+	u32 h;
+
+	spin_lock_irqsave(&cno->lock, flags);
+	h = cno->triggered;
+	cno->triggered = 0;
+	spin_unlock_irqrestore(&cno->lock, flags);
+	return h;
+}
+
+int kdat_cmd_cno_wait(struct kdat_ucmd *ucmd)
+{
+	struct kdat_cno_wait *cmd = ucmd->cmd;
+	struct kdat_cno *cno;
+	long timeout;
+	u32 h = 0;
+	int ret;
+
+	if (cmd->__reserved)
+		return -EINVAL;
+	cno = kdat_get(ucmd->kfile, cmd->cno_handle, struct kdat_cno,
+		       KDAT_OBJ_CNO);
+	if (!cno)
+		return -EBADF;
+	if (cmd->timeout_us == KDAT_WAIT_FOREVER)
+		timeout = MAX_SCHEDULE_TIMEOUT;
+	else
+		timeout = usecs_to_jiffies(min_t(u64, cmd->timeout_us,
+						 U32_MAX));
+	timeout = wait_event_interruptible_timeout(cno->wq,
+						   (h = kdat_cno_take(cno)),
+						   timeout);
+	if (timeout < 0)
+		ret = -EINTR;
+	else if (!h)
+		ret = -ETIMEDOUT;
+	else
+		ret = 0;
+	if (!ret) {
+		cmd->out_evd_handle = h;
+		ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
+	}
+	kdat_obj_put(&cno->obj);
+	return ret;
+}
+
+int kdat_cmd_evd_modify_cno(struct kdat_ucmd *ucmd)
+{
+	struct kdat_evd_modify_cno *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_cno *cno = NULL, *old;
+	struct kdat_evd *evd;
+	unsigned long flags;
+	int ret = 0;
+
+	if (cmd->__reserved)
+		return -EINVAL;
+	/* Under the file lock: neither can go meanwhile. */
+	mutex_lock(&kfile->lock);
+	evd = kdat_get(kfile, cmd->evd_handle, struct kdat_evd, KDAT_OBJ_EVD);
+	if (!evd) {
+		ret = -EBADF;
+		goto out_unlock;
+	}
+	if (cmd->cno_handle) {
+		cno = kdat_get(kfile, cmd->cno_handle, struct kdat_cno,
+			       KDAT_OBJ_CNO);
+		if (!cno) {
+			ret = -EBADF;
+			goto out_put;
+		}
+		if (cno->ia != evd->ia) {
+			ret = -EINVAL;
+			goto out_put;
+		}
+		atomic_inc(&cno->users);
+	}
+	spin_lock_irqsave(&evd->lock, flags);
+	old = evd->cno;
+	evd->cno = cno;
+	spin_unlock_irqrestore(&evd->lock, flags);
+	if (old)
+		atomic_dec(&old->users);
+out_put:
+	if (cno)
+		kdat_obj_put(&cno->obj);
+	kdat_obj_put(&evd->obj);
+out_unlock:
+	mutex_unlock(&kfile->lock);
 	return ret;
 }

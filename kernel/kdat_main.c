@@ -90,6 +90,9 @@ union kdat_ucmd_buffer {
 	struct kdat_post post;
 	struct kdat_srq_create srq_create;
 	struct kdat_srq_set_lw srq_set_lw;
+	struct kdat_cno_create cno_create;
+	struct kdat_cno_wait cno_wait;
+	struct kdat_evd_modify_cno evd_modify_cno;
 };
 
 struct kdat_ioctl_op {
@@ -156,6 +159,12 @@ static const struct kdat_ioctl_op kdat_ioctl_ops[] = {
 		      struct kdat_srq_create, __reserved),
 	KDAT_IOCTL_OP(KDAT_IOCTL_SRQ_SET_LW, kdat_cmd_srq_set_lw,
 		      struct kdat_srq_set_lw, __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_CNO_CREATE, kdat_cmd_cno_create,
+		      struct kdat_cno_create, out_cno_handle),
+	KDAT_IOCTL_OP(KDAT_IOCTL_CNO_WAIT, kdat_cmd_cno_wait,
+		      struct kdat_cno_wait, __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_EVD_MODIFY_CNO, kdat_cmd_evd_modify_cno,
+		      struct kdat_evd_modify_cno, __reserved),
 };
 
 static long kdat_fops_ioctl(struct file *filp, unsigned int cmd,
@@ -221,6 +230,7 @@ static int kdat_objects_show(struct seq_file *s, void *unused)
 	seq_printf(s, "psp %d\n", kdat_obj_count(KDAT_OBJ_PSP));
 	seq_printf(s, "cr %d\n", kdat_obj_count(KDAT_OBJ_CR));
 	seq_printf(s, "srq %d\n", kdat_obj_count(KDAT_OBJ_SRQ));
+	seq_printf(s, "cno %d\n", kdat_obj_count(KDAT_OBJ_CNO));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kdat_objects);
@@ -236,7 +246,10 @@ static void kdat_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct kdat_destroy) != 8);
 	BUILD_BUG_ON(sizeof(struct kdat_pz_create) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_lmr_create) != 48);
-	BUILD_BUG_ON(sizeof(struct kdat_evd_create) != 24);
+	BUILD_BUG_ON(sizeof(struct kdat_evd_create) != 32);
+	BUILD_BUG_ON(sizeof(struct kdat_cno_create) != 16);
+	BUILD_BUG_ON(sizeof(struct kdat_cno_wait) != 24);
+	BUILD_BUG_ON(sizeof(struct kdat_evd_modify_cno) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_event) != 64);
 	BUILD_BUG_ON(sizeof(struct kdat_evd_wait) != 40);
 	BUILD_BUG_ON(sizeof(struct kdat_ep_attr) != 32);

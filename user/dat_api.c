@@ -103,10 +103,16 @@ struct kd_lmr {
 	DAT_RMR_CONTEXT rmr_context;
 };
 
+struct kd_cno {
+	struct kd_obj obj;
+	DAT_OS_WAIT_PROXY_AGENT agent;
+};
+
 struct kd_evd {
 	struct kd_obj obj;
 	DAT_COUNT qlen;
 	DAT_EVD_FLAGS flags;
+	struct kd_cno *cno;
 };
 
 struct kd_ep {
@@ -508,11 +514,12 @@ LIBDAT_API DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle,
 
 	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
 		return DAT_INVALID_HANDLE;
-	if (cno != DAT_HANDLE_NULL)
-		return DAT_NOT_IMPLEMENTED;
+	if (cno != DAT_HANDLE_NULL && !kd_check(cno, DAT_HANDLE_TYPE_CNO))
+		return DAT_INVALID_HANDLE;
 	if (qlen <= 0 || !evd_handle)
 		return DAT_INVALID_PARAMETER;
 	c.ia_handle = ia->obj.kh;
+	c.cno_handle = cno ? ((struct kd_obj *)cno)->kh : 0;
 	c.qlen = qlen;
 	c.evd_flags = flags;
 	ret = kd_ioctl(ia, KDAT_IOCTL_EVD_CREATE, &c);
@@ -527,9 +534,100 @@ LIBDAT_API DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle,
 	}
 	evd->qlen = c.out_qlen;
 	evd->flags = flags;
+	evd->cno = cno;
 	kd_obj_init(&evd->obj, ia, DAT_HANDLE_TYPE_EVD, c.out_evd_handle);
 	*evd_handle = evd;
 	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_cno_create(DAT_IA_HANDLE ia_handle,
+				     DAT_OS_WAIT_PROXY_AGENT agent,
+				     DAT_CNO_HANDLE *cno_handle)
+{
+	struct kdat_cno_create c = { .size = sizeof(c) };
+	struct kd_ia *ia = ia_handle;
+	struct kd_cno *cno;
+	DAT_RETURN ret;
+
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
+		return DAT_INVALID_HANDLE;
+	if (!cno_handle)
+		return DAT_INVALID_PARAMETER;
+	c.ia_handle = ia->obj.kh;
+	ret = kd_ioctl(ia, KDAT_IOCTL_CNO_CREATE, &c);
+	if (ret)
+		return ret;
+	cno = calloc(1, sizeof(*cno));
+	if (!cno) {
+		struct kdat_destroy d = { sizeof(d), c.out_cno_handle };
+
+		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
+	cno->agent = agent;
+	kd_obj_init(&cno->obj, ia, DAT_HANDLE_TYPE_CNO, c.out_cno_handle);
+	*cno_handle = cno;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_cno_free(DAT_CNO_HANDLE cno_handle)
+{
+	if (!kd_check(cno_handle, DAT_HANDLE_TYPE_CNO))
+		return DAT_INVALID_HANDLE;
+	return kd_destroy(cno_handle);
+}
+
+LIBDAT_API DAT_RETURN dat_cno_modify_agent(DAT_CNO_HANDLE cno_handle,
+					   DAT_OS_WAIT_PROXY_AGENT agent)
+{
+	struct kd_cno *cno = cno_handle;
+
+	if (!kd_check(cno, DAT_HANDLE_TYPE_CNO))
+		return DAT_INVALID_HANDLE;
+	cno->agent = agent;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_cno_wait(DAT_CNO_HANDLE cno_handle,
+				   DAT_TIMEOUT timeout,
+				   DAT_EVD_HANDLE *evd_handle)
+{
+	struct kdat_cno_wait c = { .size = sizeof(c) };
+	struct kd_cno *cno = cno_handle;
+	DAT_RETURN ret;
+
+	if (!kd_check(cno, DAT_HANDLE_TYPE_CNO))
+		return DAT_INVALID_HANDLE;
+	if (!evd_handle)
+		return DAT_INVALID_PARAMETER;
+	c.cno_handle = cno->obj.kh;
+	c.timeout_us = timeout == DAT_TIMEOUT_INFINITE ? KDAT_WAIT_FOREVER :
+							 timeout;
+	ret = kd_ioctl(cno->obj.ia, KDAT_IOCTL_CNO_WAIT, &c);
+	if (ret)
+		return ret;
+	*evd_handle = (DAT_EVD_HANDLE)kd_table_find(cno->obj.ia,
+						    c.out_evd_handle);
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_evd_modify_cno(DAT_EVD_HANDLE evd_handle,
+					 DAT_CNO_HANDLE cno_handle)
+{
+	struct kdat_evd_modify_cno c = { .size = sizeof(c) };
+	struct kd_evd *evd = evd_handle;
+	DAT_RETURN ret;
+
+	if (!kd_check(evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (cno_handle && !kd_check(cno_handle, DAT_HANDLE_TYPE_CNO))
+		return DAT_INVALID_HANDLE;
+	c.evd_handle = evd->obj.kh;
+	c.cno_handle = cno_handle ? ((struct kd_obj *)cno_handle)->kh : 0;
+	ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_MODIFY_CNO, &c);
+	if (ret == DAT_SUCCESS)
+		evd->cno = cno_handle;
+	return ret;
 }
 
 LIBDAT_API DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd_handle)

@@ -1087,6 +1087,45 @@ static void test_fence(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/*
+ * A CNO wakes its waiter when an EVD attached to it gets an event, and
+ * names that EVD; a CNO in use cannot be freed.
+ */
+static void test_cno(void)
+{
+	struct side c, s;
+	struct buf b, rb;
+	DAT_CNO_HANDLE cno;
+	DAT_EVD_HANDLE evd, got;
+	DAT_LMR_TRIPLET t, r;
+	DAT_EVENT ev;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	OK(dat_cno_create(s.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
+	/* Nothing yet: the wait times out. */
+	EXPECT_DAT(dat_cno_wait(cno, 200000, &got), DAT_TIMEOUT_EXPIRED);
+	OK(dat_evd_modify_cno(s.dto_evd, cno));
+	EXPECT_DAT(dat_cno_free(cno), DAT_INVALID_STATE);
+	connect_pair(&c, &s, false);
+	t = seg(&b, 0, 8);
+	r = seg(&rb, 0, 64);
+	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(1), 0));
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(2), 0));
+	OK(dat_cno_wait(cno, TMO, &got));
+	KTAP_EXPECT(got == s.dto_evd);
+	OK(dat_evd_dequeue(s.dto_evd, &ev));
+	/* An EVD created with the CNO triggers it too. */
+	OK(dat_evd_create(s.ia, 4, cno, DAT_EVD_DTO_FLAG, &evd));
+	OK(dat_evd_modify_cno(s.dto_evd, DAT_HANDLE_NULL));
+	OK(dat_evd_free(evd));
+	OK(dat_cno_free(cno));
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_connect_accept),
 	KTAP_CASE(test_connect_reject),
@@ -1109,6 +1148,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_srq_three_eps),
 	KTAP_CASE(test_evd_wait),
 	KTAP_CASE(test_fence),
+	KTAP_CASE(test_cno),
 };
 
 int main(void)

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 
+#include <netinet/in.h>
+
 #include <linux/kdat.h>
 
 #include "ktap.h"
@@ -393,7 +395,212 @@ static int fill_destroy(int fd, void *buf)
 	return 0;
 }
 
+/* Objects for the commands that need them, made with the ioctls. */
+static uint32_t mk(int fd, unsigned long cmd, void *arg, uint32_t *out)
+{
+	KTAP_EXPECT_RET(kioctl(fd, cmd, arg), 0);
+	return *out;
+}
+
+static uint32_t mk_pz(int fd)
+{
+	struct kdat_pz_create c = { .size = sizeof(c),
+				    .ia_handle = ia_open_ok(fd) };
+
+	return mk(fd, KDAT_IOCTL_PZ_CREATE, &c, &c.out_pz_handle);
+}
+
+static uint32_t mk_evd(int fd, uint32_t ia, uint32_t flags)
+{
+	struct kdat_evd_create c = { .size = sizeof(c), .ia_handle = ia,
+				     .qlen = 64, .evd_flags = flags };
+
+	return mk(fd, KDAT_IOCTL_EVD_CREATE, &c, &c.out_evd_handle);
+}
+
+static uint32_t pz_ia(int fd, uint32_t *pz)
+{
+	struct kdat_pz_create c = { .size = sizeof(c),
+				    .ia_handle = ia_open_ok(fd) };
+
+	*pz = mk(fd, KDAT_IOCTL_PZ_CREATE, &c, &c.out_pz_handle);
+	return c.ia_handle;
+}
+
+static uint32_t mk_ep(int fd)
+{
+	struct kdat_ep_create c = { .size = sizeof(c) };
+	uint32_t ia = pz_ia(fd, &c.pz_handle);
+
+	c.recv_evd_handle = mk_evd(fd, ia, KDAT_EVD_DTO);
+	c.request_evd_handle = c.recv_evd_handle;
+	c.connect_evd_handle = mk_evd(fd, ia, KDAT_EVD_CONNECTION);
+	c.attr.max_recv_dtos = 4;
+	c.attr.max_request_dtos = 4;
+	return mk(fd, KDAT_IOCTL_EP_CREATE, &c, &c.out_ep_handle);
+}
+
+static uint32_t mk_cno(int fd, uint32_t ia)
+{
+	struct kdat_cno_create c = { .size = sizeof(c), .ia_handle = ia };
+
+	return mk(fd, KDAT_IOCTL_CNO_CREATE, &c, &c.out_cno_handle);
+}
+
+/*
+ * Each fill returns what the valid call answers: 0, or the errno of the
+ * command's own semantics where a success needs a peer (an empty EVD,
+ * no connection request to answer).
+ */
+static int fill_pz_create(int fd, void *buf)
+{
+	((struct kdat_pz_create *)buf)->ia_handle = ia_open_ok(fd);
+	return 0;
+}
+
+static int fill_lmr_create(int fd, void *buf)
+{
+	static char mem[8192] __attribute__((aligned(4096)));
+	struct kdat_lmr_create *c = buf;
+
+	c->pz_handle = mk_pz(fd);
+	c->addr = (uintptr_t)mem;
+	c->length = sizeof(mem);
+	c->mem_priv = KDAT_MEM_PRIV_ALL;
+	return 0;
+}
+
+static int fill_evd_create(int fd, void *buf)
+{
+	struct kdat_evd_create *c = buf;
+
+	c->ia_handle = ia_open_ok(fd);
+	c->qlen = 16;
+	c->evd_flags = KDAT_EVD_DTO;
+	return 0;
+}
+
+static int fill_evd_wait(int fd, void *buf)
+{
+	static struct kdat_event ev[4];
+	struct kdat_evd_wait *c = buf;
+
+	c->evd_handle = mk_evd(fd, ia_open_ok(fd), KDAT_EVD_DTO);
+	c->max_events = 4;
+	c->events = (uintptr_t)ev;
+	return EAGAIN;	/* nothing queued */
+}
+
+static int fill_ep_create(int fd, void *buf)
+{
+	struct kdat_ep_create *c = buf;
+	uint32_t ia = pz_ia(fd, &c->pz_handle);
+
+	c->recv_evd_handle = mk_evd(fd, ia, KDAT_EVD_DTO);
+	c->request_evd_handle = mk_evd(fd, ia, KDAT_EVD_DTO);
+	c->connect_evd_handle = mk_evd(fd, ia, KDAT_EVD_CONNECTION);
+	c->attr.max_recv_dtos = 4;
+	c->attr.max_request_dtos = 4;
+	return 0;
+}
+
+static int fill_ep_handle(int fd, void *buf)
+{
+	((struct kdat_ep_query *)buf)->ep_handle = mk_ep(fd);
+	return 0;
+}
+
+static int fill_ep_disconnect(int fd, void *buf)
+{
+	((struct kdat_ep_handle_cmd *)buf)->ep_handle = mk_ep(fd);
+	return EBUSY;	/* not connected */
+}
+
+static int fill_ep_connect(int fd, void *buf)
+{
+	struct kdat_ep_connect *c = buf;
+
+	c->ep_handle = mk_ep(fd);
+	c->remote.family = AF_INET;
+	c->remote.addr[0] = 127;
+	c->remote.addr[3] = 1;
+	c->conn_qual = 9;
+	c->timeout_us = 1000;
+	return 0;	/* started; the outcome is an event */
+}
+
+static int fill_psp_create(int fd, void *buf)
+{
+	static uint16_t qual;
+	struct kdat_psp_create *c = buf;
+
+	c->ia_handle = ia_open_ok(fd);
+	c->evd_handle = mk_evd(fd, c->ia_handle, KDAT_EVD_CR);
+	c->conn_qual = 30000 + (getpid() % 1000) * 16 + qual++ % 16;
+	return 0;
+}
+
+static int fill_cr(int fd, void *buf)
+{
+	/* A handle that is no CR: the command looks it up and refuses. */
+	((struct kdat_cr_query *)buf)->cr_handle = ia_open_ok(fd);
+	return EBADF;
+}
+
+static int fill_post(int fd, void *buf)
+{
+	struct kdat_post *c = buf;
+
+	c->ep_handle = mk_ep(fd);
+	c->op = KDAT_DTO_RECEIVE;	/* 0 bytes, UNCONNECTED: allowed */
+	return 0;
+}
+
+static int fill_srq_create(int fd, void *buf)
+{
+	struct kdat_srq_create *c = buf;
+
+	c->pz_handle = mk_pz(fd);
+	c->max_recv_dtos = 4;
+	return 0;
+}
+
+static int fill_srq_set_lw(int fd, void *buf)
+{
+	struct kdat_srq_create c = { .size = sizeof(c), .max_recv_dtos = 4 };
+
+	c.pz_handle = mk_pz(fd);
+	((struct kdat_srq_set_lw *)buf)->srq_handle =
+		mk(fd, KDAT_IOCTL_SRQ_CREATE, &c, &c.out_srq_handle);
+	return 0;
+}
+
+static int fill_cno_create(int fd, void *buf)
+{
+	((struct kdat_cno_create *)buf)->ia_handle = ia_open_ok(fd);
+	return 0;
+}
+
+static int fill_cno_wait(int fd, void *buf)
+{
+	((struct kdat_cno_wait *)buf)->cno_handle =
+		mk_cno(fd, ia_open_ok(fd));
+	return ETIMEDOUT;	/* nothing triggers it */
+}
+
+static int fill_evd_modify_cno(int fd, void *buf)
+{
+	struct kdat_evd_modify_cno *c = buf;
+	uint32_t ia = ia_open_ok(fd);
+
+	c->evd_handle = mk_evd(fd, ia, KDAT_EVD_DTO);
+	c->cno_handle = mk_cno(fd, ia);
+	return 0;
+}
+
 #define END(s, m) (offsetof(s, m) + sizeof(((s *)0)->m))
+#define SC(n, s, last, fill)						\
+	{ #n, KDAT_IOCTL_##n, sizeof(s), END(s, last), fill }
 static const struct size_case size_cases[] = {
 	{ "QUERY", KDAT_IOCTL_QUERY, sizeof(struct kdat_query),
 	  END(struct kdat_query, __reserved), fill_query },
@@ -406,6 +613,29 @@ static const struct size_case size_cases[] = {
 	  END(struct kdat_ia_query, __reserved), fill_ia_query },
 	{ "DESTROY", KDAT_IOCTL_DESTROY, sizeof(struct kdat_destroy),
 	  END(struct kdat_destroy, handle), fill_destroy },
+	SC(PZ_CREATE, struct kdat_pz_create, out_pz_handle, fill_pz_create),
+	SC(LMR_CREATE, struct kdat_lmr_create, __reserved, fill_lmr_create),
+	/* Grew from 24 bytes: the first published size still works. */
+	SC(EVD_CREATE, struct kdat_evd_create, out_qlen, fill_evd_create),
+	SC(EVD_WAIT, struct kdat_evd_wait, out_nmore, fill_evd_wait),
+	SC(EP_CREATE, struct kdat_ep_create, srq_handle, fill_ep_create),
+	SC(EP_QUERY, struct kdat_ep_query, __reserved, fill_ep_handle),
+	SC(EP_CONNECT, struct kdat_ep_connect, flags, fill_ep_connect),
+	SC(EP_DISCONNECT, struct kdat_ep_handle_cmd, __reserved,
+	   fill_ep_disconnect),
+	SC(EP_RESET, struct kdat_ep_handle_cmd, __reserved, fill_ep_handle),
+	SC(PSP_CREATE, struct kdat_psp_create, rsp_ep_handle, fill_psp_create),
+	SC(CR_QUERY, struct kdat_cr_query, __reserved, fill_cr),
+	SC(CR_ACCEPT, struct kdat_cr_reply, private_data, fill_cr),
+	SC(CR_REJECT, struct kdat_cr_reply, private_data, fill_cr),
+	SC(POST, struct kdat_post, remote, fill_post),
+	SC(SRQ_CREATE, struct kdat_srq_create, __reserved, fill_srq_create),
+	SC(SRQ_SET_LW, struct kdat_srq_set_lw, __reserved, fill_srq_set_lw),
+	SC(CNO_CREATE, struct kdat_cno_create, out_cno_handle,
+	   fill_cno_create),
+	SC(CNO_WAIT, struct kdat_cno_wait, __reserved, fill_cno_wait),
+	SC(EVD_MODIFY_CNO, struct kdat_evd_modify_cno, __reserved,
+	   fill_evd_modify_cno),
 };
 
 static void size_protocol_one(const struct size_case *sc)
@@ -416,6 +646,7 @@ static void size_protocol_one(const struct size_case *sc)
 		uint64_t align;
 	} buf;
 	int fd = dev_open();
+	int want;
 
 	ktap_diag("ioctl %s", sc->name);
 	/* NULL and unmapped argument. */
@@ -443,14 +674,21 @@ static void size_protocol_one(const struct size_case *sc)
 	buf.b[sizeof(buf) - 1] = 0;
 
 	/* Larger, zero tail: works, and the tail stays zero. */
+	memset(&buf, 0, sizeof(buf));
+	want = sc->fill(fd, &buf);
 	buf.size = sc->size + 8;
-	KTAP_EXPECT_RET(kioctl(fd, sc->cmd, &buf), 0);
+	KTAP_EXPECT_RET(kioctl(fd, sc->cmd, &buf), want);
 	KTAP_EXPECT(!memcmp(buf.b + sc->size, "\0\0\0\0\0\0\0\0", 8));
 	/* Exact size: works. */
 	memset(&buf, 0, sizeof(buf));
-	sc->fill(fd, &buf);
+	want = sc->fill(fd, &buf);
 	buf.size = sc->size;
-	KTAP_EXPECT_RET(kioctl(fd, sc->cmd, &buf), 0);
+	KTAP_EXPECT_RET(kioctl(fd, sc->cmd, &buf), want);
+	/* The first published size: works too. */
+	memset(&buf, 0, sizeof(buf));
+	want = sc->fill(fd, &buf);
+	buf.size = sc->min_size;
+	KTAP_EXPECT_RET(kioctl(fd, sc->cmd, &buf), want);
 	close(fd);
 }
 

@@ -99,6 +99,9 @@ enum {
 	KDAT_CMD_POST,
 	KDAT_CMD_SRQ_CREATE,
 	KDAT_CMD_SRQ_SET_LW,
+	KDAT_CMD_CNO_CREATE,
+	KDAT_CMD_CNO_WAIT,
+	KDAT_CMD_EVD_MODIFY_CNO,
 };
 
 /**
@@ -310,6 +313,9 @@ struct kdat_lmr_create {
  * @evd_flags: in: KDAT_EVD_*
  * @out_evd_handle: out
  * @out_qlen: out: events it holds (at least @qlen)
+ * @cno_handle: in: 0, or a CNO the EVD triggers (added in ABI 1 after the
+ *              first size of this struct, 24: older callers pass none)
+ * @__reserved: 0
  *
  * A DTO EVD owns a completion queue of @qlen entries: Endpoints using it
  * may not together have more DTOs outstanding than that (EP create fails
@@ -324,6 +330,8 @@ struct kdat_evd_create {
 	__u32 evd_flags;
 	__u32 out_evd_handle;
 	__u32 out_qlen;
+	__u32 cno_handle;
+	__u32 __reserved;
 };
 
 #define KDAT_IOCTL_EVD_CREATE	_IO(KDAT_TYPE, KDAT_CMD_EVD_CREATE)
@@ -763,5 +771,57 @@ struct kdat_srq_set_lw {
 };
 
 #define KDAT_IOCTL_SRQ_SET_LW	_IO(KDAT_TYPE, KDAT_CMD_SRQ_SET_LW)
+
+/**
+ * struct kdat_cno_create - KDAT_IOCTL_CNO_CREATE: a Consumer Notification
+ *     Object, which EVDs trigger when an event that notifies arrives
+ * @size: sizeof(struct kdat_cno_create)
+ * @ia_handle: in
+ * @flags: must be 0
+ * @out_cno_handle: out
+ */
+struct kdat_cno_create {
+	__u32 size;
+	__u32 ia_handle;
+	__u32 flags;
+	__u32 out_cno_handle;
+};
+
+#define KDAT_IOCTL_CNO_CREATE	_IO(KDAT_TYPE, KDAT_CMD_CNO_CREATE)
+
+/**
+ * struct kdat_cno_wait - KDAT_IOCTL_CNO_WAIT: wait until an EVD of the CNO
+ *     triggers it
+ * @size: sizeof(struct kdat_cno_wait)
+ * @cno_handle: in
+ * @timeout_us: in: as for KDAT_IOCTL_EVD_WAIT (ETIMEDOUT, EINTR)
+ * @out_evd_handle: out: the EVD that triggered it (the first, when
+ *                  several did since the last wait)
+ * @__reserved: 0
+ */
+struct kdat_cno_wait {
+	__u32 size;
+	__u32 cno_handle;
+	__aligned_u64 timeout_us;
+	__u32 out_evd_handle;
+	__u32 __reserved;
+};
+
+#define KDAT_IOCTL_CNO_WAIT	_IO(KDAT_TYPE, KDAT_CMD_CNO_WAIT)
+
+/**
+ * struct kdat_evd_modify_cno - KDAT_IOCTL_EVD_MODIFY_CNO
+ * @size: sizeof(struct kdat_evd_modify_cno)
+ * @evd_handle: in
+ * @cno_handle: in: the CNO the EVD triggers from now on; 0 for none
+ */
+struct kdat_evd_modify_cno {
+	__u32 size;
+	__u32 evd_handle;
+	__u32 cno_handle;
+	__u32 __reserved;
+};
+
+#define KDAT_IOCTL_EVD_MODIFY_CNO	_IO(KDAT_TYPE, KDAT_CMD_EVD_MODIFY_CNO)
 
 #endif /* _UAPI_LINUX_KDAT_H */
