@@ -49,6 +49,7 @@ enum kdat_obj_type {
 	KDAT_OBJ_CR,
 	KDAT_OBJ_SRQ,
 	KDAT_OBJ_CNO,
+	KDAT_OBJ_RMR,
 	KDAT_OBJ_TYPE_MAX,
 };
 
@@ -154,6 +155,15 @@ struct kdat_lmr {
 	u64 addr;
 	u64 length;
 	u32 mem_priv;			/* KDAT_MEM_PRIV_* */
+};
+
+/* An RMR: a remote-access MR over part of an LMR while bound. */
+struct kdat_rmr {
+	struct kdat_obj obj;
+	struct kdat_dev_res res;
+	struct kdat_pz *pz;
+	struct mutex lock;		/* bind against bind */
+	struct ib_mr *mr;		/* NULL: unbound */
 };
 
 struct kdat_ep;
@@ -338,6 +348,8 @@ struct kdat_ia *kdat_ia_get(struct kdat_file *kfile, u32 handle);
 /* kdat_mem.c */
 int kdat_cmd_pz_create(struct kdat_ucmd *ucmd);
 int kdat_cmd_lmr_create(struct kdat_ucmd *ucmd);
+int kdat_cmd_rmr_create(struct kdat_ucmd *ucmd);
+int kdat_cmd_rmr_bind(struct kdat_ucmd *ucmd);
 
 /* kdat_evd.c */
 int kdat_cmd_evd_create(struct kdat_ucmd *ucmd);

@@ -93,6 +93,8 @@ union kdat_ucmd_buffer {
 	struct kdat_cno_create cno_create;
 	struct kdat_cno_wait cno_wait;
 	struct kdat_evd_modify_cno evd_modify_cno;
+	struct kdat_rmr_create rmr_create;
+	struct kdat_rmr_bind rmr_bind;
 };
 
 struct kdat_ioctl_op {
@@ -165,6 +167,10 @@ static const struct kdat_ioctl_op kdat_ioctl_ops[] = {
 		      struct kdat_cno_wait, __reserved),
 	KDAT_IOCTL_OP(KDAT_IOCTL_EVD_MODIFY_CNO, kdat_cmd_evd_modify_cno,
 		      struct kdat_evd_modify_cno, __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_RMR_CREATE, kdat_cmd_rmr_create,
+		      struct kdat_rmr_create, out_rmr_handle),
+	KDAT_IOCTL_OP(KDAT_IOCTL_RMR_BIND, kdat_cmd_rmr_bind,
+		      struct kdat_rmr_bind, __reserved),
 };
 
 static long kdat_fops_ioctl(struct file *filp, unsigned int cmd,
@@ -231,6 +237,7 @@ static int kdat_objects_show(struct seq_file *s, void *unused)
 	seq_printf(s, "cr %d\n", kdat_obj_count(KDAT_OBJ_CR));
 	seq_printf(s, "srq %d\n", kdat_obj_count(KDAT_OBJ_SRQ));
 	seq_printf(s, "cno %d\n", kdat_obj_count(KDAT_OBJ_CNO));
+	seq_printf(s, "rmr %d\n", kdat_obj_count(KDAT_OBJ_RMR));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kdat_objects);
@@ -250,6 +257,8 @@ static void kdat_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct kdat_cno_create) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_cno_wait) != 24);
 	BUILD_BUG_ON(sizeof(struct kdat_evd_modify_cno) != 16);
+	BUILD_BUG_ON(sizeof(struct kdat_rmr_create) != 16);
+	BUILD_BUG_ON(sizeof(struct kdat_rmr_bind) != 56);
 	BUILD_BUG_ON(sizeof(struct kdat_event) != 64);
 	BUILD_BUG_ON(sizeof(struct kdat_evd_wait) != 40);
 	BUILD_BUG_ON(sizeof(struct kdat_ep_attr) != 32);

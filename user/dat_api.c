@@ -103,6 +103,11 @@ struct kd_lmr {
 	DAT_RMR_CONTEXT rmr_context;
 };
 
+struct kd_rmr {
+	struct kd_obj obj;
+	struct kd_pz *pz;
+};
+
 struct kd_cno {
 	struct kd_obj obj;
 	DAT_OS_WAIT_PROXY_AGENT agent;
@@ -502,6 +507,77 @@ LIBDAT_API DAT_RETURN dat_lmr_free(DAT_LMR_HANDLE lmr_handle)
 	return kd_destroy(lmr_handle);
 }
 
+LIBDAT_API DAT_RETURN dat_rmr_create(DAT_PZ_HANDLE pz_handle,
+				     DAT_RMR_HANDLE *rmr_handle)
+{
+	struct kdat_rmr_create c = { .size = sizeof(c) };
+	struct kd_pz *pz = pz_handle;
+	struct kd_rmr *rmr;
+	DAT_RETURN ret;
+
+	if (!kd_check(pz, DAT_HANDLE_TYPE_PZ))
+		return DAT_INVALID_HANDLE;
+	if (!rmr_handle)
+		return DAT_INVALID_PARAMETER;
+	c.pz_handle = pz->obj.kh;
+	ret = kd_ioctl(pz->obj.ia, KDAT_IOCTL_RMR_CREATE, &c);
+	if (ret)
+		return ret;
+	rmr = calloc(1, sizeof(*rmr));
+	if (!rmr) {
+		struct kdat_destroy d = { sizeof(d), c.out_rmr_handle };
+
+		kd_ioctl(pz->obj.ia, KDAT_IOCTL_DESTROY, &d);
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
+	rmr->pz = pz;
+	kd_obj_init(&rmr->obj, pz->obj.ia, DAT_HANDLE_TYPE_RMR,
+		    c.out_rmr_handle);
+	*rmr_handle = rmr;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_rmr_bind(DAT_RMR_HANDLE rmr_handle,
+				   DAT_LMR_HANDLE lmr_handle,
+				   const DAT_LMR_TRIPLET *triplet,
+				   DAT_MEM_PRIV_FLAGS mem_priv,
+				   DAT_VA_TYPE va_type,
+				   DAT_EP_HANDLE ep_handle,
+				   DAT_RMR_COOKIE cookie,
+				   DAT_COMPLETION_FLAGS flags,
+				   DAT_RMR_CONTEXT *rmr_context)
+{
+	struct kdat_rmr_bind c = { .size = sizeof(c) };
+	struct kd_rmr *rmr = rmr_handle;
+	DAT_RETURN ret;
+
+	(void)lmr_handle;	/* the triplet names the LMR */
+	if (!kd_check(rmr, DAT_HANDLE_TYPE_RMR) ||
+	    !kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	if (!triplet || va_type != DAT_VA_TYPE_VA)
+		return DAT_INVALID_PARAMETER;
+	c.rmr_handle = rmr->obj.kh;
+	c.ep_handle = ((struct kd_obj *)ep_handle)->kh;
+	c.lmr_context = triplet->lmr_context;
+	c.addr = triplet->virtual_address;
+	c.length = triplet->segment_length;
+	c.mem_priv = mem_priv;
+	c.completion_flags = flags;
+	c.cookie = cookie.as_64;
+	ret = kd_ioctl(rmr->obj.ia, KDAT_IOCTL_RMR_BIND, &c);
+	if (ret == DAT_SUCCESS && rmr_context)
+		*rmr_context = c.out_rmr_context;
+	return ret;
+}
+
+LIBDAT_API DAT_RETURN dat_rmr_free(DAT_RMR_HANDLE rmr_handle)
+{
+	if (!kd_check(rmr_handle, DAT_HANDLE_TYPE_RMR))
+		return DAT_INVALID_HANDLE;
+	return kd_destroy(rmr_handle);
+}
+
 LIBDAT_API DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle,
 				     DAT_COUNT qlen, DAT_CNO_HANDLE cno,
 				     DAT_EVD_FLAGS flags,
@@ -718,6 +794,15 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 			psp && psp->obj.type == DAT_HANDLE_TYPE_RSP ? NULL : psp;
 		d->conn_qual = k->conn_qual;
 		d->cr_handle = cr;
+		break;
+	}
+	case KDAT_EVENT_RMR_BIND_COMPLETION: {
+		DAT_RMR_BIND_COMPLETION_EVENT_DATA *d =
+			&ev->event_data.rmr_completion_event_data;
+
+		d->rmr_handle = (DAT_RMR_HANDLE)kd_table_find(ia, k->handle);
+		d->user_cookie.as_64 = k->cookie;
+		d->status = k->status;
 		break;
 	}
 	case KDAT_EVENT_ASYNC_EVD_OVERFLOW:

@@ -1126,6 +1126,113 @@ static void test_cno(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/*
+ * RMR bind: the peer writes through the rmr_context into the bound range
+ * only; the bind completes on the EP's request EVD with its cookie;
+ * privileges and PZ are checked; after an unbind the context is dead.
+ */
+static void test_rmr(void)
+{
+	struct side c, s;
+	struct buf lb, rb, ro;
+	DAT_RMR_HANDLE rmr;
+	DAT_RMR_CONTEXT ctx;
+	DAT_RMR_COOKIE rck;
+	DAT_LMR_TRIPLET w, range;
+	DAT_RMR_TRIPLET rem;
+	DAT_EVENT ev;
+	DAT_COUNT nmore;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &lb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG |
+		DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
+	buf_reg(&s, &ro, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG);
+	OK(dat_rmr_create(s.pz, &rmr));
+	range = seg(&rb, 1024, 512);
+	rck.as_64 = 77;
+	/* Before a connection: DAT_INVALID_STATE. */
+	EXPECT_DAT(dat_rmr_bind(rmr, rb.lmr, &range,
+				DAT_MEM_PRIV_REMOTE_WRITE_FLAG, DAT_VA_TYPE_VA,
+				s.ep, rck, 0, &ctx), DAT_INVALID_STATE);
+	connect_pair(&c, &s, false);
+	/* Remote write needs local write on the LMR. */
+	range = seg(&ro, 0, 512);
+	EXPECT_DAT(dat_rmr_bind(rmr, ro.lmr, &range,
+				DAT_MEM_PRIV_REMOTE_WRITE_FLAG, DAT_VA_TYPE_VA,
+				s.ep, rck, 0, &ctx), DAT_PRIVILEGES_VIOLATION);
+	/* Outside the LMR. */
+	range = seg(&rb, 4000, 512);
+	EXPECT_DAT(dat_rmr_bind(rmr, rb.lmr, &range,
+				DAT_MEM_PRIV_REMOTE_WRITE_FLAG, DAT_VA_TYPE_VA,
+				s.ep, rck, 0, &ctx), DAT_INVALID_PARAMETER);
+	range = seg(&rb, 1024, 512);
+	OK(dat_rmr_bind(rmr, rb.lmr, &range, DAT_MEM_PRIV_REMOTE_WRITE_FLAG,
+			DAT_VA_TYPE_VA, s.ep, rck, 0, &ctx));
+	OK(dat_evd_wait(s.dto_evd, TMO, 1, &ev, &nmore));
+	KTAP_EXPECT(ev.event_number == DAT_RMR_BIND_COMPLETION_EVENT);
+	KTAP_EXPECT(ev.event_data.rmr_completion_event_data.rmr_handle == rmr);
+	KTAP_EXPECT(ev.event_data.rmr_completion_event_data.user_cookie.as_64 ==
+		    77);
+	KTAP_EXPECT(ev.event_data.rmr_completion_event_data.status ==
+		    DAT_RMR_BIND_SUCCESS);
+
+	memset(rb.p, 0, rb.len);
+	memset(lb.p, 'w', 512);
+	w = seg(&lb, 0, 512);
+	rem.rmr_context = ctx;
+	rem.virtual_address = (uintptr_t)rb.p + 1024;
+	rem.segment_length = 512;
+	OK(dat_ep_post_rdma_write(c.ep, 1, &w, cookie(1), &rem, 0));
+	expect_dto(c.dto_evd, 1, DAT_DTO_SUCCESS, 512);
+	KTAP_EXPECT(!memcmp(rb.p + 1024, lb.p, 512));
+	KTAP_EXPECT(rb.p[1023] == 0 && rb.p[1536] == 0);
+
+	/* Unbind: the old context is dead (and the write breaks the QP). */
+	range.segment_length = 0;
+	OK(dat_rmr_bind(rmr, rb.lmr, &range, DAT_MEM_PRIV_REMOTE_WRITE_FLAG,
+			DAT_VA_TYPE_VA, s.ep, rck, DAT_COMPLETION_SUPPRESS_FLAG,
+			NULL));
+	OK(dat_ep_post_rdma_write(c.ep, 1, &w, cookie(2), &rem, 0));
+	wait_event(c.dto_evd, &ev);
+	KTAP_EXPECT(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
+		    2);
+	KTAP_EXPECT(ev.event_data.dto_completion_event_data.status ==
+		    DAT_DTO_ERR_REMOTE_ACCESS);
+	OK(dat_rmr_free(rmr));
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* An rkey the peer never gave: the remote HCA refuses the write. */
+static void test_bad_rmr_context(void)
+{
+	struct side c, s;
+	struct buf lb, rb;
+	DAT_LMR_TRIPLET w;
+	DAT_RMR_TRIPLET rem;
+	DAT_EVENT ev;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &lb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+	memset(rb.p, 0, 64);
+	w = seg(&lb, 0, 64);
+	rem.rmr_context = rb.rctx ^ 0x5a5a00;
+	rem.virtual_address = (uintptr_t)rb.p;
+	rem.segment_length = 64;
+	OK(dat_ep_post_rdma_write(c.ep, 1, &w, cookie(3), &rem, 0));
+	wait_event(c.dto_evd, &ev);
+	KTAP_EXPECT(ev.event_data.dto_completion_event_data.status ==
+		    DAT_DTO_ERR_REMOTE_ACCESS);
+	KTAP_EXPECT(rb.p[0] == 0);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_connect_accept),
 	KTAP_CASE(test_connect_reject),
@@ -1149,6 +1256,8 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_evd_wait),
 	KTAP_CASE(test_fence),
 	KTAP_CASE(test_cno),
+	KTAP_CASE(test_rmr),
+	KTAP_CASE(test_bad_rmr_context),
 };
 
 int main(void)

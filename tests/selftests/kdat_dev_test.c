@@ -598,6 +598,23 @@ static int fill_evd_modify_cno(int fd, void *buf)
 	return 0;
 }
 
+static int fill_rmr_create(int fd, void *buf)
+{
+	((struct kdat_rmr_create *)buf)->pz_handle = mk_pz(fd);
+	return 0;
+}
+
+static int fill_rmr_bind(int fd, void *buf)
+{
+	struct kdat_rmr_create c = { .size = sizeof(c) };
+	struct kdat_rmr_bind *b = buf;
+
+	c.pz_handle = mk_pz(fd);
+	b->rmr_handle = mk(fd, KDAT_IOCTL_RMR_CREATE, &c, &c.out_rmr_handle);
+	b->ep_handle = mk_ep(fd);
+	return EPERM;	/* the EP is of another PZ: refused, checked */
+}
+
 #define END(s, m) (offsetof(s, m) + sizeof(((s *)0)->m))
 #define SC(n, s, last, fill)						\
 	{ #n, KDAT_IOCTL_##n, sizeof(s), END(s, last), fill }
@@ -636,6 +653,9 @@ static const struct size_case size_cases[] = {
 	SC(CNO_WAIT, struct kdat_cno_wait, __reserved, fill_cno_wait),
 	SC(EVD_MODIFY_CNO, struct kdat_evd_modify_cno, __reserved,
 	   fill_evd_modify_cno),
+	SC(RMR_CREATE, struct kdat_rmr_create, out_rmr_handle,
+	   fill_rmr_create),
+	SC(RMR_BIND, struct kdat_rmr_bind, __reserved, fill_rmr_bind),
 };
 
 static void size_protocol_one(const struct size_case *sc)

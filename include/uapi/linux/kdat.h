@@ -102,6 +102,8 @@ enum {
 	KDAT_CMD_CNO_CREATE,
 	KDAT_CMD_CNO_WAIT,
 	KDAT_CMD_EVD_MODIFY_CNO,
+	KDAT_CMD_RMR_CREATE,
+	KDAT_CMD_RMR_BIND,
 };
 
 /**
@@ -338,6 +340,7 @@ struct kdat_evd_create {
 
 /* Event numbers (DAT_EVENT_NUMBER values). */
 #define KDAT_EVENT_DTO_COMPLETION		0x00001
+#define KDAT_EVENT_RMR_BIND_COMPLETION		0x01001
 #define KDAT_EVENT_CONNECTION_REQUEST		0x02001
 #define KDAT_EVENT_CONNECTION_ESTABLISHED	0x04001
 #define KDAT_EVENT_CONNECTION_PEER_REJECTED	0x04002
@@ -389,7 +392,7 @@ enum kdat_dto_op {
  * @cookie: DTO events: the user_cookie of the DTO, unchanged
  * @transferred_length: DTO events: bytes transferred
  * @handle: DTO, connection and EP events: the Endpoint; connection request
- *          events: the Public Service Point
+ *          events: the Public Service Point; RMR bind events: the RMR
  * @cr_handle: connection request events: the new Connection Request
  * @operation: DTO events: enum kdat_dto_op
  * @private_data_len: connection established / peer rejected: bytes of
@@ -823,5 +826,60 @@ struct kdat_evd_modify_cno {
 };
 
 #define KDAT_IOCTL_EVD_MODIFY_CNO	_IO(KDAT_TYPE, KDAT_CMD_EVD_MODIFY_CNO)
+
+/**
+ * struct kdat_rmr_create - KDAT_IOCTL_RMR_CREATE: an unbound RMR
+ * @size: sizeof(struct kdat_rmr_create)
+ * @pz_handle: in
+ * @flags: must be 0
+ * @out_rmr_handle: out
+ *
+ * Kernel consumers of ib_core cannot allocate memory windows, so an RMR is
+ * the documented equivalent: binding registers the bound range as a
+ * memory region of its own, with only the remote privileges asked for,
+ * whose rkey is the rmr_context; unbinding (or binding again) deregisters
+ * it, so the old rmr_context stops working at once.
+ */
+struct kdat_rmr_create {
+	__u32 size;
+	__u32 pz_handle;
+	__u32 flags;
+	__u32 out_rmr_handle;
+};
+
+#define KDAT_IOCTL_RMR_CREATE	_IO(KDAT_TYPE, KDAT_CMD_RMR_CREATE)
+
+/**
+ * struct kdat_rmr_bind - KDAT_IOCTL_RMR_BIND: bind an RMR to a range of an
+ *     LMR (length 0: unbind)
+ * @size: sizeof(struct kdat_rmr_bind)
+ * @rmr_handle: in
+ * @lmr_context: in: the LMR (of the RMR's PZ: EPERM otherwise)
+ * @ep_handle: in: the Endpoint whose request EVD gets the bind completion
+ *             (CONNECTED; DISCONNECTED: flushed at once; else EBUSY)
+ * @mem_priv: in: KDAT_MEM_PRIV_REMOTE_READ and/or _REMOTE_WRITE; the LMR
+ *            must allow the matching local access (EACCES)
+ * @completion_flags: in: 0 or KDAT_COMPLETION_SUPPRESS
+ * @addr: in: start of the range, inside the LMR (EINVAL)
+ * @length: in
+ * @cookie: in: returned in the KDAT_EVENT_RMR_BIND_COMPLETION event
+ * @out_rmr_context: out: what the peer names the range by
+ * @__reserved: 0
+ */
+struct kdat_rmr_bind {
+	__u32 size;
+	__u32 rmr_handle;
+	__u32 lmr_context;
+	__u32 ep_handle;
+	__u32 mem_priv;
+	__u32 completion_flags;
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__aligned_u64 cookie;
+	__u32 out_rmr_context;
+	__u32 __reserved;
+};
+
+#define KDAT_IOCTL_RMR_BIND	_IO(KDAT_TYPE, KDAT_CMD_RMR_BIND)
 
 #endif /* _UAPI_LINUX_KDAT_H */
