@@ -201,6 +201,10 @@ struct kdat_evd {
 	bool waiting;			/* a thread waits */
 	struct kdat_cno *cno;		/* or NULL */
 	wait_queue_head_t wq;
+
+	/* EPs whose solicited-wait receive CQ reports here (below). */
+	spinlock_t sw_lock;
+	struct list_head sw_eps;
 };
 
 struct kdat_srq;
@@ -250,7 +254,23 @@ struct kdat_ep {
 	u8 pdata[KDAT_PRIVATE_DATA_BUF];
 	u32 pdata_len;
 	struct sockaddr_storage remote, local;
+
+	/*
+	 * Solicited wait (recv_completion_flags has
+	 * KDAT_COMPLETION_SOLICITED_WAIT): the QP's receive CQ is the EP's
+	 * own, armed for solicited completions only. When one arrives,
+	 * @sw_work moves every receive completion to the receive EVD and
+	 * wakes its waiter; the others stay in the CQ, not notified, until
+	 * then or until the consumer dequeues from the EVD.
+	 */
+	struct ib_cq *sw_cq;
+	struct work_struct sw_work;
+	spinlock_t sw_lock;		/* polling @sw_cq; @sw_dead */
+	bool sw_dead;
+	struct list_head sw_node;	/* in recv_evd->sw_eps */
 };
+
+void kdat_ep_sw_poll(struct kdat_ep *ep);
 
 struct kdat_srq {
 	struct kdat_obj obj;

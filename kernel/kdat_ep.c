@@ -17,7 +17,9 @@
  * handler for this EP. rdma_destroy_id() waits for running handlers, so it
  * is never called with cm_lock held.
  */
+#include <linux/delay.h>
 #include <linux/inet.h>
+#include <linux/workqueue.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -349,6 +351,105 @@ static void kdat_ep_free_ctx(struct kdat_ep *ep)
 	kvfree(ep->recv_ctx);
 }
 
+/* Move the receive completions of a solicited-wait EP to its EVD. */
+void kdat_ep_sw_poll(struct kdat_ep *ep)
+{
+	struct ib_wc wcs[16];
+	unsigned long flags;
+	int n, i;
+
+	spin_lock_irqsave(&ep->sw_lock, flags);
+	while (!ep->sw_dead &&
+	       (n = ib_poll_cq(ep->sw_cq, ARRAY_SIZE(wcs), wcs)) > 0)
+		for (i = 0; i < n; i++)
+			wcs[i].wr_cqe->done(ep->sw_cq, &wcs[i]);
+	spin_unlock_irqrestore(&ep->sw_lock, flags);
+}
+
+static void kdat_ep_sw_work(struct work_struct *work)
+{
+	struct kdat_ep *ep = container_of(work, struct kdat_ep, sw_work);
+
+	do {
+		kdat_ep_sw_poll(ep);
+		/* > 0: completions came in meanwhile; poll them too. */
+	} while (!READ_ONCE(ep->sw_dead) &&
+		 ib_req_notify_cq(ep->sw_cq, IB_CQ_SOLICITED |
+				  IB_CQ_REPORT_MISSED_EVENTS) > 0);
+}
+
+/* The device's completion handler for @sw_cq: any context. */
+static void kdat_ep_sw_comp(struct ib_cq *cq, void *context)
+{
+	struct kdat_ep *ep = context;
+
+	queue_work(system_highpri_wq, &ep->sw_work);
+}
+
+struct kdat_drain {
+	struct ib_cqe cqe;
+	struct completion done;
+};
+
+static void kdat_drain_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kdat_drain *d = container_of(wc->wr_cqe, struct kdat_drain,
+					    cqe);
+
+	complete(&d->done);
+}
+
+/*
+ * Flush and reap everything posted: ib_drain_qp() for an EP on the EVDs'
+ * CQs; for a solicited-wait EP ib_drain_qp() cannot reap its own receive
+ * CQ (ib_core drains only the CQs it polls), so the receive side is
+ * drained here: a marker receive after the flushed ones, polled for.
+ */
+static void kdat_ep_drain(struct kdat_ep *ep)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct kdat_drain d = { .cqe.done = kdat_drain_done };
+	struct ib_recv_wr wr = { .wr_cqe = &d.cqe };
+	int i;
+
+	if (!ep->sw_cq) {
+		ib_drain_qp(ep->qp);
+		return;
+	}
+	ib_drain_sq(ep->qp);
+	init_completion(&d.done);
+	if (ib_modify_qp(ep->qp, &attr, IB_QP_STATE) ||
+	    ib_post_recv(ep->qp, &wr, NULL))
+		return;
+	/* Flush completions need not notify a CQ armed for solicited. */
+	for (i = 0; i < 10000 && !try_wait_for_completion(&d.done); i++) {
+		kdat_ep_sw_poll(ep);
+		usleep_range(500, 1000);
+	}
+	if (!completion_done(&d.done))
+		pr_err("kdat: EP %u: receive queue did not drain\n",
+		       ep->obj.handle);
+}
+
+/* The solicited-wait CQ goes after the QP. */
+static void kdat_ep_sw_destroy(struct kdat_ep *ep)
+{
+	unsigned long flags;
+
+	if (!ep->sw_cq)
+		return;
+	spin_lock_irqsave(&ep->recv_evd->sw_lock, flags);
+	list_del_init(&ep->sw_node);
+	spin_unlock_irqrestore(&ep->recv_evd->sw_lock, flags);
+	spin_lock_irqsave(&ep->sw_lock, flags);
+	ep->sw_dead = true;
+	spin_unlock_irqrestore(&ep->sw_lock, flags);
+	cancel_work_sync(&ep->sw_work);
+	ib_destroy_cq(ep->sw_cq);
+	cancel_work_sync(&ep->sw_work);
+	ep->sw_cq = NULL;
+}
+
 /*
  * Drop the connection and the QP: the cm_id first (rdma_destroy_id()
  * waits for our CM handler, which uses the QP), then everything posted is
@@ -369,9 +470,10 @@ static enum kdat_ep_state kdat_ep_teardown(struct kdat_ep *ep)
 	if (id)
 		rdma_destroy_id(id);
 
-	ib_drain_qp(ep->qp);
+	kdat_ep_drain(ep);
 	ib_destroy_qp(ep->qp);
 	ep->qp = NULL;
+	kdat_ep_sw_destroy(ep);
 	return state;
 }
 
@@ -537,6 +639,9 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	ep->conn_evd = conn_evd;
 	ep->srq = srq;
 	atomic_set(&ep->users, 0);
+	INIT_WORK(&ep->sw_work, kdat_ep_sw_work);
+	spin_lock_init(&ep->sw_lock);
+	INIT_LIST_HEAD(&ep->sw_node);
 	ep->cm_kind = KDAT_CM_EP;
 	ep->state = KDAT_EP_STATE_UNCONNECTED;
 	mutex_init(&ep->cm_lock);
@@ -579,6 +684,21 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	init.qp_type = IB_QPT_RC;
 	init.send_cq = req_evd->cq;
 	init.recv_cq = recv_evd->cq;
+	if (!srq && (ep->attr.recv_completion_flags &
+		     KDAT_COMPLETION_SOLICITED_WAIT)) {
+		struct ib_cq_init_attr cq_attr = {
+			.cqe = ep->attr.max_recv_dtos + 1,
+		};
+
+		ep->sw_cq = ib_create_cq(ibdev, kdat_ep_sw_comp, NULL, ep,
+					 &cq_attr);
+		if (IS_ERR(ep->sw_cq)) {
+			ret = PTR_ERR(ep->sw_cq);
+			ep->sw_cq = NULL;
+			goto err_ctx;
+		}
+		init.recv_cq = ep->sw_cq;
+	}
 	init.sq_sig_type = IB_SIGNAL_REQ_WR;
 	/* One more of each for ib_drain_qp(). */
 	init.cap.max_send_wr = ep->attr.max_request_dtos + 1;
@@ -599,6 +719,14 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	ret = kdat_ep_qp_to_init(ep);
 	if (ret)
 		goto err_qp;
+	if (ep->sw_cq) {
+		unsigned long flags;
+
+		spin_lock_irqsave(&recv_evd->sw_lock, flags);
+		list_add_tail(&ep->sw_node, &recv_evd->sw_eps);
+		spin_unlock_irqrestore(&recv_evd->sw_lock, flags);
+		ib_req_notify_cq(ep->sw_cq, IB_CQ_SOLICITED);
+	}
 	INIT_LIST_HEAD(&ep->res.node);
 	kdat_dev_res_add(pz->ia->kdev, &ep->res, kdat_ep_disassociate);
 	up_read(&pz->ia->kdev->rwsem);
@@ -624,6 +752,8 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 err_qp:
 	ib_destroy_qp(ep->qp);
 err_ctx:
+	if (ep->sw_cq)
+		ib_destroy_cq(ep->sw_cq);
 	kdat_ep_free_ctx(ep);
 	kdat_evd_uncommit(recv_evd, ep->attr.max_recv_dtos);
 	kdat_evd_uncommit(req_evd, ep->attr.max_request_dtos);
@@ -697,7 +827,7 @@ static int kdat_ep_qp_reset(struct kdat_ep *ep)
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
 	int ret;
 
-	ib_drain_qp(ep->qp);
+	kdat_ep_drain(ep);
 	ret = ib_modify_qp(ep->qp, &attr, IB_QP_STATE);
 	if (ret)
 		return ret;

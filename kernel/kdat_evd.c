@@ -190,6 +190,8 @@ int kdat_cmd_evd_create(struct kdat_ucmd *ucmd)
 	evd->qlen = cmd->qlen;
 	spin_lock_init(&evd->lock);
 	init_waitqueue_head(&evd->wq);
+	spin_lock_init(&evd->sw_lock);
+	INIT_LIST_HEAD(&evd->sw_eps);
 	atomic_set(&evd->users, 0);
 	evd->events = kvcalloc(evd->qlen + 1, sizeof(*evd->events),
 			       GFP_KERNEL);
@@ -338,6 +340,16 @@ int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
 			ret = -ETIMEDOUT;
 			goto out_put;
 		}
+	}
+
+	if (!cmd->threshold) {
+		struct kdat_ep *ep;
+
+		/* Dequeue: the unnotified receives count too. */
+		spin_lock_irqsave(&evd->sw_lock, flags);
+		list_for_each_entry(ep, &evd->sw_eps, sw_node)
+			kdat_ep_sw_poll(ep);
+		spin_unlock_irqrestore(&evd->sw_lock, flags);
 	}
 
 	while (done < cmd->max_events) {

@@ -1233,6 +1233,78 @@ static void test_bad_rmr_context(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/*
+ * Solicited wait: on an EP whose receive completion flags ask for it, a
+ * receive completion wakes the EVD's waiter only when the send was
+ * solicited; the others are queued without notification (dequeue sees
+ * them).
+ */
+static void test_solicited_wait(void)
+{
+	DAT_EP_ATTR sw = ep_attr();
+	struct side c, s;
+	struct buf b, rb;
+	DAT_LMR_TRIPLET t, r;
+	DAT_EVENT ev;
+	DAT_COUNT nmore;
+	int i;
+
+	sw.recv_completion_flags = DAT_COMPLETION_SOLICITED_WAIT_FLAG;
+	side_open(&c, NULL);
+	side_open(&s, &sw);
+	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+	r = seg(&rb, 0, 64);
+	t = seg(&b, 0, 8);
+	for (i = 0; i < 4; i++)
+		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(i), 0));
+
+	/* Unsolicited: delivered (the sender completes), nobody woken. */
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(10), 0));
+	expect_dto(c.dto_evd, 10, DAT_DTO_SUCCESS, 8);
+	EXPECT_DAT(dat_evd_wait(s.dto_evd, 300000, 1, &ev, &nmore),
+		   DAT_TIMEOUT_EXPIRED);
+	/* Solicited: the waiter wakes, and finds both, in order. */
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(11),
+			    DAT_COMPLETION_SOLICITED_WAIT_FLAG));
+	OK(dat_evd_wait(s.dto_evd, TMO, 1, &ev, &nmore));
+	KTAP_EXPECT(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
+		    0);
+	KTAP_EXPECT(nmore == 1);
+	OK(dat_evd_dequeue(s.dto_evd, &ev));
+	KTAP_EXPECT(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
+		    1);
+	expect_dto(c.dto_evd, 11, DAT_DTO_SUCCESS, 8);
+
+	/* An unsolicited one is there for dequeue, without a wake-up. */
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(12), 0));
+	expect_dto(c.dto_evd, 12, DAT_DTO_SUCCESS, 8);
+	for (i = 0; i < 100; i++) {
+		if (dat_evd_dequeue(s.dto_evd, &ev) == DAT_SUCCESS)
+			break;
+		usleep(10000);
+	}
+	KTAP_EXPECT(i < 100);
+	KTAP_EXPECT(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
+		    2);
+	/* Disconnect flushes the last receive, through the same path. */
+	OK(dat_ep_disconnect(s.ep, DAT_CLOSE_ABRUPT_FLAG));
+	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	for (i = 0; i < 100; i++) {
+		if (dat_evd_dequeue(s.dto_evd, &ev) == DAT_SUCCESS)
+			break;
+		usleep(10000);
+	}
+	KTAP_EXPECT(i < 100);
+	KTAP_EXPECT(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
+		    3);
+	KTAP_EXPECT(ev.event_data.dto_completion_event_data.status ==
+		    DAT_DTO_ERR_FLUSHED);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_connect_accept),
 	KTAP_CASE(test_connect_reject),
@@ -1258,6 +1330,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_cno),
 	KTAP_CASE(test_rmr),
 	KTAP_CASE(test_bad_rmr_context),
+	KTAP_CASE(test_solicited_wait),
 };
 
 int main(void)
