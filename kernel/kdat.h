@@ -245,6 +245,8 @@ struct kdat_ep {
 	struct mutex cm_lock;
 	struct rdma_cm_id *cm_id;	/* under cm_lock and the CM handler */
 
+	wait_queue_head_t idle_wq;	/* send_posted fell to 0 */
+
 	spinlock_t lock;		/* the fields below */
 	enum kdat_ep_state state;
 	u32 send_posted, recv_posted;

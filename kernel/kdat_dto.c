@@ -244,7 +244,8 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	} else {
 		ctx->next_free = ep->send_free;
 		ep->send_free = idx;
-		ep->send_posted--;
+		if (!--ep->send_posted)
+			wake_up(&ep->idle_wq);	/* a graceful disconnect */
 	}
 	spin_unlock_irqrestore(&ep->lock, irqflags);
 

@@ -28,6 +28,7 @@
 #define KDAT_EP_MAX_DTOS	4096
 #define KDAT_EP_MAX_IOV		32
 #define KDAT_CM_TIMEOUT_MS	5000
+#define KDAT_GRACEFUL_MS	5000
 #define KDAT_NO_SLOT		U16_MAX
 
 static void kdat_ep_set_state(struct kdat_ep *ep, enum kdat_ep_state state)
@@ -640,6 +641,7 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	ep->srq = srq;
 	atomic_set(&ep->users, 0);
 	INIT_WORK(&ep->sw_work, kdat_ep_sw_work);
+	init_waitqueue_head(&ep->idle_wq);
 	spin_lock_init(&ep->sw_lock);
 	INIT_LIST_HEAD(&ep->sw_node);
 	ep->cm_kind = KDAT_CM_EP;
@@ -949,10 +951,17 @@ int kdat_cmd_ep_disconnect(struct kdat_ucmd *ucmd)
 	switch (state) {
 	case KDAT_EP_STATE_CONNECTED:
 		/*
-		 * Graceful or abrupt, the QP goes to error: posted DTOs are
-		 * flushed. The DISCONNECTED event follows the peer's answer.
+		 * No new request from here on. Graceful: the requests in
+		 * progress may complete first (for a while); abrupt: they are
+		 * flushed at once. Then the QP goes to error, which flushes
+		 * the receives, and the DISCONNECTED event follows the peer's
+		 * answer.
 		 */
 		kdat_ep_set_state(ep, KDAT_EP_STATE_DISCONNECT_PENDING);
+		if (cmd->flags & KDAT_CLOSE_GRACEFUL)
+			wait_event_timeout(ep->idle_wq,
+					   !READ_ONCE(ep->send_posted),
+					   msecs_to_jiffies(KDAT_GRACEFUL_MS));
 		kdat_ep_qp_error(ep);
 		if (rdma_disconnect(ep->cm_id))
 			kdat_ep_connection_ended(ep,

@@ -1305,6 +1305,39 @@ static void test_solicited_wait(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/* A graceful disconnect lets the requests in progress complete. */
+static void test_graceful_disconnect(void)
+{
+	struct side c, s;
+	struct buf b, rb;
+	DAT_LMR_TRIPLET t, r;
+	int i;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &b, 65536, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 65536, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+	r = seg(&rb, 0, 65536);
+	t = seg(&b, 0, 65536);
+	for (i = 0; i < 8; i++)
+		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(i), 0));
+	for (i = 0; i < 8; i++)
+		OK(dat_ep_post_send(c.ep, 1, &t, cookie(100 + i), 0));
+	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_GRACEFUL_FLAG));
+	/* No new request once disconnecting. */
+	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0),
+		   DAT_INVALID_STATE);
+	for (i = 0; i < 8; i++)
+		expect_dto(c.dto_evd, 100 + i, DAT_DTO_SUCCESS, 65536);
+	for (i = 0; i < 8; i++)
+		expect_dto(s.dto_evd, i, DAT_DTO_SUCCESS, 65536);
+	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_connect_accept),
 	KTAP_CASE(test_connect_reject),
@@ -1331,6 +1364,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_rmr),
 	KTAP_CASE(test_bad_rmr_context),
 	KTAP_CASE(test_solicited_wait),
+	KTAP_CASE(test_graceful_disconnect),
 };
 
 int main(void)

@@ -590,7 +590,12 @@ struct kdat_ep_connect {
 
 #define KDAT_IOCTL_EP_CONNECT	_IO(KDAT_TYPE, KDAT_CMD_EP_CONNECT)
 
-#define KDAT_CLOSE_GRACEFUL	0x01	/* DAT_CLOSE_GRACEFUL_FLAG */
+/*
+ * DAT_CLOSE_GRACEFUL_FLAG: the sends and RDMAs in progress complete before
+ * the connection goes (they are flushed after 5 s); without it (abrupt)
+ * they are flushed at once. Receives are flushed either way.
+ */
+#define KDAT_CLOSE_GRACEFUL	0x01
 
 /**
  * struct kdat_ep_handle_cmd - KDAT_IOCTL_EP_DISCONNECT, KDAT_IOCTL_EP_RESET
