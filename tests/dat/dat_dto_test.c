@@ -470,62 +470,348 @@ static void test_rdma_write_read(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
-/* IOV checks: bounds, PZ, privileges, invalid LMR. */
-static void test_iov_checks(void)
-{
+
+/*
+ * A connected pair with a 4 KiB LMR on each side, for the error clauses:
+ * each its own case.
+ */
+struct pair {
 	struct side c, s;
-	struct buf b, ro, other;
-	DAT_PZ_HANDLE pz2;
+	struct buf cb, sb;
+};
+
+static void pair_open(struct pair *p, const DAT_EP_ATTR *cattr,
+		      DAT_MEM_PRIV_FLAGS cpriv)
+{
+	side_open(&p->c, cattr);
+	side_open(&p->s, NULL);
+	buf_reg(&p->c, &p->cb, 4096, cpriv);
+	buf_reg(&p->s, &p->sb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&p->c, &p->s, false);
+}
+
+static void pair_close(struct pair *p)
+{
+	OK(dat_ia_close(p->c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(p->s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* Nothing was posted by a refused call: the next DTO is the next event. */
+static void pair_still_works(struct pair *p)
+{
+	DAT_LMR_TRIPLET r = seg(&p->sb, 0, 64), t = seg(&p->cb, 0, 16);
+
+	OK(dat_ep_post_recv(p->s.ep, 1, &r, cookie(900), 0));
+	OK(dat_ep_post_send(p->c.ep, 1, &t, cookie(901), 0));
+	expect_dto(p->c.dto_evd, 901, DAT_DTO_SUCCESS, 16);
+	expect_dto(p->s.dto_evd, 900, DAT_DTO_SUCCESS, 16);
+}
+
+/* A segment past the end of its LMR: DAT_INVALID_PARAMETER. */
+static void test_err_segment_past_end(void)
+{
+	struct pair p;
+	DAT_LMR_TRIPLET t;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	t = seg(&p.cb, 4000, 97);
+	EXPECT_DAT(dat_ep_post_send(p.c.ep, 1, &t, cookie(1), 0),
+		   DAT_INVALID_PARAMETER);
+	pair_still_works(&p);
+	pair_close(&p);
+}
+
+/* A segment starting before its LMR: DAT_INVALID_PARAMETER. */
+static void test_err_segment_before_start(void)
+{
+	struct pair p;
+	DAT_LMR_TRIPLET t;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	t = seg(&p.cb, 0, 16);
+	t.virtual_address -= 1;
+	EXPECT_DAT(dat_ep_post_recv(p.c.ep, 1, &t, cookie(1), 0),
+		   DAT_INVALID_PARAMETER);
+	pair_still_works(&p);
+	pair_close(&p);
+}
+
+/* More segments than the EP's IOV size: DAT_INVALID_PARAMETER. */
+static void test_err_too_many_segments(void)
+{
+	struct pair p;
+	DAT_LMR_TRIPLET t[5];
+	int i;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	for (i = 0; i < 5; i++)
+		t[i] = seg(&p.cb, i * 16, 16);
+	EXPECT_DAT(dat_ep_post_send(p.c.ep, 5, t, cookie(1), 0),
+		   DAT_INVALID_PARAMETER);
+	EXPECT_DAT(dat_ep_post_recv(p.c.ep, 5, t, cookie(1), 0),
+		   DAT_INVALID_PARAMETER);
+	pair_still_works(&p);
+	pair_close(&p);
+}
+
+/* An LMR of another PZ: DAT_PROTECTION_VIOLATION. */
+static void test_err_pz_mismatch(void)
+{
 	DAT_REGION_DESCRIPTION reg;
+	DAT_PZ_HANDLE pz2;
+	struct buf other;
+	struct pair p;
 	DAT_LMR_TRIPLET t;
 	DAT_VLEN rl;
 	DAT_VADDR ra;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&c, &ro, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG);
-	/* An LMR in another PZ of the same IA. */
-	OK(dat_pz_create(c.ia, &pz2));
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	OK(dat_pz_create(p.c.ia, &pz2));
 	other.p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	reg.for_va = other.p;
-	OK(dat_lmr_create(c.ia, DAT_MEM_TYPE_VIRTUAL, reg, 4096, pz2,
+	OK(dat_lmr_create(p.c.ia, DAT_MEM_TYPE_VIRTUAL, reg, 4096, pz2,
 			  DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &other.lmr,
 			  &other.lctx, &other.rctx, &rl, &ra));
-	connect_pair(&c, &s, false);
-
-	t = seg(&b, 4000, 97);		/* one byte past the end */
-	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0),
-		   DAT_INVALID_PARAMETER);
-	t = seg(&b, 0, 4096);
-	t.virtual_address -= 1;		/* one byte before the start */
-	EXPECT_DAT(dat_ep_post_recv(c.ep, 1, &t, cookie(1), 0),
-		   DAT_INVALID_PARAMETER);
 	t = seg(&other, 0, 16);
-	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0),
+	EXPECT_DAT(dat_ep_post_send(p.c.ep, 1, &t, cookie(1), 0),
 		   DAT_PROTECTION_VIOLATION);
-	t = seg(&ro, 0, 16);		/* receive needs local write */
-	EXPECT_DAT(dat_ep_post_recv(c.ep, 1, &t, cookie(1), 0),
-		   DAT_PRIVILEGES_VIOLATION);
-	t = seg(&b, 0, 16);
-	t.lmr_context = 0x7fff0001;	/* no such LMR */
-	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0),
-		   DAT_PRIVILEGES_VIOLATION);
-	t = seg(&ro, 0, 16);		/* send only needs local read */
-	{
-		DAT_LMR_TRIPLET r;
-		struct buf sr;
+	EXPECT_DAT(dat_ep_post_recv(p.c.ep, 1, &t, cookie(1), 0),
+		   DAT_PROTECTION_VIOLATION);
+	pair_still_works(&p);
+	pair_close(&p);
+}
 
-		buf_reg(&s, &sr, 4096, DAT_MEM_PRIV_ALL_FLAG);
-		r = seg(&sr, 0, 64);
-		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(6), 0));
+/* A receive into an LMR without local write: DAT_PRIVILEGES_VIOLATION. */
+static void test_err_recv_needs_local_write(void)
+{
+	struct pair p;
+	struct buf ro;
+	DAT_LMR_TRIPLET t;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&p.c, &ro, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG);
+	t = seg(&ro, 0, 16);
+	EXPECT_DAT(dat_ep_post_recv(p.c.ep, 1, &t, cookie(1), 0),
+		   DAT_PRIVILEGES_VIOLATION);
+	/* A send needs local read only: from the same LMR it works. */
+	{
+		DAT_LMR_TRIPLET r = seg(&p.sb, 0, 64);
+
+		OK(dat_ep_post_recv(p.s.ep, 1, &r, cookie(2), 0));
+		OK(dat_ep_post_send(p.c.ep, 1, &t, cookie(3), 0));
+		expect_dto(p.c.dto_evd, 3, DAT_DTO_SUCCESS, 16);
 	}
-	OK(dat_ep_post_send(c.ep, 1, &t, cookie(5), 0));
-	/* Nothing was posted by the refused calls: the next event is 5. */
-	expect_dto(c.dto_evd, 5, DAT_DTO_SUCCESS, 16);
+	pair_close(&p);
+}
+
+/* An RDMA read into an LMR without local write: PRIVILEGES_VIOLATION. */
+static void test_err_rdma_read_needs_local_write(void)
+{
+	struct pair p;
+	struct buf ro;
+	DAT_LMR_TRIPLET t;
+	DAT_RMR_TRIPLET rem;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&p.c, &ro, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG);
+	t = seg(&ro, 0, 16);
+	rem.rmr_context = p.sb.rctx;
+	rem.virtual_address = (uintptr_t)p.sb.p;
+	rem.segment_length = 16;
+	EXPECT_DAT(dat_ep_post_rdma_read(p.c.ep, 1, &t, cookie(1), &rem, 0),
+		   DAT_PRIVILEGES_VIOLATION);
+	pair_still_works(&p);
+	pair_close(&p);
+}
+
+/* An lmr_context that names no LMR of ours: DAT_PRIVILEGES_VIOLATION. */
+static void test_err_invalid_lmr(void)
+{
+	struct pair p;
+	DAT_LMR_TRIPLET t;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	t = seg(&p.cb, 0, 16);
+	t.lmr_context = 0x7fff0001;
+	EXPECT_DAT(dat_ep_post_send(p.c.ep, 1, &t, cookie(1), 0),
+		   DAT_PRIVILEGES_VIOLATION);
+	/* A freed LMR is invalid too. */
+	t = seg(&p.cb, 0, 16);
+	OK(dat_lmr_free(p.cb.lmr));
+	EXPECT_DAT(dat_ep_post_send(p.c.ep, 1, &t, cookie(1), 0),
+		   DAT_PRIVILEGES_VIOLATION);
+	pair_close(&p);
+}
+
+/* UNSIGNALLED on an EP not configured for it: DAT_INVALID_PARAMETER. */
+static void test_err_unsignalled_not_configured(void)
+{
+	struct pair p;
+	DAT_LMR_TRIPLET t;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	t = seg(&p.cb, 0, 8);
+	EXPECT_DAT(dat_ep_post_send(p.c.ep, 1, &t, cookie(1),
+				    DAT_COMPLETION_UNSIGNALLED_FLAG),
+		   DAT_INVALID_PARAMETER);
+	EXPECT_DAT(dat_ep_post_recv(p.c.ep, 1, &t, cookie(1),
+				    DAT_COMPLETION_UNSIGNALLED_FLAG),
+		   DAT_INVALID_PARAMETER);
+	pair_still_works(&p);
+	pair_close(&p);
+}
+
+/* ...and allowed where the EP was configured for it. */
+static void test_unsignalled_configured(void)
+{
+	DAT_EP_ATTR unsig = ep_attr();
+	struct pair p;
+	DAT_LMR_TRIPLET t, r;
+
+	unsig.request_completion_flags = DAT_COMPLETION_UNSIGNALLED_FLAG;
+	unsig.recv_completion_flags = DAT_COMPLETION_UNSIGNALLED_FLAG;
+	pair_open(&p, &unsig, DAT_MEM_PRIV_ALL_FLAG);
+	t = seg(&p.cb, 0, 8);
+	r = seg(&p.sb, 0, 64);
+	OK(dat_ep_post_recv(p.c.ep, 1, &t, cookie(1),
+			    DAT_COMPLETION_UNSIGNALLED_FLAG));
+	OK(dat_ep_post_recv(p.s.ep, 1, &r, cookie(2), 0));
+	OK(dat_ep_post_send(p.c.ep, 1, &t, cookie(3),
+			    DAT_COMPLETION_UNSIGNALLED_FLAG));
+	/* Unsignalled still completes: the event is there to dequeue. */
+	expect_dto(p.s.dto_evd, 2, DAT_DTO_SUCCESS, 8);
+	expect_dto(p.c.dto_evd, 3, DAT_DTO_SUCCESS, 8);
+	pair_close(&p);
+}
+
+/* Flags a receive cannot have, and unknown flags: INVALID_PARAMETER. */
+static void test_err_bad_flags(void)
+{
+	struct pair p;
+	DAT_LMR_TRIPLET t;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	t = seg(&p.cb, 0, 8);
+	EXPECT_DAT(dat_ep_post_recv(p.c.ep, 1, &t, cookie(1),
+				    DAT_COMPLETION_SUPPRESS_FLAG),
+		   DAT_INVALID_PARAMETER);
+	EXPECT_DAT(dat_ep_post_recv(p.c.ep, 1, &t, cookie(1),
+				    DAT_COMPLETION_BARRIER_FENCE_FLAG),
+		   DAT_INVALID_PARAMETER);
+	EXPECT_DAT(dat_ep_post_send(p.c.ep, 1, &t, cookie(1), 0x1000),
+		   DAT_INVALID_PARAMETER);
+	EXPECT_DAT(dat_ep_post_rdma_write(p.c.ep, 1, &t, cookie(1),
+					  &(DAT_RMR_TRIPLET){ 0 },
+					  DAT_COMPLETION_SOLICITED_WAIT_FLAG),
+		   DAT_INVALID_PARAMETER);
+	pair_still_works(&p);
+	pair_close(&p);
+}
+
+/* SUPPRESS: no event for a successful DTO; the next one has one. */
+static void test_suppress(void)
+{
+	struct pair p;
+	DAT_LMR_TRIPLET t, r;
+	DAT_EVENT ev;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	t = seg(&p.cb, 0, 8);
+	r = seg(&p.sb, 0, 64);
+	OK(dat_ep_post_recv(p.s.ep, 1, &r, cookie(20), 0));
+	OK(dat_ep_post_recv(p.s.ep, 1, &r, cookie(21), 0));
+	OK(dat_ep_post_send(p.c.ep, 1, &t, cookie(30),
+			    DAT_COMPLETION_SUPPRESS_FLAG));
+	OK(dat_ep_post_send(p.c.ep, 1, &t, cookie(31), 0));
+	expect_dto(p.c.dto_evd, 31, DAT_DTO_SUCCESS, 8);
+	EXPECT_DAT(dat_evd_dequeue(p.c.dto_evd, &ev), DAT_QUEUE_EMPTY);
+	expect_dto(p.s.dto_evd, 20, DAT_DTO_SUCCESS, 8);
+	expect_dto(p.s.dto_evd, 21, DAT_DTO_SUCCESS, 8);
+	pair_close(&p);
+}
+
+/* Send and RDMA on an UNCONNECTED EP: DAT_INVALID_STATE. */
+static void test_err_send_unconnected(void)
+{
+	struct side c;
+	struct buf b;
+	DAT_LMR_TRIPLET t;
+	DAT_RMR_TRIPLET rem = { .rmr_context = 1, .segment_length = 8 };
+
+	side_open(&c, NULL);
+	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	t = seg(&b, 0, 8);
+	rem.virtual_address = (uintptr_t)b.p;
+	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0),
+		   DAT_INVALID_STATE);
+	EXPECT_DAT(dat_ep_post_rdma_write(c.ep, 1, &t, cookie(1), &rem, 0),
+		   DAT_INVALID_STATE);
+	EXPECT_DAT(dat_ep_post_rdma_read(c.ep, 1, &t, cookie(1), &rem, 0),
+		   DAT_INVALID_STATE);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* A receive posted before the connection receives on it. */
+static void test_recv_before_connect(void)
+{
+	struct side c, s;
+	struct buf b, rb;
+	DAT_LMR_TRIPLET t, r;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	r = seg(&rb, 0, 64);
+	t = seg(&b, 0, 32);
+	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(40), 0));	/* UNCONNECTED */
+	memset(b.p, 'x', 32);
+	connect_pair(&c, &s, false);
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(41), 0));
+	expect_dto(s.dto_evd, 40, DAT_DTO_SUCCESS, 32);
+	expect_dto(c.dto_evd, 41, DAT_DTO_SUCCESS, 32);
+	KTAP_EXPECT(!memcmp(rb.p, b.p, 32));
 	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* Receives beyond max_recv_dtos: DAT_INSUFFICIENT_RESOURCES. */
+static void test_err_too_many_recvs(void)
+{
+	struct side s;
+	struct buf rb;
+	DAT_LMR_TRIPLET r;
+	int i;
+
+	side_open(&s, NULL);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	r = seg(&rb, 0, 64);
+	for (i = 0; i < 16; i++)
+		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(i), 0));
+	EXPECT_DAT(dat_ep_post_recv(s.ep, 1, &r, cookie(99), 0),
+		   DAT_INSUFFICIENT_RESOURCES);
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/*
+ * Requests beyond max_request_dtos: DAT_INSUFFICIENT_RESOURCES. The peer
+ * posts no receive, so the sends stay outstanding (receiver not ready,
+ * retried for ever).
+ */
+static void test_err_too_many_sends(void)
+{
+	struct pair p;
+	DAT_LMR_TRIPLET t;
+	int i;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	t = seg(&p.cb, 0, 8);
+	for (i = 0; i < 16; i++)
+		OK(dat_ep_post_send(p.c.ep, 1, &t, cookie(i), 0));
+	EXPECT_DAT(dat_ep_post_send(p.c.ep, 1, &t, cookie(99), 0),
+		   DAT_INSUFFICIENT_RESOURCES);
+	pair_close(&p);
 }
 
 /* Another process's LMR context is not ours: refused. */
@@ -549,98 +835,7 @@ static void test_foreign_lmr(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
-static void test_completion_flags(void)
-{
-	DAT_EP_ATTR unsig = ep_attr();
-	struct side c, s, u;
-	struct buf b, rb;
-	DAT_LMR_TRIPLET t, r;
-	DAT_EVENT ev;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
-	t = seg(&b, 0, 8);
-	r = seg(&rb, 0, 64);
-	/* UNSIGNALLED without the EP configured for it. */
-	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1),
-				    DAT_COMPLETION_UNSIGNALLED_FLAG),
-		   DAT_INVALID_PARAMETER);
-	EXPECT_DAT(dat_ep_post_recv(s.ep, 1, &r, cookie(1),
-				    DAT_COMPLETION_UNSIGNALLED_FLAG),
-		   DAT_INVALID_PARAMETER);
-	/* Flags a receive cannot have. */
-	EXPECT_DAT(dat_ep_post_recv(s.ep, 1, &r, cookie(1),
-				    DAT_COMPLETION_SUPPRESS_FLAG),
-		   DAT_INVALID_PARAMETER);
-	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0x1000),
-		   DAT_INVALID_PARAMETER);
-
-	/* SUPPRESS: a successful send has no event; the next one does. */
-	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(20), 0));
-	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(21), 0));
-	OK(dat_ep_post_send(c.ep, 1, &t, cookie(30),
-			    DAT_COMPLETION_SUPPRESS_FLAG));
-	OK(dat_ep_post_send(c.ep, 1, &t, cookie(31),
-			    DAT_COMPLETION_BARRIER_FENCE_FLAG |
-			    DAT_COMPLETION_SOLICITED_WAIT_FLAG));
-	expect_dto(c.dto_evd, 31, DAT_DTO_SUCCESS, 8);
-	EXPECT_DAT(dat_evd_dequeue(c.dto_evd, &ev), DAT_QUEUE_EMPTY);
-	expect_dto(s.dto_evd, 20, DAT_DTO_SUCCESS, 8);
-	expect_dto(s.dto_evd, 21, DAT_DTO_SUCCESS, 8);
-
-	/* An EP configured for UNSIGNALLED accepts the flag. */
-	unsig.request_completion_flags = DAT_COMPLETION_UNSIGNALLED_FLAG;
-	unsig.recv_completion_flags = DAT_COMPLETION_UNSIGNALLED_FLAG;
-	side_open(&u, &unsig);
-	buf_reg(&u, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	r = seg(&b, 0, 64);
-	OK(dat_ep_post_recv(u.ep, 1, &r, cookie(1),
-			    DAT_COMPLETION_UNSIGNALLED_FLAG));
-	OK(dat_ia_close(u.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
-}
-
-/*
- * Which states allow which post: send/RDMA only CONNECTED or
- * DISCONNECTED; recv in every state, and a recv posted before the
- * connection receives on it.
- */
-static void test_post_states(void)
-{
-	struct side c, s;
-	struct buf b, rb;
-	DAT_LMR_TRIPLET t, r;
-	DAT_RMR_TRIPLET rem = { 0 };
-
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	t = seg(&b, 0, 32);
-	r = seg(&rb, 0, 64);
-	rem.rmr_context = rb.rctx;
-	rem.virtual_address = (uintptr_t)rb.p;
-	rem.segment_length = 32;
-	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0),
-		   DAT_INVALID_STATE);
-	EXPECT_DAT(dat_ep_post_rdma_write(c.ep, 1, &t, cookie(1), &rem, 0),
-		   DAT_INVALID_STATE);
-	EXPECT_DAT(dat_ep_post_rdma_read(c.ep, 1, &t, cookie(1), &rem, 0),
-		   DAT_INVALID_STATE);
-	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(40), 0));	/* UNCONNECTED */
-	memset(b.p, 'x', 32);
-	connect_pair(&c, &s, false);
-	OK(dat_ep_post_send(c.ep, 1, &t, cookie(41), 0));
-	expect_dto(s.dto_evd, 40, DAT_DTO_SUCCESS, 32);
-	expect_dto(c.dto_evd, 41, DAT_DTO_SUCCESS, 32);
-	KTAP_EXPECT(!memcmp(rb.p, b.p, 32));
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
-}
 
 /*
  * Disconnect flushes what is posted; posts on a DISCONNECTED EP are
@@ -679,30 +874,6 @@ static void test_disconnected_flush(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
-/* More than max_recv_dtos outstanding: DAT_INSUFFICIENT_RESOURCES. */
-static void test_too_many_outstanding(void)
-{
-	struct side s;
-	struct buf rb;
-	DAT_LMR_TRIPLET r;
-	int i;
-
-	side_open(&s, NULL);
-	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	r = seg(&rb, 0, 64);
-	for (i = 0; i < 16; i++)
-		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(i), 0));
-	EXPECT_DAT(dat_ep_post_recv(s.ep, 1, &r, cookie(99), 0),
-		   DAT_INSUFFICIENT_RESOURCES);
-	/* More segments than max_recv_iov: invalid. */
-	{
-		DAT_LMR_TRIPLET many[5] = { r, r, r, r, r };
-
-		EXPECT_DAT(dat_ep_post_recv(s.ep, 5, many, cookie(1), 0),
-			   DAT_INVALID_PARAMETER);
-	}
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
-}
 
 /* Freeing what others use: DAT_INVALID_STATE, and nothing is lost. */
 static void test_free_in_use(void)
@@ -1343,19 +1514,30 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_connect_reject),
 	KTAP_CASE(test_rsp),
 	KTAP_CASE(test_connect_unreachable),
+	KTAP_CASE(test_two_processes),
 	KTAP_CASE(test_send_recv_sizes),
 	KTAP_CASE(test_recv_iov_fill_order),
 	KTAP_CASE(test_recv_too_small),
 	KTAP_CASE(test_rdma_write_read),
-	KTAP_CASE(test_iov_checks),
+	KTAP_CASE(test_err_segment_past_end),
+	KTAP_CASE(test_err_segment_before_start),
+	KTAP_CASE(test_err_too_many_segments),
+	KTAP_CASE(test_err_pz_mismatch),
+	KTAP_CASE(test_err_recv_needs_local_write),
+	KTAP_CASE(test_err_rdma_read_needs_local_write),
+	KTAP_CASE(test_err_invalid_lmr),
 	KTAP_CASE(test_foreign_lmr),
-	KTAP_CASE(test_completion_flags),
-	KTAP_CASE(test_post_states),
+	KTAP_CASE(test_err_unsignalled_not_configured),
+	KTAP_CASE(test_unsignalled_configured),
+	KTAP_CASE(test_err_bad_flags),
+	KTAP_CASE(test_suppress),
+	KTAP_CASE(test_err_send_unconnected),
+	KTAP_CASE(test_recv_before_connect),
 	KTAP_CASE(test_disconnected_flush),
-	KTAP_CASE(test_too_many_outstanding),
+	KTAP_CASE(test_err_too_many_recvs),
+	KTAP_CASE(test_err_too_many_sends),
 	KTAP_CASE(test_free_in_use),
 	KTAP_CASE(test_evd_overflow),
-	KTAP_CASE(test_two_processes),
 	KTAP_CASE(test_lmr_memlock),
 	KTAP_CASE(test_srq_three_eps),
 	KTAP_CASE(test_evd_wait),
