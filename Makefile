@@ -51,7 +51,8 @@ user/%.o: user/%.c include/uapi/linux/kdat.h user/kdat_lowlevel.h | $(SETUP_STAM
 
 $(LIB): $(LIB_OBJS) user/libdat.map
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(LIB_SONAME) \
-		-Wl,--version-script=user/libdat.map -o $@.2 $(LIB_OBJS)
+		-Wl,--version-script=user/libdat.map -Wl,-Bsymbolic-functions \
+		-Wl,-z,defs -o $@.2 $(LIB_OBJS) -lpthread
 	ln -sf libdat.so.2 $@
 
 user/kdat-info: user/kdat-info.c $(LIB)

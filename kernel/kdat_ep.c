@@ -71,7 +71,17 @@ static int kdat_ep_modify(struct kdat_ep *ep, struct rdma_cm_id *id,
 	ret = rdma_init_qp_attr(id, &attr, &mask);
 	if (ret)
 		return ret;
-	if (state == IB_QPS_RTR) {
+	if (state == IB_QPS_INIT) {
+		/*
+		 * The RDMA CM's INIT attributes grant no remote access before
+		 * the connection exists (the active side): the EP's QP allows
+		 * RDMA reads and writes, the LMRs and RMRs decide.
+		 */
+		attr.qp_access_flags = IB_ACCESS_LOCAL_WRITE |
+				       IB_ACCESS_REMOTE_READ |
+				       IB_ACCESS_REMOTE_WRITE;
+		mask |= IB_QP_ACCESS_FLAGS;
+	} else if (state == IB_QPS_RTR) {
 		attr.max_dest_rd_atomic = min_t(u32, attr.max_dest_rd_atomic,
 						ep->attr.max_rdma_read_in);
 	} else if (state == IB_QPS_RTS) {

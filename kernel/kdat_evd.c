@@ -61,21 +61,38 @@ void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev)
 }
 
 /*
- * Reserve room in a DTO EVD's CQ for @n more outstanding DTOs: ENOMEM when
- * the CQ could overflow.
+ * Reserve room in a DTO EVD's CQ for @n more outstanding DTOs, growing the
+ * CQ when it is too small (DAT lets an EVD be shorter than the DTOs its
+ * EPs may have outstanding; the CQ must not be). ENOMEM when the device
+ * cannot. Callers hold the owner's file lock (one commit at a time per
+ * EVD) and the device's rwsem.
  */
 int kdat_evd_commit(struct kdat_evd *evd, u32 n)
 {
 	unsigned long flags;
-	int ret = 0;
+	u32 need;
+	int ret;
 
 	spin_lock_irqsave(&evd->lock, flags);
-	if (evd->cq_committed + n > evd->cq_size)
-		ret = -ENOMEM;
-	else
-		evd->cq_committed += n;
+	need = evd->cq_committed + n;
+	if (need <= evd->cq_size) {
+		evd->cq_committed = need;
+		n = 0;
+	}
 	spin_unlock_irqrestore(&evd->lock, flags);
-	return ret;
+	if (!n)
+		return 0;
+
+	if (!evd->cq || need > evd->ia->kdev->ibdev->attrs.max_cqe)
+		return -ENOMEM;
+	ret = ib_resize_cq(evd->cq, need);
+	if (ret)
+		return -ENOMEM;
+	spin_lock_irqsave(&evd->lock, flags);
+	evd->cq_size = max_t(u32, need, evd->cq->cqe);
+	evd->cq_committed += n;
+	spin_unlock_irqrestore(&evd->lock, flags);
+	return 0;
 }
 
 void kdat_evd_uncommit(struct kdat_evd *evd, u32 n)

@@ -108,7 +108,7 @@ int kdat_cmd_ia_query(struct kdat_ucmd *ucmd)
 	struct kdat_obj *obj;
 	struct kdat_ia *ia;
 
-	if (cmd->__reserved)
+	if (cmd->__reserved || cmd->__reserved2)
 		return -EINVAL;
 	obj = kdat_obj_get(ucmd->kfile, cmd->ia_handle, KDAT_OBJ_IA);
 	if (!obj)
@@ -123,9 +123,31 @@ int kdat_cmd_ia_query(struct kdat_ucmd *ucmd)
 
 	down_read(&ia->kdev->rwsem);
 	if (ia->kdev->ibdev) {
+		const struct ib_device_attr *a = &ia->kdev->ibdev->attrs;
+
 		cmd->state = KDAT_IA_STATE_ACTIVE;
-		if (!ib_query_port(ia->kdev->ibdev, ia->port_num, &attr))
+		if (!ib_query_port(ia->kdev->ibdev, ia->port_num, &attr)) {
 			cmd->port_state = attr.state;
+			cmd->max_msg_size = attr.max_msg_sz;
+		}
+		cmd->fw_ver = a->fw_ver;
+		cmd->max_mr_size = a->max_mr_size;
+		cmd->vendor_id = a->vendor_id;
+		cmd->vendor_part_id = a->vendor_part_id;
+		cmd->hw_ver = a->hw_ver;
+		cmd->max_qp = a->max_qp;
+		cmd->max_qp_wr = min_t(u32, a->max_qp_wr - 1, 4096);
+		cmd->max_send_sge = min(a->max_send_sge, 32);
+		cmd->max_recv_sge = min(a->max_recv_sge, 32);
+		cmd->max_cq = a->max_cq;
+		cmd->max_cqe = a->max_cqe;
+		cmd->max_mr = a->max_mr;
+		cmd->max_pd = a->max_pd;
+		cmd->max_qp_rd_atom = a->max_qp_rd_atom;
+		cmd->max_qp_init_rd_atom = a->max_qp_init_rd_atom;
+		cmd->max_srq = a->max_srq;
+		cmd->max_srq_wr = min(a->max_srq_wr, 4096);
+		cmd->max_srq_sge = min(a->max_srq_sge, 32);
 	}
 	up_read(&ia->kdev->rwsem);
 

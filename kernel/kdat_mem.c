@@ -195,7 +195,14 @@ int kdat_cmd_lmr_create(struct kdat_ucmd *ucmd)
 	lmr->pz = pz;
 	lmr->addr = cmd->addr;
 	lmr->length = cmd->length;
+	/*
+	 * Local write implies local read, as on every RDMA device (and as
+	 * DAT programs written for OFA's provider rely on: dtest sends from
+	 * buffers registered for local write only).
+	 */
 	lmr->mem_priv = cmd->mem_priv;
+	if (lmr->mem_priv & KDAT_MEM_PRIV_LOCAL_WRITE)
+		lmr->mem_priv |= KDAT_MEM_PRIV_LOCAL_READ;
 	INIT_LIST_HEAD(&lmr->res.node);
 
 	down_read(&pz->ia->kdev->rwsem);

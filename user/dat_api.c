@@ -15,13 +15,18 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <ifaddrs.h>
+#include <stdio.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 
 #include <dat2/udat.h>
@@ -81,9 +86,13 @@ struct kd_obj {
 
 struct kd_ia {
 	struct kd_obj obj;
+	DAT_PROVIDER *provider;		/* what its handles start with */
 	int fd;
 	uint32_t port;
 	char name[KDAT_NAME_MAX];
+	char ia_name[DAT_NAME_MAX_LENGTH];	/* as opened */
+	DAT_BOOLEAN thread_safe;		/* as asked at open */
+	struct sockaddr_storage addr;	/* the port's IP address, if any */
 	DAT_EVD_HANDLE async_evd;
 	pthread_mutex_t lock;		/* the table */
 	struct kd_obj *table[KD_TABLE_SIZE];
@@ -126,7 +135,7 @@ struct kd_ep {
 	struct kd_evd *recv_evd, *req_evd, *conn_evd;
 	DAT_EP_ATTR attr;
 	unsigned char pdata[KDAT_PRIVATE_DATA_BUF];
-	struct sockaddr_storage remote;
+	struct sockaddr_storage remote, local;
 };
 
 struct kd_srq {
@@ -235,14 +244,31 @@ static struct kd_obj *kd_table_find(struct kd_ia *ia, uint32_t kh)
 	return o;
 }
 
+static DAT_RETURN kd_provider_ia_open(const DAT_NAME_PTR name,
+				      DAT_COUNT qlen,
+				      DAT_EVD_HANDLE *async_evd,
+				      DAT_IA_HANDLE *ia);
+
 static void kd_obj_init(struct kd_obj *o, struct kd_ia *ia,
 			DAT_HANDLE_TYPE type, uint32_t kh)
 {
-	o->provider = &kdat_provider;
+	/* The provider the IA was opened through (see dat_provider_init). */
+	o->provider = ia->provider;
 	o->type = type;
 	o->ia = ia;
 	o->kh = kh;
 	kd_table_add(ia, o);
+}
+
+static bool kd_provider_known(const DAT_PROVIDER *p);
+
+/*
+ * Is @o one of ours? Its provider pointer is compared, never followed:
+ * a stale handle (freed memory) must be refused, not crash us.
+ */
+static bool kd_ours(const struct kd_obj *o)
+{
+	return o && kd_provider_known(o->provider);
 }
 
 /* Is @h one of ours, of @type? */
@@ -250,7 +276,7 @@ static bool kd_check(const void *h, DAT_HANDLE_TYPE type)
 {
 	const struct kd_obj *o = h;
 
-	return o && o->provider == &kdat_provider && o->type == type;
+	return kd_ours(o) && o->type == type;
 }
 
 static DAT_RETURN kd_destroy(struct kd_obj *o)
@@ -303,6 +329,61 @@ LIBDAT_API DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle,
 				     DAT_EVD_FLAGS flags,
 				     DAT_EVD_HANDLE *evd_handle);
 
+/*
+ * The IA's address: the IPv4 (else IPv6) address of the network device
+ * behind the port's GIDs, as the RDMA CM resolves it.
+ */
+static void kd_find_address(struct kd_ia *ia)
+{
+	char path[256], ifname[IF_NAMESIZE + 2] = "";
+	struct ifaddrs *ifa, *i;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/%u/gid_attrs/ndevs",
+		 ia->name, ia->port);
+	d = opendir(path);
+	while (d && !ifname[0] && (de = readdir(d))) {
+		char file[600];
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
+		f = fopen(file, "r");
+		if (!f)
+			continue;
+		if (!fgets(ifname, sizeof(ifname), f))
+			ifname[0] = '\0';
+		fclose(f);
+		ifname[strcspn(ifname, "\n")] = '\0';
+	}
+	if (d)
+		closedir(d);
+	if (!ifname[0] || getifaddrs(&ifa))
+		return;
+	for (i = ifa; i; i = i->ifa_next) {
+		if (!i->ifa_addr || strcmp(i->ifa_name, ifname))
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET) {
+			memcpy(&ia->addr, i->ifa_addr,
+			       sizeof(struct sockaddr_in));
+			break;
+		}
+		if (i->ifa_addr->sa_family == AF_INET6 && !ia->addr.ss_family)
+			memcpy(&ia->addr, i->ifa_addr,
+			       sizeof(struct sockaddr_in6));
+	}
+	freeifaddrs(ifa);
+}
+
+static DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
+			     DAT_COUNT async_evd_qlen,
+			     DAT_EVD_HANDLE *async_evd_handle,
+			     DAT_IA_HANDLE *ia_handle, DAT_UINT32 major,
+			     DAT_UINT32 minor, DAT_BOOLEAN thread_safety);
+
 LIBDAT_API DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name,
 				   DAT_COUNT async_evd_qlen,
 				   DAT_EVD_HANDLE *async_evd_handle,
@@ -310,13 +391,23 @@ LIBDAT_API DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name,
 				   DAT_UINT32 major, DAT_UINT32 minor,
 				   DAT_BOOLEAN thread_safety)
 {
+	return kd_ia_open(&kdat_provider, name, async_evd_qlen,
+			  async_evd_handle, ia_handle, major, minor,
+			  thread_safety);
+}
+
+static DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
+			     DAT_COUNT async_evd_qlen,
+			     DAT_EVD_HANDLE *async_evd_handle,
+			     DAT_IA_HANDLE *ia_handle, DAT_UINT32 major,
+			     DAT_UINT32 minor, DAT_BOOLEAN thread_safety)
+{
 	char dev[KDAT_NAME_MAX];
 	struct kd_ia *ia;
 	uint32_t port, kh;
 	int fd, ret;
 
 	(void)minor;
-	(void)thread_safety;
 	if (!name || !ia_handle)
 		return DAT_INVALID_PARAMETER;
 	if (major != DAT_VERSION_MAJOR)
@@ -337,9 +428,13 @@ LIBDAT_API DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name,
 		close(fd);
 		return DAT_INSUFFICIENT_RESOURCES;
 	}
+	ia->provider = provider;
 	ia->fd = fd;
 	ia->port = port;
 	strcpy(ia->name, dev);
+	snprintf(ia->ia_name, sizeof(ia->ia_name), "%s", name);
+	ia->thread_safe = thread_safety;
+	kd_find_address(ia);
 	pthread_mutex_init(&ia->lock, NULL);
 	kd_obj_init(&ia->obj, ia, DAT_HANDLE_TYPE_IA, kh);
 
@@ -360,6 +455,122 @@ LIBDAT_API DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name,
 		ia->async_evd = *async_evd_handle;
 	}
 	*ia_handle = ia;
+	return DAT_SUCCESS;
+}
+
+static const DAT_BOOLEAN kd_stream_merging[6][6];
+
+/*
+ * What OFA's IB providers say they can do, by name: DAT programs (dtest)
+ * run their RDMA read phase only where DAT_IB_RDMA_READ is TRUE.
+ */
+static DAT_NAMED_ATTR kd_provider_specific[] = {
+	{ "DAT_IB_RDMA_READ", "TRUE" },
+};
+
+LIBDAT_API DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia_handle,
+				   DAT_EVD_HANDLE *async_evd,
+				   DAT_IA_ATTR_MASK ia_mask,
+				   DAT_IA_ATTR *ia_attr,
+				   DAT_PROVIDER_ATTR_MASK pr_mask,
+				   DAT_PROVIDER_ATTR *pr_attr)
+{
+	struct kdat_ia_query q = { .size = sizeof(q) };
+	struct kd_ia *ia = ia_handle;
+	DAT_RETURN ret;
+
+	(void)ia_mask;
+	(void)pr_mask;
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
+		return DAT_INVALID_HANDLE;
+	if (async_evd)
+		*async_evd = ia->async_evd;
+	if (ia_attr) {
+		q.ia_handle = ia->obj.kh;
+		ret = kd_ioctl(ia, KDAT_IOCTL_IA_QUERY, &q);
+		if (ret)
+			return ret;
+		memset(ia_attr, 0, sizeof(*ia_attr));
+		snprintf(ia_attr->adapter_name, sizeof(ia_attr->adapter_name),
+			 "%s", ia->name);
+		snprintf(ia_attr->vendor_name, sizeof(ia_attr->vendor_name),
+			 "0x%x", q.vendor_id);
+		ia_attr->hardware_version_major = q.hw_ver;
+		ia_attr->firmware_version_major = q.fw_ver >> 32;
+		ia_attr->firmware_version_minor = (DAT_UINT32)q.fw_ver;
+		ia_attr->ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ia->addr;
+		ia_attr->max_eps = q.max_qp;
+		ia_attr->max_dto_per_ep = q.max_qp_wr;
+		ia_attr->max_rdma_read_per_ep_in = q.max_qp_rd_atom;
+		ia_attr->max_rdma_read_per_ep_out = q.max_qp_init_rd_atom;
+		ia_attr->max_evds = q.max_cq;
+		ia_attr->max_evd_qlen = q.max_cqe < 65536 ? q.max_cqe : 65536;
+		ia_attr->max_iov_segments_per_dto = q.max_send_sge < q.max_recv_sge ?
+			q.max_send_sge : q.max_recv_sge;
+		ia_attr->max_lmrs = q.max_mr;
+		ia_attr->max_lmr_block_size = q.max_mr_size;
+		ia_attr->max_lmr_virtual_address = UINT64_MAX;
+		ia_attr->max_pzs = q.max_pd;
+		ia_attr->max_message_size = q.max_msg_size;
+		ia_attr->max_rdma_size = q.max_msg_size;
+		ia_attr->max_rmrs = q.max_mr;
+		ia_attr->max_rmr_target_address = UINT64_MAX;
+		ia_attr->max_srqs = q.max_srq;
+		ia_attr->max_ep_per_srq = q.max_qp;
+		ia_attr->max_recv_per_srq = q.max_srq_wr;
+		ia_attr->max_iov_segments_per_rdma_read = q.max_send_sge;
+		ia_attr->max_iov_segments_per_rdma_write = q.max_send_sge;
+		ia_attr->max_rdma_read_in = q.max_qp_rd_atom;
+		ia_attr->max_rdma_read_out = q.max_qp_init_rd_atom;
+		ia_attr->max_rdma_read_per_ep_in_guaranteed = DAT_TRUE;
+		ia_attr->max_rdma_read_per_ep_out_guaranteed = DAT_TRUE;
+		ia_attr->zb_supported = DAT_FALSE;
+		ia_attr->extension_supported = DAT_EXTENSION_NONE;
+	}
+	if (pr_attr) {
+		DAT_PROVIDER_ATTR a = {
+			.evd_stream_merging_supported = { { 0 } },
+		};
+
+		/*
+		 * The const array member forbids assignment: build a copy.
+		 * The provider's name is the IA's: OFA's registry finds the
+		 * provider to close an IA by it.
+		 */
+		snprintf(a.provider_name, sizeof(a.provider_name), "%s",
+			 ia->ia_name);
+		a.provider_version_major = 1;
+		a.provider_version_minor = 0;
+		a.dapl_version_major = DAT_VERSION_MAJOR;
+		a.dapl_version_minor = DAT_VERSION_MINOR;
+		a.lmr_mem_types_supported = DAT_MEM_TYPE_VIRTUAL;
+		a.iov_ownership_on_return = DAT_IOV_CONSUMER;
+		a.dat_qos_supported = DAT_QOS_BEST_EFFORT;
+		a.completion_flags_supported = DAT_COMPLETION_SUPPRESS_FLAG |
+			DAT_COMPLETION_SOLICITED_WAIT_FLAG |
+			DAT_COMPLETION_UNSIGNALLED_FLAG |
+			DAT_COMPLETION_BARRIER_FENCE_FLAG;
+		/*
+		 * kdat is thread safe either way; the registry, though, finds
+		 * the entry the IA was opened from by the flag asked for.
+		 */
+		a.is_thread_safe = ia->thread_safe;
+		a.max_private_data_size = KDAT_MAX_PRIVATE_DATA;
+		a.ep_creator = DAT_PSP_CREATES_EP_NEVER;
+		a.pz_support = DAT_PZ_UNIQUE;
+		a.optimal_buffer_alignment = 64;
+		a.srq_supported = DAT_TRUE;
+		a.srq_watermarks_supported = 1;	/* the low one */
+		a.lmr_sync_req = DAT_FALSE;
+		a.dto_async_return_guaranteed = DAT_TRUE;
+		a.rdma_read_lmr_rmr_context_exposure = DAT_FALSE;
+		a.rmr_scope_supported = DAT_RMR_SCOPE_PZ;
+		a.num_provider_specific_attr = sizeof(kd_provider_specific) /
+					       sizeof(kd_provider_specific[0]);
+		a.provider_specific_attr = kd_provider_specific;
+		memcpy(pr_attr, &a, sizeof(a));
+		(void)kd_stream_merging;
+	}
 	return DAT_SUCCESS;
 }
 
@@ -792,6 +1003,7 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 		 */
 		d->sp_handle.psp_handle =
 			psp && psp->obj.type == DAT_HANDLE_TYPE_RSP ? NULL : psp;
+		d->local_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ia->addr;
 		d->conn_qual = k->conn_qual;
 		d->cr_handle = cr;
 		break;
@@ -1155,6 +1367,11 @@ LIBDAT_API DAT_RETURN dat_ep_query(DAT_EP_HANDLE ep_handle,
 	param->ia_handle = ep->obj.ia;
 	param->ep_state = kd_ep_state(q.state);
 	kd_sockaddr_from_kdat(&q.remote, &ep->remote);
+	kd_sockaddr_from_kdat(&q.local, &ep->local);
+	if (!ep->local.ss_family)
+		ep->local = ep->obj.ia->addr;
+	param->local_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ep->local;
+	param->local_port_qual = ntohs(q.local.port);
 	param->remote_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ep->remote;
 	param->remote_port_qual = ntohs(q.remote.port);
 	param->pz_handle = ep->pz;
@@ -1485,7 +1702,7 @@ LIBDAT_API DAT_RETURN dat_set_consumer_context(DAT_HANDLE h, DAT_CONTEXT c)
 {
 	struct kd_obj *o = h;
 
-	if (!o || o->provider != &kdat_provider)
+	if (!kd_ours(o))
 		return DAT_INVALID_HANDLE;
 	o->context = c;
 	return DAT_SUCCESS;
@@ -1495,7 +1712,7 @@ LIBDAT_API DAT_RETURN dat_get_consumer_context(DAT_HANDLE h, DAT_CONTEXT *c)
 {
 	struct kd_obj *o = h;
 
-	if (!o || o->provider != &kdat_provider)
+	if (!kd_ours(o))
 		return DAT_INVALID_HANDLE;
 	if (!c)
 		return DAT_INVALID_PARAMETER;
@@ -1507,7 +1724,7 @@ LIBDAT_API DAT_RETURN dat_get_handle_type(DAT_HANDLE h, DAT_HANDLE_TYPE *t)
 {
 	struct kd_obj *o = h;
 
-	if (!o || o->provider != &kdat_provider)
+	if (!kd_ours(o))
 		return DAT_INVALID_HANDLE;
 	if (!t)
 		return DAT_INVALID_PARAMETER;
@@ -1557,4 +1774,481 @@ LIBDAT_API DAT_RETURN dat_strerror(DAT_RETURN value, const char **major,
 		}
 	}
 	return DAT_INVALID_PARAMETER;
+}
+
+/* ---- queries of what libdat keeps ---------------------------------- */
+
+LIBDAT_API DAT_RETURN dat_pz_query(DAT_PZ_HANDLE pz_handle,
+				   DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *param)
+{
+	struct kd_pz *pz = pz_handle;
+
+	(void)mask;
+	if (!kd_check(pz, DAT_HANDLE_TYPE_PZ))
+		return DAT_INVALID_HANDLE;
+	if (!param)
+		return DAT_INVALID_PARAMETER;
+	param->ia_handle = pz->obj.ia;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_lmr_query(DAT_LMR_HANDLE lmr_handle,
+				    DAT_LMR_PARAM_MASK mask,
+				    DAT_LMR_PARAM *param)
+{
+	struct kd_lmr *lmr = lmr_handle;
+
+	(void)mask;
+	if (!kd_check(lmr, DAT_HANDLE_TYPE_LMR))
+		return DAT_INVALID_HANDLE;
+	if (!param)
+		return DAT_INVALID_PARAMETER;
+	memset(param, 0, sizeof(*param));
+	param->ia_handle = lmr->obj.ia;
+	param->mem_type = DAT_MEM_TYPE_VIRTUAL;
+	param->region_desc.for_va = (DAT_PVOID)(uintptr_t)lmr->addr;
+	param->length = lmr->length;
+	param->pz_handle = lmr->pz;
+	param->mem_priv = lmr->priv;
+	param->va_type = DAT_VA_TYPE_VA;
+	param->lmr_context = lmr->lmr_context;
+	param->rmr_context = lmr->rmr_context;
+	param->registered_size = lmr->length;
+	param->registered_address = lmr->addr;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_rmr_query(DAT_RMR_HANDLE rmr_handle,
+				    DAT_RMR_PARAM_MASK mask,
+				    DAT_RMR_PARAM *param)
+{
+	struct kd_rmr *rmr = rmr_handle;
+
+	(void)mask;
+	if (!kd_check(rmr, DAT_HANDLE_TYPE_RMR))
+		return DAT_INVALID_HANDLE;
+	if (!param)
+		return DAT_INVALID_PARAMETER;
+	memset(param, 0, sizeof(*param));
+	param->ia_handle = rmr->obj.ia;
+	param->pz_handle = rmr->pz;
+	param->rmr_scope = DAT_RMR_SCOPE_PZ;
+	param->va_type = DAT_VA_TYPE_VA;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_evd_query(DAT_EVD_HANDLE evd_handle,
+				    DAT_EVD_PARAM_MASK mask,
+				    DAT_EVD_PARAM *param)
+{
+	struct kd_evd *evd = evd_handle;
+
+	(void)mask;
+	if (!kd_check(evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (!param)
+		return DAT_INVALID_PARAMETER;
+	memset(param, 0, sizeof(*param));
+	param->ia_handle = evd->obj.ia;
+	param->evd_qlen = evd->qlen;
+	param->evd_state = DAT_EVD_STATE_ENABLED;
+	param->cno_handle = evd->cno;
+	param->evd_flags = evd->flags;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_cno_query(DAT_CNO_HANDLE cno_handle,
+				    DAT_CNO_PARAM_MASK mask,
+				    DAT_CNO_PARAM *param)
+{
+	struct kd_cno *cno = cno_handle;
+
+	(void)mask;
+	if (!kd_check(cno, DAT_HANDLE_TYPE_CNO))
+		return DAT_INVALID_HANDLE;
+	if (!param)
+		return DAT_INVALID_PARAMETER;
+	memset(param, 0, sizeof(*param));
+	param->ia_handle = cno->obj.ia;
+	param->proxy_type = DAT_PROXY_TYPE_AGENT;
+	param->proxy.agent = cno->agent;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_psp_query(DAT_PSP_HANDLE psp_handle,
+				    DAT_PSP_PARAM_MASK mask,
+				    DAT_PSP_PARAM *param)
+{
+	struct kd_psp *psp = psp_handle;
+
+	(void)mask;
+	if (!kd_check(psp, DAT_HANDLE_TYPE_PSP))
+		return DAT_INVALID_HANDLE;
+	if (!param)
+		return DAT_INVALID_PARAMETER;
+	param->ia_handle = psp->obj.ia;
+	param->conn_qual = psp->conn_qual;
+	param->evd_handle = psp->evd;
+	param->psp_flags = DAT_PSP_CONSUMER_FLAG;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_rsp_query(DAT_RSP_HANDLE rsp_handle,
+				    DAT_RSP_PARAM_MASK mask,
+				    DAT_RSP_PARAM *param)
+{
+	struct kd_psp *rsp = rsp_handle;
+
+	(void)mask;
+	if (!kd_check(rsp, DAT_HANDLE_TYPE_RSP))
+		return DAT_INVALID_HANDLE;
+	if (!param)
+		return DAT_INVALID_PARAMETER;
+	param->ia_handle = rsp->obj.ia;
+	param->conn_qual = rsp->conn_qual;
+	param->evd_handle = rsp->evd;
+	param->ep_handle = rsp->ep;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_srq_query(DAT_SRQ_HANDLE srq_handle,
+				    DAT_SRQ_PARAM_MASK mask,
+				    DAT_SRQ_PARAM *param)
+{
+	struct kd_srq *srq = srq_handle;
+
+	(void)mask;
+	if (!kd_check(srq, DAT_HANDLE_TYPE_SRQ))
+		return DAT_INVALID_HANDLE;
+	if (!param)
+		return DAT_INVALID_PARAMETER;
+	memset(param, 0, sizeof(*param));
+	param->ia_handle = srq->obj.ia;
+	param->srq_state = DAT_SRQ_STATE_OPERATIONAL;
+	param->pz_handle = srq->pz;
+	param->max_recv_dtos = srq->attr.max_recv_dtos;
+	param->max_recv_iov = srq->attr.max_recv_iov;
+	param->low_watermark = srq->attr.low_watermark;
+	/* DAT allows these counts to be unknown. */
+	param->available_dto_count = DAT_VALUE_UNKNOWN;
+	param->outstanding_dto_count = DAT_VALUE_UNKNOWN;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_ep_recv_query(DAT_EP_HANDLE ep_handle,
+					DAT_COUNT *nbufs, DAT_COUNT *span)
+{
+	struct kdat_ep_query q;
+	DAT_RETURN ret;
+
+	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	ret = kd_ep_fetch(ep_handle, &q);
+	if (ret)
+		return ret;
+	if (nbufs)
+		*nbufs = q.out_recv_posted;
+	if (span)
+		*span = DAT_VALUE_UNKNOWN;
+	return DAT_SUCCESS;
+}
+
+/* Memory is coherent for kdat's devices: nothing to synchronise. */
+LIBDAT_API DAT_RETURN dat_lmr_sync_rdma_read(DAT_IA_HANDLE ia,
+					     const DAT_LMR_TRIPLET *iov,
+					     DAT_VLEN n)
+{
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
+		return DAT_INVALID_HANDLE;
+	return iov || !n ? DAT_SUCCESS : DAT_INVALID_PARAMETER;
+}
+
+LIBDAT_API DAT_RETURN dat_lmr_sync_rdma_write(DAT_IA_HANDLE ia,
+					      const DAT_LMR_TRIPLET *iov,
+					      DAT_VLEN n)
+{
+	return dat_lmr_sync_rdma_read(ia, iov, n);
+}
+
+/* Any free qualifier: tried from a pid-based start, as OFA's does. */
+LIBDAT_API DAT_RETURN dat_psp_create_any(DAT_IA_HANDLE ia,
+					 DAT_CONN_QUAL *conn_qual,
+					 DAT_EVD_HANDLE evd,
+					 DAT_PSP_FLAGS flags,
+					 DAT_PSP_HANDLE *psp)
+{
+	DAT_CONN_QUAL q = 1024 + (DAT_CONN_QUAL)getpid() % 30000;
+	DAT_RETURN ret = DAT_CONN_QUAL_IN_USE;
+	int i;
+
+	if (!conn_qual)
+		return DAT_INVALID_PARAMETER;
+	for (i = 0; i < 1000 && DAT_GET_TYPE(ret) == DAT_CONN_QUAL_IN_USE;
+	     i++, q = q + 1 < 65536 ? q + 1 : 1024) {
+		ret = dat_psp_create(ia, q, evd, flags, psp);
+		if (ret == DAT_SUCCESS)
+			*conn_qual = q;
+	}
+	return ret;
+}
+
+/*
+ * Not supported on this transport (each answers DAT_NOT_IMPLEMENTED, as
+ * DAT allows for optional features): CR handoff (the IB CM cannot pass a
+ * request to another qualifier), CSPs, MW-type-2 RMRs and invalidation
+ * (no kernel memory windows), RDMA read to an RMR (iWARP), common
+ * connect, fd CNOs and CNO triggers, HA, extensions; and, not yet, EVD
+ * resize, software events, ep_modify, dup_connect, watermarks, SRQ
+ * resize, unwaitable EVDs.
+ */
+#define KD_NOT_IMPLEMENTED(name, ...)					\
+	LIBDAT_API DAT_RETURN name(__VA_ARGS__)				\
+	{								\
+		return DAT_NOT_IMPLEMENTED;				\
+	}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
+KD_NOT_IMPLEMENTED(dat_cr_handoff, DAT_CR_HANDLE a, DAT_CONN_QUAL b)
+KD_NOT_IMPLEMENTED(dat_evd_resize, DAT_EVD_HANDLE a, DAT_COUNT b)
+KD_NOT_IMPLEMENTED(dat_evd_post_se, DAT_EVD_HANDLE a, const DAT_EVENT *b)
+KD_NOT_IMPLEMENTED(dat_ep_modify, DAT_EP_HANDLE a, DAT_EP_PARAM_MASK b,
+		   const DAT_EP_PARAM *c)
+KD_NOT_IMPLEMENTED(dat_ep_dup_connect, DAT_EP_HANDLE a, DAT_EP_HANDLE b,
+		   DAT_TIMEOUT c, DAT_COUNT d, const DAT_PVOID e, DAT_QOS f)
+KD_NOT_IMPLEMENTED(dat_evd_set_unwaitable, DAT_EVD_HANDLE a)
+KD_NOT_IMPLEMENTED(dat_evd_clear_unwaitable, DAT_EVD_HANDLE a)
+KD_NOT_IMPLEMENTED(dat_evd_enable, DAT_EVD_HANDLE a)
+KD_NOT_IMPLEMENTED(dat_evd_disable, DAT_EVD_HANDLE a)
+KD_NOT_IMPLEMENTED(dat_ep_set_watermark, DAT_EP_HANDLE a, DAT_COUNT b,
+		   DAT_COUNT c)
+KD_NOT_IMPLEMENTED(dat_srq_resize, DAT_SRQ_HANDLE a, DAT_COUNT b)
+KD_NOT_IMPLEMENTED(dat_csp_create, DAT_IA_HANDLE a, DAT_COMM *b,
+		   DAT_IA_ADDRESS_PTR c, DAT_EVD_HANDLE d, DAT_CSP_HANDLE *e)
+KD_NOT_IMPLEMENTED(dat_csp_query, DAT_CSP_HANDLE a, DAT_CSP_PARAM_MASK b,
+		   DAT_CSP_PARAM *c)
+KD_NOT_IMPLEMENTED(dat_csp_free, DAT_CSP_HANDLE a)
+KD_NOT_IMPLEMENTED(dat_ep_common_connect, DAT_EP_HANDLE a,
+		   DAT_IA_ADDRESS_PTR b, DAT_TIMEOUT c, DAT_COUNT d,
+		   const DAT_PVOID e)
+KD_NOT_IMPLEMENTED(dat_rmr_create_for_ep, DAT_PZ_HANDLE a, DAT_RMR_HANDLE *b)
+KD_NOT_IMPLEMENTED(dat_ep_post_send_with_invalidate, DAT_EP_HANDLE a,
+		   DAT_COUNT b, DAT_LMR_TRIPLET *c, DAT_DTO_COOKIE d,
+		   DAT_COMPLETION_FLAGS e, DAT_BOOLEAN f, DAT_RMR_CONTEXT g)
+KD_NOT_IMPLEMENTED(dat_ep_post_rdma_read_to_rmr, DAT_EP_HANDLE a,
+		   const DAT_RMR_TRIPLET *b, DAT_DTO_COOKIE c,
+		   const DAT_RMR_TRIPLET *d, DAT_COMPLETION_FLAGS e)
+KD_NOT_IMPLEMENTED(dat_cno_fd_create, DAT_IA_HANDLE a, DAT_FD *b,
+		   DAT_CNO_HANDLE *c)
+KD_NOT_IMPLEMENTED(dat_cno_trigger, DAT_CNO_HANDLE a, DAT_EVD_HANDLE *b)
+KD_NOT_IMPLEMENTED(dat_ia_ha, DAT_IA_HANDLE a, const DAT_NAME_PTR b,
+		   DAT_BOOLEAN *c)
+KD_NOT_IMPLEMENTED(kd_extendedop, DAT_HANDLE a, DAT_EXTENDED_OP b, va_list c)
+#pragma GCC diagnostic pop
+
+/* ---- provider mode: OFA's libdat2 loads us from dat.conf ----------- */
+
+/*
+ * OFA's registry knows a provider by its device_name, which must be the
+ * IA name it was registered for: one DAT_PROVIDER per IA name, all with
+ * kdat's functions.
+ */
+#define KD_MAX_PROVIDERS 64
+static pthread_mutex_t kd_providers_lock = PTHREAD_MUTEX_INITIALIZER;
+static DAT_PROVIDER *kd_providers[KD_MAX_PROVIDERS];
+
+static bool kd_provider_known(const DAT_PROVIDER *p)
+{
+	int i;
+
+	if (!p)
+		return false;
+	if (p == &kdat_provider)
+		return true;
+	for (i = 0; i < KD_MAX_PROVIDERS; i++)
+		if (__atomic_load_n(&kd_providers[i], __ATOMIC_ACQUIRE) == p)
+			return true;
+	return false;
+}
+
+static DAT_PROVIDER *kd_provider_find(const char *name)
+{
+	DAT_PROVIDER *p = NULL;
+	int i;
+
+	pthread_mutex_lock(&kd_providers_lock);
+	for (i = 0; i < KD_MAX_PROVIDERS && !p; i++)
+		if (kd_providers[i] &&
+		    !strcmp(kd_providers[i]->device_name, name))
+			p = kd_providers[i];
+	pthread_mutex_unlock(&kd_providers_lock);
+	return p;
+}
+
+static DAT_RETURN kd_provider_ia_open(const DAT_NAME_PTR name,
+				      DAT_COUNT qlen,
+				      DAT_EVD_HANDLE *async_evd,
+				      DAT_IA_HANDLE *ia)
+{
+	DAT_PROVIDER *p = kd_provider_find(name);
+
+	return kd_ia_open(p ? p : &kdat_provider, name, qlen, async_evd, ia,
+			  DAT_VERSION_MAJOR, DAT_VERSION_MINOR,
+			  DAT_THREADSAFE);
+}
+
+static void kd_provider_fill(DAT_PROVIDER *p)
+{
+	p->ia_open_func = kd_provider_ia_open;
+	p->ia_query_func = dat_ia_query;
+	p->ia_close_func = dat_ia_close;
+	p->set_consumer_context_func = dat_set_consumer_context;
+	p->get_consumer_context_func = dat_get_consumer_context;
+	p->get_handle_type_func = dat_get_handle_type;
+	p->cno_create_func = dat_cno_create;
+	p->cno_modify_agent_func = dat_cno_modify_agent;
+	p->cno_query_func = dat_cno_query;
+	p->cno_free_func = dat_cno_free;
+	p->cno_wait_func = dat_cno_wait;
+	p->cr_query_func = dat_cr_query;
+	p->cr_accept_func = dat_cr_accept;
+	p->cr_reject_func = dat_cr_reject;
+	p->cr_handoff_func = dat_cr_handoff;
+	p->evd_create_func = dat_evd_create;
+	p->evd_query_func = dat_evd_query;
+	p->evd_modify_cno_func = dat_evd_modify_cno;
+	p->evd_enable_func = dat_evd_enable;
+	p->evd_disable_func = dat_evd_disable;
+	p->evd_wait_func = dat_evd_wait;
+	p->evd_resize_func = dat_evd_resize;
+	p->evd_post_se_func = dat_evd_post_se;
+	p->evd_dequeue_func = dat_evd_dequeue;
+	p->evd_free_func = dat_evd_free;
+	p->ep_create_func = dat_ep_create;
+	p->ep_query_func = dat_ep_query;
+	p->ep_modify_func = dat_ep_modify;
+	p->ep_connect_func = dat_ep_connect;
+	p->ep_dup_connect_func = dat_ep_dup_connect;
+	p->ep_disconnect_func = dat_ep_disconnect;
+	p->ep_post_send_func = dat_ep_post_send;
+	p->ep_post_recv_func = dat_ep_post_recv;
+	p->ep_post_rdma_read_func = dat_ep_post_rdma_read;
+	p->ep_post_rdma_write_func = dat_ep_post_rdma_write;
+	p->ep_get_status_func = dat_ep_get_status;
+	p->ep_free_func = dat_ep_free;
+	p->lmr_create_func = dat_lmr_create;
+	p->lmr_query_func = dat_lmr_query;
+	p->lmr_free_func = dat_lmr_free;
+	p->rmr_create_func = dat_rmr_create;
+	p->rmr_query_func = dat_rmr_query;
+	p->rmr_bind_func = dat_rmr_bind;
+	p->rmr_free_func = dat_rmr_free;
+	p->psp_create_func = dat_psp_create;
+	p->psp_query_func = dat_psp_query;
+	p->psp_free_func = dat_psp_free;
+	p->rsp_create_func = dat_rsp_create;
+	p->rsp_query_func = dat_rsp_query;
+	p->rsp_free_func = dat_rsp_free;
+	p->pz_create_func = dat_pz_create;
+	p->pz_query_func = dat_pz_query;
+	p->pz_free_func = dat_pz_free;
+	p->psp_create_any_func = dat_psp_create_any;
+	p->ep_reset_func = dat_ep_reset;
+	p->evd_set_unwaitable_func = dat_evd_set_unwaitable;
+	p->evd_clear_unwaitable_func = dat_evd_clear_unwaitable;
+	p->lmr_sync_rdma_read_func = dat_lmr_sync_rdma_read;
+	p->lmr_sync_rdma_write_func = dat_lmr_sync_rdma_write;
+	p->ep_create_with_srq_func = dat_ep_create_with_srq;
+	p->ep_recv_query_func = dat_ep_recv_query;
+	p->ep_set_watermark_func = dat_ep_set_watermark;
+	p->srq_create_func = dat_srq_create;
+	p->srq_free_func = dat_srq_free;
+	p->srq_post_recv_func = dat_srq_post_recv;
+	p->srq_query_func = dat_srq_query;
+	p->srq_resize_func = dat_srq_resize;
+	p->srq_set_lw_func = dat_srq_set_lw;
+	p->csp_create_func = dat_csp_create;
+	p->csp_query_func = dat_csp_query;
+	p->csp_free_func = dat_csp_free;
+	p->ep_common_connect_func = dat_ep_common_connect;
+	p->rmr_create_for_ep_func = dat_rmr_create_for_ep;
+	p->ep_post_send_with_invalidate_func =
+		dat_ep_post_send_with_invalidate;
+	p->ep_post_rdma_read_to_rmr_func = dat_ep_post_rdma_read_to_rmr;
+	p->cno_fd_create_func = dat_cno_fd_create;
+	p->cno_trigger_func = dat_cno_trigger;
+	p->ia_ha_related_func = dat_ia_ha;
+#ifdef DAT_EXTENSIONS
+	p->handle_extendedop_func = kd_extendedop;
+#endif
+}
+
+static void __attribute__((constructor)) kd_provider_init(void)
+{
+	kd_provider_fill(&kdat_provider);
+}
+
+/*
+ * The registry's: present when OFA's libdat2 loaded us, absent when a
+ * program links libdat directly (then nothing calls the two below).
+ */
+extern DAT_RETURN dat_registry_add_provider(const DAT_PROVIDER *,
+					    const DAT_PROVIDER_INFO *)
+	__attribute__((weak));
+extern DAT_RETURN dat_registry_remove_provider(const DAT_PROVIDER *,
+					       const DAT_PROVIDER_INFO *)
+	__attribute__((weak));
+
+/*
+ * The registry (OFA's libdat2, from a dat.conf line naming this library)
+ * calls this once per IA name: register the same provider for it.
+ */
+LIBDAT_API void dat_provider_init(const DAT_PROVIDER_INFO *info,
+				  const char *instance_data)
+{
+	DAT_PROVIDER *p;
+	char *name;
+	int i;
+
+	(void)instance_data;
+	if (!dat_registry_add_provider || !info)
+		return;
+	p = kd_provider_find(info->ia_name);
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		name = strdup(info->ia_name);
+		if (!p || !name) {
+			free(p);
+			free(name);
+			return;
+		}
+		kd_provider_fill(p);
+		p->device_name = name;
+		pthread_mutex_lock(&kd_providers_lock);
+		for (i = 0; i < KD_MAX_PROVIDERS && kd_providers[i]; i++)
+			;
+		if (i < KD_MAX_PROVIDERS)
+			__atomic_store_n(&kd_providers[i], p,
+					 __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&kd_providers_lock);
+		if (i == KD_MAX_PROVIDERS) {
+			free(name);
+			free(p);
+			return;
+		}
+	}
+	dat_registry_add_provider(p, info);
+}
+
+/* The provider stays allocated: handles may still point at it. */
+LIBDAT_API void dat_provider_fini(const DAT_PROVIDER_INFO *info)
+{
+	DAT_PROVIDER *p;
+
+	if (!dat_registry_remove_provider || !info)
+		return;
+	p = kd_provider_find(info->ia_name);
+	if (p)
+		dat_registry_remove_provider(p, info);
 }

@@ -466,6 +466,30 @@ static void test_rdma_write_read(void)
 	r[0] = seg(&back, 0, 100);
 	EXPECT_DAT(dat_ep_post_rdma_read(c.ep, 1, r, cookie(13), &rem, 0),
 		   DAT_LENGTH_ERROR);
+
+	/* The other way: the passive side writes to and reads from the
+	 * active side's memory.
+	 */
+	{
+		struct buf sl;
+		DAT_LMR_TRIPLET sw;
+		DAT_RMR_TRIPLET crem = {
+			.rmr_context = back.rctx,
+			.virtual_address = (uintptr_t)back.p + 2048,
+			.segment_length = 256,
+		};
+
+		buf_reg(&s, &sl, 4096, DAT_MEM_PRIV_ALL_FLAG);
+		memset(sl.p, 's', 256);
+		sw = seg(&sl, 0, 256);
+		OK(dat_ep_post_rdma_write(s.ep, 1, &sw, cookie(14), &crem, 0));
+		expect_dto(s.dto_evd, 14, DAT_DTO_SUCCESS, 256);
+		KTAP_EXPECT(!memcmp(back.p + 2048, sl.p, 256));
+		memset(sl.p, 0, 256);
+		OK(dat_ep_post_rdma_read(s.ep, 1, &sw, cookie(15), &crem, 0));
+		expect_dto(s.dto_evd, 15, DAT_DTO_SUCCESS, 256);
+		KTAP_EXPECT(!memcmp(back.p + 2048, sl.p, 256));
+	}
 	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
@@ -1509,6 +1533,30 @@ static void test_graceful_disconnect(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/* dat_ia_query: the IA's address is its port's, the limits are set. */
+static void test_ia_query(void)
+{
+	DAT_PROVIDER_ATTR pa;
+	DAT_EVD_HANDLE aevd;
+	DAT_IA_ATTR ia;
+	struct side s;
+	const struct sockaddr_in *sin;
+
+	side_open(&s, NULL);
+	OK(dat_ia_query(s.ia, &aevd, DAT_IA_FIELD_ALL, &ia,
+			DAT_PROVIDER_FIELD_ALL, &pa));
+	KTAP_EXPECT(aevd == s.async_evd);
+	sin = (const struct sockaddr_in *)ia.ia_address_ptr;
+	KTAP_EXPECT(sin && sin->sin_family == AF_INET);
+	KTAP_EXPECT(sin->sin_addr.s_addr == peer_addr.sin_addr.s_addr);
+	KTAP_EXPECT(ia.max_eps > 0 && ia.max_dto_per_ep > 0);
+	KTAP_EXPECT(ia.max_evd_qlen > 0 && ia.max_iov_segments_per_dto > 0);
+	KTAP_EXPECT(ia.max_lmr_block_size > 0 && ia.max_message_size > 0);
+	KTAP_EXPECT(!strcmp(pa.provider_name, ia_name));
+	KTAP_EXPECT(pa.srq_supported == DAT_TRUE);
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_connect_accept),
 	KTAP_CASE(test_connect_reject),
@@ -1547,6 +1595,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_bad_rmr_context),
 	KTAP_CASE(test_solicited_wait),
 	KTAP_CASE(test_graceful_disconnect),
+	KTAP_CASE(test_ia_query),
 };
 
 int main(void)

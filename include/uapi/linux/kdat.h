@@ -223,6 +223,19 @@ enum kdat_ia_state {
  * @port_state: out: enum kdat_port_state now; KDAT_PORT_DOWN once the
  *              device is gone
  * @__reserved: must be 0
+ *
+ * Added after the first published size (96), the device's limits as
+ * kdat offers them (0 once the device is gone):
+ * @fw_ver: firmware version, as the device reports it
+ * @max_mr_size: largest region one LMR may cover
+ * @vendor_id, @vendor_part_id, @hw_ver: the device's
+ * @max_qp: Endpoints; @max_qp_wr: DTOs outstanding per EP queue
+ * @max_send_sge, @max_recv_sge: IOV segments (kdat caps them at 32)
+ * @max_cq, @max_cqe: DTO EVDs, and their length
+ * @max_mr, @max_pd: LMRs, PZs
+ * @max_qp_rd_atom, @max_qp_init_rd_atom: RDMA reads in and out per EP
+ * @max_srq, @max_srq_wr, @max_srq_sge: SRQs and their size
+ * @max_msg_size: largest message (the port's)
  */
 struct kdat_ia_query {
 	__u32 size;
@@ -233,6 +246,26 @@ struct kdat_ia_query {
 	__aligned_u64 node_guid;
 	__u32 port_state;
 	__u32 __reserved;
+	__aligned_u64 fw_ver;
+	__aligned_u64 max_mr_size;
+	__u32 vendor_id;
+	__u32 vendor_part_id;
+	__u32 hw_ver;
+	__u32 max_qp;
+	__u32 max_qp_wr;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 max_cq;
+	__u32 max_cqe;
+	__u32 max_mr;
+	__u32 max_pd;
+	__u32 max_qp_rd_atom;
+	__u32 max_qp_init_rd_atom;
+	__u32 max_srq;
+	__u32 max_srq_wr;
+	__u32 max_srq_sge;
+	__u32 max_msg_size;
+	__u32 __reserved2;
 };
 
 #define KDAT_IOCTL_IA_QUERY	_IO(KDAT_TYPE, KDAT_CMD_IA_QUERY)
@@ -274,7 +307,8 @@ struct kdat_pz_create {
  * @pz_handle: in: the Protection Zone
  * @addr: in: start of the region, a user virtual address of the caller
  * @length: in: bytes, > 0
- * @mem_priv: in: KDAT_MEM_PRIV_* (no other bit)
+ * @mem_priv: in: KDAT_MEM_PRIV_* (no other bit); local write implies
+ *            local read, as on every RDMA device
  * @flags: must be 0
  * @out_lmr_handle: out
  * @out_lmr_context: out: names the LMR in an IOV (DAT_LMR_TRIPLET)
