@@ -31,7 +31,7 @@ DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_remove_helper \
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 
 .PHONY: all module lib tools tests setup check demo lint checkpatch sparse \
-	clean FORCE
+	clean install FORCE
 
 all: module lib tools tests
 
@@ -79,6 +79,29 @@ checkpatch: $(SETUP_STAMP)
 
 sparse: $(SETUP_STAMP)
 	KDIR=$(KDIR) $(TOP)/scripts/sparse
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: libdat (versioned, with
+# its pkg-config file), kdat-info, kdat-datconf, the uapi header. kdat.ko
+# goes with the kernel's own modules_install (make -C $(KDIR) M=$(TOP)
+# modules_install).
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+install: lib tools
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(INCDIR)/linux
+	install -m 755 user/libdat.so.2 $(DESTDIR)$(LIBDIR)/libdat.so.2
+	ln -sf libdat.so.2 $(DESTDIR)$(LIBDIR)/libdat.so
+	install -m 644 include/uapi/linux/kdat.h $(DESTDIR)$(INCDIR)/linux/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCDIR@|$(INCDIR)|' user/libdat.pc.in \
+		> $(DESTDIR)$(LIBDIR)/pkgconfig/libdat.pc
+	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $(DESTDIR)$(BINDIR)/kdat-info \
+		user/kdat-info.c -Luser -ldat
+	sed 's|$$TOP/user/libdat.so.2|$(LIBDIR)/libdat.so.2|' \
+		scripts/kdat-datconf > $(DESTDIR)$(BINDIR)/kdat-datconf
+	chmod 755 $(DESTDIR)$(BINDIR)/kdat-datconf
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
