@@ -502,14 +502,14 @@ int kdat_cmd_post(struct kdat_ucmd *ucmd)
 	if (ret)
 		goto out;
 	if (remote) {
-		/* An RDMA read must fit the local IOV (DAT_LENGTH_ERROR). */
+		/*
+		 * An RDMA read must fit the local IOV (DAT_LENGTH_ERROR). An
+		 * RDMA write sends the whole local IOV from the target address
+		 * on: the remote region's bounds are the peer device's to
+		 * enforce (a remote access error), as with every provider.
+		 */
 		if (cmd->op == KDAT_DTO_RDMA_READ &&
 		    dto.length < remote->segment_length) {
-			ret = -EMSGSIZE;
-			goto out;
-		}
-		if (cmd->op == KDAT_DTO_RDMA_WRITE &&
-		    dto.length > remote->segment_length) {
 			ret = -EMSGSIZE;
 			goto out;
 		}
