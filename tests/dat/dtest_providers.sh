@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Debian's dtest, unmodified (built for OFA's libdat2), over kdat as a
+# dat.conf provider and over OFA's own provider on the same rxe device, in
+# the same run (TAP). For each mode: both must pass, and kdat's run must
+# go through the same phases with the same results as OFA's (the output
+# compared with numbers, pids and keys taken out).
+#
+# Needs root's testbed: KDAT_TEST_IP, KDAT_TEST_DEV, KDAT_TEST_NETDEV
+# (OFA's provider names the netdev), dtest, kdat.ko loaded.
+set -uo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DEV=${KDAT_TEST_DEV:-}
+PORT=${KDAT_TEST_PORT:-1}
+
+skip_all() { echo "1..0 # SKIP $*"; exit 4; }
+command -v dtest >/dev/null || skip_all "no dtest (dapl2-utils)"
+[ -c /dev/kdat ] || skip_all "no /dev/kdat"
+[ -n "$DEV" ] && [ -n "${KDAT_TEST_IP:-}" ] && [ -n "${KDAT_TEST_NETDEV:-}" ] ||
+	skip_all "needs KDAT_TEST_DEV, KDAT_TEST_IP and KDAT_TEST_NETDEV"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+conf=$work/dat.conf
+"$TOP/scripts/kdat-datconf" > "$conf"
+printf 'ofa-%s u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "%s 0" ""\n' \
+	"$DEV" "$KDAT_TEST_NETDEV" >> "$conf"
+export DAT_OVERRIDE=$conf
+KDAT=kdat-$DEV-$PORT
+OFA=ofa-$DEV
+
+modes=("-b 65536 -B 10" "-p -b 65536 -B 10" "-b 1048576 -B 4")
+n=0
+fail=0
+echo "TAP version 13"
+echo "1..$((${#modes[@]} * 3))"
+
+# run PROVIDER MODE OUT: server and client; 0 when both said PASSED.
+run() {
+	local p=$1 mode=$2 out=$3 spid rc=0
+	# shellcheck disable=SC2086 # the mode is a list of options
+	timeout 120 dtest -s -P "$p" $mode > "$out.srv" 2>&1 &
+	spid=$!
+	sleep 2
+	# shellcheck disable=SC2086
+	timeout 120 dtest -P "$p" $mode -h "$KDAT_TEST_IP" > "$out.cli" 2>&1 ||
+		rc=1
+	wait "$spid" || rc=1
+	grep -q 'DAPL Test Complete. PASSED' "$out.cli" || rc=1
+	grep -q 'DAPL Test Complete. PASSED' "$out.srv" || rc=1
+	return $rc
+}
+
+# The phases the run went through and what it checked, in order (the
+# numbers, pids, keys and addresses differ run to run).
+shape() {
+	grep -oE 'RDMA WRITE DATA with SEND MSG|RDMA READ DATA with SEND MSG|PING DATA with SEND MSG|CONNECTED!|(SERVER|CLIENT):[A-Za-z ]+buffer contains: [A-Za-z ]+\.\.\.|Message PingPong|RDMA write \((bi|uni)-direction\)|DAPL Test Complete\. [A-Z]+' "$1"
+}
+
+case_result() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2"
+		fail=$((fail + 1))
+	fi
+}
+
+for mode in "${modes[@]}"; do
+	tag=$(echo "$mode" | tr -d ' -')
+	run "$OFA" "$mode" "$work/ofa-$tag"
+	r=$?
+	[ $r = 0 ] || sed 's/^/# ofa: /' "$work/ofa-$tag.cli" | tail -5
+	case_result $r "dtest $mode over OFA's provider"
+	run "$KDAT" "$mode" "$work/kdat-$tag"
+	r=$?
+	[ $r = 0 ] || sed 's/^/# kdat: /' "$work/kdat-$tag.cli" | tail -5
+	case_result $r "dtest $mode over kdat"
+	if diff <(shape "$work/ofa-$tag.cli") <(shape "$work/kdat-$tag.cli") \
+		> "$work/diff"; then
+		r=0
+	else
+		r=1
+		sed 's/^/# /' "$work/diff" | head -20
+	fi
+	grep -h 'PingPong\|RDMA write (' "$work/ofa-$tag.cli" | sed 's/^/# ofa:  /'
+	grep -h 'PingPong\|RDMA write (' "$work/kdat-$tag.cli" | sed 's/^/# kdat: /'
+	case_result $r "dtest $mode: kdat's run has OFA's phases and results"
+done
+echo "# Totals: pass:$((n - fail)) fail:$fail skip:0"
+[ "$fail" = 0 ]
