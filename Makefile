@@ -24,7 +24,7 @@ SETUP_STAMP := setup
 LIB := user/libdat.so
 LIB_SONAME := libdat.so.2
 LIB_OBJS := user/kdat_lowlevel.o user/dat_api.o
-TOOLS := user/kdat-info
+TOOLS := user/kdat-info user/kdat-demo
 SELFTESTS := tests/selftests/kdat_dev_test
 DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_remove_helper \
 	tests/dat/dat_life_helper
@@ -54,6 +54,11 @@ $(LIB): $(LIB_OBJS) user/libdat.map
 		-Wl,--version-script=user/libdat.map -Wl,-Bsymbolic-functions \
 		-Wl,-z,defs -o $@.2 $(LIB_OBJS) -lpthread
 	ln -sf libdat.so.2 $@
+
+# A DAT 2.0 program: the DAT headers and -ldat only.
+user/kdat-demo: user/kdat-demo.c $(LIB)
+	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -Luser -ldat \
+		-Wl,-rpath,$(TOP)/user
 
 user/kdat-info: user/kdat-info.c $(LIB)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -Luser -ldat -Wl,-rpath,$(TOP)/user

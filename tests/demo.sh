@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The demo, as a test (TAP): scripts/demo runs to the end and prints its
+# table, a line for each measurement. (The numbers are not judged here:
+# under TCG they mean little; the benchmark scripts compare.)
+set -uo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+[ -c /dev/kdat ] || { echo "1..0 # SKIP no /dev/kdat"; exit 4; }
+[ -n "${KDAT_TEST_DEV:-}" ] || { echo "1..0 # SKIP no KDAT_TEST_DEV"; exit 4; }
+
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+echo "TAP version 13"
+echo "1..2"
+fail=0
+if timeout 300 "$TOP/scripts/demo" > "$out" 2>&1; then
+	echo "ok 1 make demo's script runs"
+else
+	sed 's/^/# /' "$out" | tail -20
+	echo "not ok 1 make demo's script runs"
+	fail=1
+fi
+n=$(grep -cE '^(ping-pong|send|RDMA write).* (us|MB/s|/s)$' "$out")
+sed -n '/^test /,$p' "$out" | sed 's/^/# /'
+if [ "$n" = 5 ]; then
+	echo "ok 2 the demo table has its 5 measurements"
+else
+	echo "not ok 2 the demo table has its 5 measurements (found $n)"
+	fail=1
+fi
+exit $fail
+
