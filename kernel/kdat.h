@@ -381,6 +381,7 @@ int kdat_evd_commit(struct kdat_evd *evd, u32 n);
 int kdat_cmd_cno_create(struct kdat_ucmd *ucmd);
 int kdat_cmd_cno_wait(struct kdat_ucmd *ucmd);
 int kdat_cmd_evd_modify_cno(struct kdat_ucmd *ucmd);
+int kdat_cmd_evd_post_se(struct kdat_ucmd *ucmd);
 void kdat_evd_uncommit(struct kdat_evd *evd, u32 n);
 
 /* kdat_ep.c */

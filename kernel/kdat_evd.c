@@ -557,3 +557,32 @@ out_unlock:
 	mutex_unlock(&kfile->lock);
 	return ret;
 }
+
+int kdat_cmd_evd_post_se(struct kdat_ucmd *ucmd)
+{
+	struct kdat_evd_post_se *cmd = ucmd->cmd;
+	struct kdat_event ev = {
+		.event_number = KDAT_EVENT_SOFTWARE,
+		.cookie = cmd->pointer,
+	};
+	struct kdat_evd *evd;
+	unsigned long flags;
+	bool room;
+
+	evd = kdat_get(ucmd->kfile, cmd->evd_handle, struct kdat_evd,
+		       KDAT_OBJ_EVD);
+	if (!evd)
+		return -EBADF;
+	if (!(evd->flags & KDAT_EVD_SOFTWARE)) {
+		kdat_obj_put(&evd->obj);
+		return -EINVAL;
+	}
+	/* The consumer asked: refuse rather than overflow. */
+	spin_lock_irqsave(&evd->lock, flags);
+	room = evd->count < evd->qlen && !evd->overflowed;
+	spin_unlock_irqrestore(&evd->lock, flags);
+	if (room)
+		kdat_evd_push(evd, &ev);
+	kdat_obj_put(&evd->obj);
+	return room ? 0 : -ENOMEM;
+}

@@ -95,6 +95,7 @@ union kdat_ucmd_buffer {
 	struct kdat_evd_modify_cno evd_modify_cno;
 	struct kdat_rmr_create rmr_create;
 	struct kdat_rmr_bind rmr_bind;
+	struct kdat_evd_post_se evd_post_se;
 };
 
 struct kdat_ioctl_op {
@@ -171,6 +172,8 @@ static const struct kdat_ioctl_op kdat_ioctl_ops[] = {
 		      struct kdat_rmr_create, out_rmr_handle),
 	KDAT_IOCTL_OP(KDAT_IOCTL_RMR_BIND, kdat_cmd_rmr_bind,
 		      struct kdat_rmr_bind, __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_EVD_POST_SE, kdat_cmd_evd_post_se,
+		      struct kdat_evd_post_se, pointer),
 };
 
 static long kdat_fops_ioctl(struct file *filp, unsigned int cmd,
@@ -259,6 +262,7 @@ static void kdat_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct kdat_evd_modify_cno) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_rmr_create) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_rmr_bind) != 56);
+	BUILD_BUG_ON(sizeof(struct kdat_evd_post_se) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_event) != 64);
 	BUILD_BUG_ON(sizeof(struct kdat_evd_wait) != 40);
 	BUILD_BUG_ON(sizeof(struct kdat_ep_attr) != 32);

@@ -1017,6 +1017,10 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 		d->status = k->status;
 		break;
 	}
+	case KDAT_EVENT_SOFTWARE:
+		ev->event_data.software_event_data.pointer =
+			(DAT_PVOID)(uintptr_t)k->cookie;
+		break;
 	case KDAT_EVENT_ASYNC_EVD_OVERFLOW:
 		ev->event_data.asynch_error_event_data.dat_handle = evd;
 		ev->event_data.asynch_error_event_data.reason =
@@ -1953,6 +1957,45 @@ LIBDAT_API DAT_RETURN dat_ep_recv_query(DAT_EP_HANDLE ep_handle,
 	return DAT_SUCCESS;
 }
 
+LIBDAT_API DAT_RETURN dat_evd_post_se(DAT_EVD_HANDLE evd_handle,
+				      const DAT_EVENT *event)
+{
+	struct kdat_evd_post_se c = { .size = sizeof(c) };
+	struct kd_evd *evd = evd_handle;
+
+	if (!kd_check(evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (!event || event->event_number != DAT_SOFTWARE_EVENT)
+		return DAT_INVALID_PARAMETER;
+	c.evd_handle = evd->obj.kh;
+	c.pointer = (uintptr_t)event->event_data.software_event_data.pointer;
+	return kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_POST_SE, &c);
+}
+
+/* Connect @ep where @dup is connected (its peer's address and qualifier). */
+LIBDAT_API DAT_RETURN dat_ep_dup_connect(DAT_EP_HANDLE ep_handle,
+					 DAT_EP_HANDLE dup_handle,
+					 DAT_TIMEOUT timeout, DAT_COUNT pdata_size,
+					 const DAT_PVOID pdata, DAT_QOS qos)
+{
+	struct sockaddr_storage remote;
+	struct kdat_ep_query q;
+	DAT_RETURN ret;
+
+	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP) ||
+	    !kd_check(dup_handle, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	ret = kd_ep_fetch(dup_handle, &q);
+	if (ret)
+		return ret;
+	if (q.state != KDAT_EP_STATE_CONNECTED)
+		return DAT_INVALID_STATE;
+	kd_sockaddr_from_kdat(&q.remote, &remote);
+	return dat_ep_connect(ep_handle, (DAT_IA_ADDRESS_PTR)&remote,
+			      ntohs(q.remote.port), timeout, pdata_size, pdata,
+			      qos, DAT_CONNECT_DEFAULT_FLAG);
+}
+
 /* Memory is coherent for kdat's devices: nothing to synchronise. */
 LIBDAT_API DAT_RETURN dat_lmr_sync_rdma_read(DAT_IA_HANDLE ia,
 					     const DAT_LMR_TRIPLET *iov,
@@ -1998,8 +2041,7 @@ LIBDAT_API DAT_RETURN dat_psp_create_any(DAT_IA_HANDLE ia,
  * request to another qualifier), CSPs, MW-type-2 RMRs and invalidation
  * (no kernel memory windows), RDMA read to an RMR (iWARP), common
  * connect, fd CNOs and CNO triggers, HA, extensions; and, not yet, EVD
- * resize, software events, ep_modify, dup_connect, watermarks, SRQ
- * resize, unwaitable EVDs.
+ * resize, ep_modify, watermarks, SRQ resize, unwaitable EVDs.
  */
 #define KD_NOT_IMPLEMENTED(name, ...)					\
 	LIBDAT_API DAT_RETURN name(__VA_ARGS__)				\
@@ -2012,11 +2054,8 @@ LIBDAT_API DAT_RETURN dat_psp_create_any(DAT_IA_HANDLE ia,
 
 KD_NOT_IMPLEMENTED(dat_cr_handoff, DAT_CR_HANDLE a, DAT_CONN_QUAL b)
 KD_NOT_IMPLEMENTED(dat_evd_resize, DAT_EVD_HANDLE a, DAT_COUNT b)
-KD_NOT_IMPLEMENTED(dat_evd_post_se, DAT_EVD_HANDLE a, const DAT_EVENT *b)
 KD_NOT_IMPLEMENTED(dat_ep_modify, DAT_EP_HANDLE a, DAT_EP_PARAM_MASK b,
 		   const DAT_EP_PARAM *c)
-KD_NOT_IMPLEMENTED(dat_ep_dup_connect, DAT_EP_HANDLE a, DAT_EP_HANDLE b,
-		   DAT_TIMEOUT c, DAT_COUNT d, const DAT_PVOID e, DAT_QOS f)
 KD_NOT_IMPLEMENTED(dat_evd_set_unwaitable, DAT_EVD_HANDLE a)
 KD_NOT_IMPLEMENTED(dat_evd_clear_unwaitable, DAT_EVD_HANDLE a)
 KD_NOT_IMPLEMENTED(dat_evd_enable, DAT_EVD_HANDLE a)

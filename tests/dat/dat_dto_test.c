@@ -1557,6 +1557,61 @@ static void test_ia_query(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/* Software events: queued with their pointer; only on a software EVD. */
+static void test_post_se(void)
+{
+	DAT_EVD_HANDLE sevd;
+	DAT_EVENT se = { .event_number = DAT_SOFTWARE_EVENT }, ev;
+	DAT_COUNT nmore;
+	struct side s;
+	int x, i;
+
+	side_open(&s, NULL);
+	OK(dat_evd_create(s.ia, 2, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG,
+			  &sevd));
+	se.event_data.software_event_data.pointer = &x;
+	OK(dat_evd_post_se(sevd, &se));
+	OK(dat_evd_wait(sevd, TMO, 1, &ev, &nmore));
+	KTAP_EXPECT(ev.event_number == DAT_SOFTWARE_EVENT);
+	KTAP_EXPECT(ev.event_data.software_event_data.pointer == &x);
+	KTAP_EXPECT(ev.evd_handle == sevd);
+	/* Full: refused, never dropped. */
+	for (i = 0; i < 2; i++)
+		OK(dat_evd_post_se(sevd, &se));
+	EXPECT_DAT(dat_evd_post_se(sevd, &se), DAT_INSUFFICIENT_RESOURCES);
+	EXPECT_DAT(dat_evd_post_se(s.dto_evd, &se), DAT_INVALID_PARAMETER);
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* dat_ep_dup_connect: a second EP to where the first one is connected. */
+static void test_dup_connect(void)
+{
+	struct side c, s;
+	DAT_EP_HANDLE c2, s2;
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EVENT ev;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	connect_pair(&c, &s, false);
+	OK(dat_ep_create(c.ia, c.pz, c.dto_evd, c.dto_evd, c.conn_evd, &a,
+			 &c2));
+	OK(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd, &a,
+			 &s2));
+	OK(dat_ep_dup_connect(c2, c.ep, TMO, 0, NULL, DAT_QOS_BEST_EFFORT));
+	wait_event(s.cr_evd, &ev);
+	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+	OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s2, 0,
+			 NULL));
+	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	state_is(c2, DAT_EP_STATE_CONNECTED);
+	/* Not from an EP that is not connected. */
+	EXPECT_DAT(dat_ep_dup_connect(c.ep, s2, TMO, 0, NULL,
+				      DAT_QOS_BEST_EFFORT), DAT_INVALID_STATE);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_connect_accept),
 	KTAP_CASE(test_connect_reject),
@@ -1596,6 +1651,8 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_solicited_wait),
 	KTAP_CASE(test_graceful_disconnect),
 	KTAP_CASE(test_ia_query),
+	KTAP_CASE(test_post_se),
+	KTAP_CASE(test_dup_connect),
 };
 
 int main(void)

@@ -615,6 +615,13 @@ static int fill_rmr_bind(int fd, void *buf)
 	return EPERM;	/* the EP is of another PZ: refused, checked */
 }
 
+static int fill_evd_post_se(int fd, void *buf)
+{
+	((struct kdat_evd_post_se *)buf)->evd_handle =
+		mk_evd(fd, ia_open_ok(fd), KDAT_EVD_SOFTWARE);
+	return 0;
+}
+
 #define END(s, m) (offsetof(s, m) + sizeof(((s *)0)->m))
 #define SC(n, s, last, fill)						\
 	{ #n, KDAT_IOCTL_##n, sizeof(s), END(s, last), fill }
@@ -656,6 +663,7 @@ static const struct size_case size_cases[] = {
 	SC(RMR_CREATE, struct kdat_rmr_create, out_rmr_handle,
 	   fill_rmr_create),
 	SC(RMR_BIND, struct kdat_rmr_bind, __reserved, fill_rmr_bind),
+	SC(EVD_POST_SE, struct kdat_evd_post_se, pointer, fill_evd_post_se),
 };
 
 static void size_protocol_one(const struct size_case *sc)

@@ -104,6 +104,7 @@ enum {
 	KDAT_CMD_EVD_MODIFY_CNO,
 	KDAT_CMD_RMR_CREATE,
 	KDAT_CMD_RMR_BIND,
+	KDAT_CMD_EVD_POST_SE,
 };
 
 /**
@@ -394,6 +395,8 @@ struct kdat_evd_create {
  * KDAT_IOCTL_SRQ_SET_LW.
  */
 #define KDAT_EVENT_ASYNC_SRQ_LOW_WATERMARK	0x08005
+/* A software event (DAT_SOFTWARE_EVENT); @cookie is the consumer's pointer. */
+#define KDAT_EVENT_SOFTWARE			0x10001
 
 /* DTO completion status (DAT_DTO_COMPLETION_STATUS values). */
 enum kdat_dto_status {
@@ -920,5 +923,22 @@ struct kdat_rmr_bind {
 };
 
 #define KDAT_IOCTL_RMR_BIND	_IO(KDAT_TYPE, KDAT_CMD_RMR_BIND)
+
+/**
+ * struct kdat_evd_post_se - KDAT_IOCTL_EVD_POST_SE: queue a software event
+ *     on an EVD created with KDAT_EVD_SOFTWARE (EINVAL otherwise)
+ * @size: sizeof(struct kdat_evd_post_se)
+ * @evd_handle: in
+ * @pointer: in: returned as the event's cookie, unchanged
+ *
+ * ENOMEM when the EVD is full: a software event is never dropped.
+ */
+struct kdat_evd_post_se {
+	__u32 size;
+	__u32 evd_handle;
+	__aligned_u64 pointer;
+};
+
+#define KDAT_IOCTL_EVD_POST_SE	_IO(KDAT_TYPE, KDAT_CMD_EVD_POST_SE)
 
 #endif /* _UAPI_LINUX_KDAT_H */
