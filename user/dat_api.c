@@ -1996,6 +1996,43 @@ LIBDAT_API DAT_RETURN dat_ep_dup_connect(DAT_EP_HANDLE ep_handle,
 			      qos, DAT_CONNECT_DEFAULT_FLAG);
 }
 
+/*
+ * The IA names kdat offers, one per RDMA port: kdat-<device>-<port>, as
+ * scripts/kdat-datconf writes them (when OFA's libdat2 is the registry,
+ * its own dat_registry_list_providers answers instead).
+ */
+LIBDAT_API DAT_RETURN dat_registry_list_providers(DAT_COUNT max,
+						  DAT_COUNT *returned,
+						  DAT_PROVIDER_INFO *(list[]))
+{
+	struct kdat_port_info *ports;
+	uint32_t nr, i;
+	DAT_COUNT n = 0;
+	int fd, ret;
+
+	if (!returned || max < 0 || (max && !list))
+		return DAT_INVALID_PARAMETER;
+	fd = kdat_open();
+	if (fd < 0) {
+		*returned = 0;
+		return DAT_SUCCESS;	/* no kdat here: no provider */
+	}
+	ret = kdat_device_list(fd, &ports, &nr);
+	close(fd);
+	if (ret)
+		return dat_from_errno(-ret);
+	for (i = 0; i < nr && n < max; i++, n++) {
+		snprintf(list[n]->ia_name, sizeof(list[n]->ia_name),
+			 "kdat-%s-%u", ports[i].name, ports[i].port_num);
+		list[n]->dapl_version_major = DAT_VERSION_MAJOR;
+		list[n]->dapl_version_minor = DAT_VERSION_MINOR;
+		list[n]->is_thread_safe = DAT_TRUE;
+	}
+	free(ports);
+	*returned = max ? n : (DAT_COUNT)nr;
+	return DAT_SUCCESS;
+}
+
 /* Memory is coherent for kdat's devices: nothing to synchronise. */
 LIBDAT_API DAT_RETURN dat_lmr_sync_rdma_read(DAT_IA_HANDLE ia,
 					     const DAT_LMR_TRIPLET *iov,

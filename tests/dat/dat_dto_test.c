@@ -1612,6 +1612,29 @@ static void test_dup_connect(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/* The registry lists kdat-<device>-<port>, and that name opens an IA. */
+static void test_list_providers(void)
+{
+	DAT_PROVIDER_INFO info[16], *list[16];
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE aevd = DAT_HANDLE_NULL;
+	DAT_COUNT n, i;
+	char want[160];
+	const char *port = getenv("KDAT_TEST_PORT");
+
+	for (i = 0; i < 16; i++)
+		list[i] = &info[i];
+	OK(dat_registry_list_providers(16, &n, list));
+	snprintf(want, sizeof(want), "kdat-%s-%s", getenv("KDAT_TEST_DEV"),
+		 port ? port : "1");
+	for (i = 0; i < n; i++)
+		if (!strcmp(info[i].ia_name, want))
+			break;
+	KTAP_EXPECT(i < n);
+	OK(dat_ia_open(want, 4, &aevd, &ia));
+	OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_connect_accept),
 	KTAP_CASE(test_connect_reject),
@@ -1653,6 +1676,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_ia_query),
 	KTAP_CASE(test_post_se),
 	KTAP_CASE(test_dup_connect),
+	KTAP_CASE(test_list_providers),
 };
 
 int main(void)
