@@ -1144,7 +1144,16 @@ static DAT_RETURN kd_ep_create(DAT_IA_HANDLE ia_handle,
 		c.attr.max_recv_dtos = attr->max_recv_dtos;
 		c.attr.max_request_dtos = attr->max_request_dtos;
 		c.attr.max_recv_iov = attr->max_recv_iov;
+		/*
+		 * DAT 2.0 sizes RDMA IOVs apart from sends; the QP has one
+		 * limit for its send queue: the largest. (A send may then
+		 * use as many segments as an RDMA; kdat does not refuse it.)
+		 */
 		c.attr.max_request_iov = attr->max_request_iov;
+		if (attr->max_rdma_read_iov > (DAT_COUNT)c.attr.max_request_iov)
+			c.attr.max_request_iov = attr->max_rdma_read_iov;
+		if (attr->max_rdma_write_iov > (DAT_COUNT)c.attr.max_request_iov)
+			c.attr.max_request_iov = attr->max_rdma_write_iov;
 		c.attr.max_rdma_read_in = attr->max_rdma_read_in;
 		c.attr.max_rdma_read_out = attr->max_rdma_read_out;
 		c.attr.recv_completion_flags = attr->recv_completion_flags;
