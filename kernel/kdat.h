@@ -238,6 +238,7 @@ struct kdat_ep {
 	struct kdat_srq *srq;		/* or NULL */
 	atomic_t users;			/* RSPs reserving it */
 	struct kdat_ep_attr attr;
+	u32 send_sge, recv_sge;		/* what the QP takes per WR */
 	struct ib_qp *qp;
 	enum kdat_cm_kind cm_kind;	/* KDAT_CM_EP */
 

@@ -130,8 +130,8 @@ static int kdat_dto_prepare(struct kdat_file *kfile, struct kdat_ep *ep,
 	ret = kdat_dto_check_flags(ep, dto->op, dto->flags);
 	if (ret)
 		return ret;
-	max_iov = dto->op == KDAT_DTO_RECEIVE ? ep->attr.max_recv_iov :
-						ep->attr.max_request_iov;
+	/* What the QP takes: at least the EP's IOV sizes (see EP create). */
+	max_iov = dto->op == KDAT_DTO_RECEIVE ? ep->recv_sge : ep->send_sge;
 	if (num > max_iov)
 		return -EINVAL;
 	need = dto->op == KDAT_DTO_RECEIVE || dto->op == KDAT_DTO_RDMA_READ ?

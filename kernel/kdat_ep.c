@@ -714,12 +714,20 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	init.sq_sig_type = IB_SIGNAL_REQ_WR;
 	/* One more of each for ib_drain_qp(). */
 	init.cap.max_send_wr = ep->attr.max_request_dtos + 1;
-	init.cap.max_send_sge = ep->attr.max_request_iov;
+	/*
+	 * As many segments per WR as the device takes (up to kdat's 32), not
+	 * only the IOV sizes asked for: DAT programs written for OFA's
+	 * provider post more than they asked for (dapltest does), and DAT
+	 * lists no error for it.
+	 */
+	init.cap.max_send_sge = min_t(u32, KDAT_EP_MAX_IOV,
+				      ibdev->attrs.max_send_sge);
 	if (srq) {
 		init.srq = srq->srq;
 	} else {
 		init.cap.max_recv_wr = ep->attr.max_recv_dtos + 1;
-		init.cap.max_recv_sge = ep->attr.max_recv_iov;
+		init.cap.max_recv_sge = min_t(u32, KDAT_EP_MAX_IOV,
+					      ibdev->attrs.max_recv_sge);
 	}
 	init.port_num = pz->ia->port_num;
 	init.qp_context = ep;
@@ -728,6 +736,8 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 		ret = PTR_ERR(ep->qp);
 		goto err_ctx;
 	}
+	ep->send_sge = min_t(u32, init.cap.max_send_sge, KDAT_EP_MAX_IOV);
+	ep->recv_sge = min_t(u32, init.cap.max_recv_sge, KDAT_EP_MAX_IOV);
 	ret = kdat_ep_qp_to_init(ep);
 	if (ret)
 		goto err_qp;

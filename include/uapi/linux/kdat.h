@@ -507,7 +507,9 @@ enum kdat_ep_state {
  * @max_recv_dtos: receives outstanding at once
  * @max_request_dtos: sends, RDMA reads and writes outstanding at once
  * @max_recv_iov: segments per receive IOV
- * @max_request_iov: segments per send/RDMA IOV
+ * @max_request_iov: segments per send/RDMA IOV (a DTO may use more, up to
+ *                   what the device takes per work request, at most 32:
+ *                   EINVAL beyond that)
  * @max_rdma_read_in: RDMA reads the peer may have outstanding on us
  * @max_rdma_read_out: RDMA reads we may have outstanding
  * @recv_completion_flags: KDAT_COMPLETION_* the receive DTOs may use:
