@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Debian's dapltest, unmodified (built for OFA's libdat2), over OFA's own
+# provider and over kdat on the same rxe device, in the same run (TAP):
+# a server (-T S), transaction tests (-T T) with several threads and EPs
+# mixing send/recv, RDMA read and RDMA write of several sizes, performance
+# tests (-T P) for RDMA write and read, and quit (-T Q). A run passes when
+# the client exits 0 without an error line and the server reports no
+# failure.
+set -uo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DEV=${KDAT_TEST_DEV:-}
+PORT=${KDAT_TEST_PORT:-1}
+
+skip_all() { echo "1..0 # SKIP $*"; exit 4; }
+command -v dapltest >/dev/null || skip_all "no dapltest (dapl2-utils)"
+[ -c /dev/kdat ] || skip_all "no /dev/kdat"
+[ -n "$DEV" ] && [ -n "${KDAT_TEST_IP:-}" ] && [ -n "${KDAT_TEST_NETDEV:-}" ] ||
+	skip_all "needs KDAT_TEST_DEV, KDAT_TEST_IP and KDAT_TEST_NETDEV"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+conf=$work/dat.conf
+"$TOP/scripts/kdat-datconf" > "$conf"
+printf 'ofa-%s u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "%s 0" ""\n' \
+	"$DEV" "$KDAT_TEST_NETDEV" >> "$conf"
+export DAT_OVERRIDE=$conf
+
+tests=(
+	"T -i 20 -t 2 -w 2 client SR 1024 server SR 1024 client RR 4096 client RW 8192 server RW 4096 client SR 256 server SR 256"
+	"P -i 100 RW 4096 2"
+	"P -i 100 RR 4096 2"
+)
+providers=("ofa-$DEV" "kdat-$DEV-$PORT")
+n=0
+fail=0
+echo "TAP version 13"
+echo "1..$((${#tests[@]} * ${#providers[@]}))"
+for p in "${providers[@]}"; do
+	for t in "${tests[@]}"; do
+		n=$((n + 1))
+		timeout 300 dapltest -T S -D "$p" > "$work/srv" 2>&1 &
+		spid=$!
+		sleep 2
+		rc=0
+		# shellcheck disable=SC2086 # the test is a list of words
+		timeout 240 dapltest -T ${t%% *} -s "$KDAT_TEST_IP" -D "$p" \
+			${t#* } > "$work/cli" 2>&1 || rc=1
+		timeout 60 dapltest -T Q -s "$KDAT_TEST_IP" -D "$p" \
+			> /dev/null 2>&1 || rc=1
+		wait "$spid" || rc=1
+		grep -qi 'error\|fail' "$work/cli" "$work/srv" && rc=1
+		grep -h 'WQE/Sec\|Bandwidth' "$work/cli" | sed "s/^/# $p: /"
+		if [ $rc = 0 ]; then
+			echo "ok $n dapltest -T $t over $p"
+		else
+			grep -hi 'error\|fail' "$work/cli" "$work/srv" |
+				head -5 | sed 's/^/# /'
+			echo "not ok $n dapltest -T $t over $p"
+			fail=$((fail + 1))
+		fi
+	done
+done
+echo "# Totals: pass:$((n - fail)) fail:$fail skip:0"
+[ "$fail" = 0 ]
