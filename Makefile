@@ -26,8 +26,7 @@ LIB_SONAME := libdat.so.2
 LIB_OBJS := user/kdat_lowlevel.o user/dat_api.o
 TOOLS := user/kdat-info user/kdat-demo
 SELFTESTS := tests/selftests/kdat_dev_test
-DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_remove_helper \
-	tests/dat/dat_life_helper
+DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 
 .PHONY: all module lib tools tests setup check demo lint checkpatch sparse \

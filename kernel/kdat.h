@@ -208,6 +208,7 @@ struct kdat_evd {
 };
 
 struct kdat_srq;
+struct kdat_slots;
 
 /* A DTO in flight: one per send or receive slot of an EP or SRQ. */
 struct kdat_dto_ctx {
@@ -220,6 +221,23 @@ struct kdat_dto_ctx {
 	u8 flags;			/* KDAT_COMPLETION_* */
 	u16 next_free;
 };
+
+/*
+ * The DTO slots of one queue (an EP's sends or receives, an SRQ's
+ * buffers): a free list threaded through the slots. Taken and given back
+ * under the owner's spinlock.
+ */
+struct kdat_slots {
+	struct kdat_dto_ctx *ctx;
+	u32 posted;			/* slots in use */
+	u16 free;			/* first free slot, U16_MAX: none */
+};
+
+int kdat_slots_init(struct kdat_slots *s, u32 n, struct kdat_ep *ep,
+		    struct kdat_srq *srq);
+void kdat_slots_fini(struct kdat_slots *s);
+struct kdat_dto_ctx *kdat_slot_get(struct kdat_slots *s);
+void kdat_slot_put(struct kdat_slots *s, struct kdat_dto_ctx *ctx);
 
 /* What the RDMA CM's handler finds in cm_id->context. */
 enum kdat_cm_kind {
@@ -246,14 +264,11 @@ struct kdat_ep {
 	struct mutex cm_lock;
 	struct rdma_cm_id *cm_id;	/* under cm_lock and the CM handler */
 
-	wait_queue_head_t idle_wq;	/* send_posted fell to 0 */
+	wait_queue_head_t idle_wq;	/* send.posted fell to 0 */
 
 	spinlock_t lock;		/* the fields below */
 	enum kdat_ep_state state;
-	u32 send_posted, recv_posted;
-	u16 send_free, recv_free;	/* free slot lists, U16_MAX: none */
-	struct kdat_dto_ctx *send_ctx;
-	struct kdat_dto_ctx *recv_ctx;
+	struct kdat_slots send, recv;
 	u8 pdata[KDAT_PRIVATE_DATA_BUF];
 	u32 pdata_len;
 	struct sockaddr_storage remote, local;
@@ -285,9 +300,7 @@ struct kdat_srq {
 	atomic_t users;			/* EPs on it */
 
 	spinlock_t lock;		/* the fields below */
-	u32 posted;
-	u16 free;
-	struct kdat_dto_ctx *ctx;
+	struct kdat_slots slots;
 };
 
 struct kdat_psp {

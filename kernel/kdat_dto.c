@@ -8,6 +8,7 @@
  * memory but the IOV, which it copies once before checking it.
  */
 #include <linux/overflow.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "kdat.h"
@@ -184,6 +185,52 @@ static void kdat_dto_event(struct kdat_ep *ep, u32 op, u64 cookie,
 		      &ev);
 }
 
+int kdat_slots_init(struct kdat_slots *s, u32 n, struct kdat_ep *ep,
+		    struct kdat_srq *srq)
+{
+	u32 i;
+
+	s->ctx = kvcalloc(n, sizeof(*s->ctx), GFP_KERNEL);
+	if (!s->ctx)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		s->ctx[i].cqe.done = kdat_dto_done;
+		s->ctx[i].ep = ep;
+		s->ctx[i].srq = srq;
+		s->ctx[i].next_free = i + 1 < n ? i + 1 : KDAT_NO_SLOT;
+	}
+	s->free = n ? 0 : KDAT_NO_SLOT;
+	s->posted = 0;
+	return 0;
+}
+
+void kdat_slots_fini(struct kdat_slots *s)
+{
+	kvfree(s->ctx);
+	s->ctx = NULL;
+}
+
+/* A free slot, or NULL when all are in use; the owner's lock held. */
+struct kdat_dto_ctx *kdat_slot_get(struct kdat_slots *s)
+{
+	struct kdat_dto_ctx *ctx;
+
+	if (s->free == KDAT_NO_SLOT)
+		return NULL;
+	ctx = &s->ctx[s->free];
+	s->free = ctx->next_free;
+	s->posted++;
+	return ctx;
+}
+
+/* The owner's lock held. */
+void kdat_slot_put(struct kdat_slots *s, struct kdat_dto_ctx *ctx)
+{
+	ctx->next_free = s->free;
+	s->free = ctx - s->ctx;
+	s->posted--;
+}
+
 /* A receive from an SRQ completed on @ep: free the SRQ's slot. */
 static void kdat_srq_done(struct kdat_srq *srq, struct kdat_ep *ep,
 			  struct kdat_dto_ctx *ctx, u32 status, u64 length)
@@ -192,9 +239,7 @@ static void kdat_srq_done(struct kdat_srq *srq, struct kdat_ep *ep,
 	unsigned long flags;
 
 	spin_lock_irqsave(&srq->lock, flags);
-	ctx->next_free = srq->free;
-	srq->free = ctx - srq->ctx;
-	srq->posted--;
+	kdat_slot_put(&srq->slots, ctx);
 	spin_unlock_irqrestore(&srq->lock, flags);
 	kdat_dto_event(ep, KDAT_DTO_RECEIVE, cookie, status, length);
 }
@@ -209,9 +254,7 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 status = kdat_wc_status(wc->status);
 	u64 cookie = ctx->cookie, length = ctx->length;
 	u8 op = ctx->op, flags = ctx->flags;
-	struct kdat_dto_ctx *base;
 	unsigned long irqflags;
-	u16 idx;
 
 	if (recv)
 		length = wc->status == IB_WC_SUCCESS ? wc->byte_len : 0;
@@ -235,54 +278,15 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 
 	spin_lock_irqsave(&ep->lock, irqflags);
-	base = recv ? ep->recv_ctx : ep->send_ctx;
-	idx = ctx - base;
-	if (recv) {
-		ctx->next_free = ep->recv_free;
-		ep->recv_free = idx;
-		ep->recv_posted--;
-	} else {
-		ctx->next_free = ep->send_free;
-		ep->send_free = idx;
-		if (!--ep->send_posted)
-			wake_up(&ep->idle_wq);	/* a graceful disconnect */
-	}
+	kdat_slot_put(recv ? &ep->recv : &ep->send, ctx);
+	if (!recv && !ep->send.posted)
+		wake_up(&ep->idle_wq);	/* a graceful disconnect waits */
 	spin_unlock_irqrestore(&ep->lock, irqflags);
 
 	/* Suppressed: no event for a success, as DAT says. */
 	if ((flags & KDAT_COMPLETION_SUPPRESS) && status == KDAT_DTO_SUCCESS)
 		return;
 	kdat_dto_event(ep, op, cookie, status, length);
-}
-
-static struct kdat_dto_ctx *kdat_dto_slot(struct kdat_ep *ep, bool recv)
-{
-	u16 *free = recv ? &ep->recv_free : &ep->send_free;
-	struct kdat_dto_ctx *ctx;
-
-	if (*free == KDAT_NO_SLOT)
-		return NULL;
-	ctx = &(recv ? ep->recv_ctx : ep->send_ctx)[*free];
-	*free = ctx->next_free;
-	if (recv)
-		ep->recv_posted++;
-	else
-		ep->send_posted++;
-	return ctx;
-}
-
-static void kdat_dto_unslot(struct kdat_ep *ep, struct kdat_dto_ctx *ctx,
-			    bool recv)
-{
-	u16 *free = recv ? &ep->recv_free : &ep->send_free;
-	struct kdat_dto_ctx *base = recv ? ep->recv_ctx : ep->send_ctx;
-
-	ctx->next_free = *free;
-	*free = ctx - base;
-	if (recv)
-		ep->recv_posted--;
-	else
-		ep->send_posted--;
 }
 
 static int kdat_dto_post(struct kdat_ep *ep, struct kdat_dto *dto,
@@ -313,7 +317,7 @@ static int kdat_dto_post(struct kdat_ep *ep, struct kdat_dto *dto,
 		spin_unlock_irqrestore(&ep->lock, flags);
 		return -ENODEV;
 	}
-	ctx = kdat_dto_slot(ep, recv);
+	ctx = kdat_slot_get(recv ? &ep->recv : &ep->send);
 	if (!ctx) {
 		spin_unlock_irqrestore(&ep->lock, flags);
 		return -ENOMEM;
@@ -371,7 +375,7 @@ static int kdat_dto_post(struct kdat_ep *ep, struct kdat_dto *dto,
 	}
 	if (ret) {
 		spin_lock_irqsave(&ep->lock, flags);
-		kdat_dto_unslot(ep, ctx, recv);
+		kdat_slot_put(recv ? &ep->recv : &ep->send, ctx);
 		spin_unlock_irqrestore(&ep->lock, flags);
 		ret = -ENOMEM;
 	}
@@ -427,12 +431,7 @@ static int kdat_srq_post(struct kdat_file *kfile, struct kdat_post *cmd,
 		goto out;
 
 	spin_lock_irqsave(&srq->lock, flags);
-	ctx = NULL;
-	if (srq->free != KDAT_NO_SLOT) {
-		ctx = &srq->ctx[srq->free];
-		srq->free = ctx->next_free;
-		srq->posted++;
-	}
+	ctx = kdat_slot_get(&srq->slots);
 	spin_unlock_irqrestore(&srq->lock, flags);
 	ret = -ENOMEM;
 	if (!ctx)
@@ -447,9 +446,7 @@ static int kdat_srq_post(struct kdat_file *kfile, struct kdat_post *cmd,
 	ret = ib_post_srq_recv(srq->srq, &wr, NULL);
 	if (ret) {
 		spin_lock_irqsave(&srq->lock, flags);
-		ctx->next_free = srq->free;
-		srq->free = ctx - srq->ctx;
-		srq->posted--;
+		kdat_slot_put(&srq->slots, ctx);
 		spin_unlock_irqrestore(&srq->lock, flags);
 		ret = -ENOMEM;
 	}

@@ -29,7 +29,6 @@
 #define KDAT_EP_MAX_IOV		32
 #define KDAT_CM_TIMEOUT_MS	5000
 #define KDAT_GRACEFUL_MS	5000
-#define KDAT_NO_SLOT		U16_MAX
 
 static void kdat_ep_set_state(struct kdat_ep *ep, enum kdat_ep_state state)
 {
@@ -150,6 +149,15 @@ static void kdat_ep_connection_ended(struct kdat_ep *ep, u32 event_number)
 	kdat_ep_conn_event(ep, event_number);
 }
 
+/* Both sides, once connected: addresses, state, event. cm_lock held. */
+static void kdat_ep_established(struct kdat_ep *ep, struct rdma_cm_id *id)
+{
+	memcpy(&ep->remote, &id->route.addr.dst_addr, sizeof(ep->remote));
+	memcpy(&ep->local, &id->route.addr.src_addr, sizeof(ep->local));
+	kdat_ep_set_state(ep, KDAT_EP_STATE_CONNECTED);
+	kdat_ep_conn_event(ep, KDAT_EVENT_CONNECTION_ESTABLISHED);
+}
+
 /*
  * RDMA CM events of a connection owned by @ep, from kdat_cm_handler().
  * Returns non-zero only to have the CM destroy @id, which kdat never asks:
@@ -220,23 +228,13 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 				KDAT_EVENT_CONNECTION_NON_PEER_REJECTED);
 			break;
 		}
-		memcpy(&ep->remote, &id->route.addr.dst_addr,
-		       sizeof(ep->remote));
-		memcpy(&ep->local, &id->route.addr.src_addr,
-		       sizeof(ep->local));
-		kdat_ep_set_state(ep, KDAT_EP_STATE_CONNECTED);
-		kdat_ep_conn_event(ep, KDAT_EVENT_CONNECTION_ESTABLISHED);
+		kdat_ep_established(ep, id);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		/* The passive side: the RTU arrived. */
 		if (state != KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING)
 			break;
-		memcpy(&ep->remote, &id->route.addr.dst_addr,
-		       sizeof(ep->remote));
-		memcpy(&ep->local, &id->route.addr.src_addr,
-		       sizeof(ep->local));
-		kdat_ep_set_state(ep, KDAT_EP_STATE_CONNECTED);
-		kdat_ep_conn_event(ep, KDAT_EVENT_CONNECTION_ESTABLISHED);
+		kdat_ep_established(ep, id);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
 		kdat_ep_save_pdata(ep, event->param.conn.private_data,
@@ -358,8 +356,8 @@ out:
 
 static void kdat_ep_free_ctx(struct kdat_ep *ep)
 {
-	kvfree(ep->send_ctx);
-	kvfree(ep->recv_ctx);
+	kdat_slots_fini(&ep->send);
+	kdat_slots_fini(&ep->recv);
 }
 
 /* Move the receive completions of a solicited-wait EP to its EVD. */
@@ -545,24 +543,6 @@ static const struct kdat_obj_ops kdat_ep_ops = {
 	.destroy = kdat_ep_destroy,
 };
 
-static struct kdat_dto_ctx *kdat_ep_alloc_ctx(struct kdat_ep *ep, u32 n,
-					      u16 *free)
-{
-	struct kdat_dto_ctx *ctx;
-	u32 i;
-
-	ctx = kvcalloc(n, sizeof(*ctx), GFP_KERNEL);
-	if (!ctx)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		ctx[i].cqe.done = kdat_dto_done;
-		ctx[i].ep = ep;
-		ctx[i].next_free = i + 1 < n ? i + 1 : KDAT_NO_SLOT;
-	}
-	*free = n ? 0 : KDAT_NO_SLOT;
-	return ctx;
-}
-
 /* Clamp the wanted attributes to what kdat and the device offer. */
 static int kdat_ep_check_attr(struct kdat_ep_attr *a,
 			      const struct ib_device_attr *dev)
@@ -684,11 +664,9 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 		kdat_evd_uncommit(recv_evd, ep->attr.max_recv_dtos);
 		goto err_unlock_dev;
 	}
-	ep->send_ctx = kdat_ep_alloc_ctx(ep, ep->attr.max_request_dtos,
-					 &ep->send_free);
-	ep->recv_ctx = kdat_ep_alloc_ctx(ep, srq ? 0 : ep->attr.max_recv_dtos,
-					 &ep->recv_free);
-	if (!ep->send_ctx || !ep->recv_ctx) {
+	if (kdat_slots_init(&ep->send, ep->attr.max_request_dtos, ep, NULL) ||
+	    kdat_slots_init(&ep->recv, srq ? 0 : ep->attr.max_recv_dtos, ep,
+			    NULL)) {
 		ret = -ENOMEM;
 		goto err_ctx;
 	}
@@ -826,8 +804,8 @@ int kdat_cmd_ep_query(struct kdat_ucmd *ucmd)
 	cmd->state = ep->state;
 	cmd->private_data_len = ep->pdata_len;
 	memcpy(cmd->private_data, ep->pdata, sizeof(cmd->private_data));
-	cmd->out_recv_posted = ep->recv_posted;
-	cmd->out_request_posted = ep->send_posted;
+	cmd->out_recv_posted = ep->recv.posted;
+	cmd->out_request_posted = ep->send.posted;
 	spin_unlock_irqrestore(&ep->lock, flags);
 
 	mutex_lock(&ep->cm_lock);
@@ -980,7 +958,7 @@ int kdat_cmd_ep_disconnect(struct kdat_ucmd *ucmd)
 		kdat_ep_set_state(ep, KDAT_EP_STATE_DISCONNECT_PENDING);
 		if (cmd->flags & KDAT_CLOSE_GRACEFUL)
 			wait_event_timeout(ep->idle_wq,
-					   !READ_ONCE(ep->send_posted),
+					   !READ_ONCE(ep->send.posted),
 					   msecs_to_jiffies(KDAT_GRACEFUL_MS));
 		kdat_ep_qp_error(ep);
 		if (rdma_disconnect(ep->cm_id))

@@ -11,7 +11,6 @@
 
 #include "kdat.h"
 
-#define KDAT_NO_SLOT		U16_MAX
 #define KDAT_SRQ_MAX_DTOS	4096
 #define KDAT_SRQ_MAX_IOV	32
 
@@ -64,7 +63,7 @@ static void kdat_srq_destroy(struct kdat_obj *obj)
 	struct kdat_srq *srq = container_of(obj, struct kdat_srq, obj);
 
 	kdat_srq_release(srq);
-	kvfree(srq->ctx);
+	kdat_slots_fini(&srq->slots);
 	atomic_dec(&srq->pz->users);
 }
 
@@ -81,7 +80,6 @@ int kdat_cmd_srq_create(struct kdat_ucmd *ucmd)
 	struct kdat_device *kdev;
 	struct kdat_srq *srq;
 	struct kdat_pz *pz;
-	u32 i;
 	int ret;
 
 	if (cmd->flags)
@@ -111,18 +109,9 @@ int kdat_cmd_srq_create(struct kdat_ucmd *ucmd)
 	atomic_set(&srq->users, 0);
 	spin_lock_init(&srq->lock);
 	INIT_LIST_HEAD(&srq->res.node);
-	srq->ctx = kvcalloc(srq->max_recv_dtos, sizeof(*srq->ctx), GFP_KERNEL);
-	if (!srq->ctx) {
-		ret = -ENOMEM;
+	ret = kdat_slots_init(&srq->slots, srq->max_recv_dtos, NULL, srq);
+	if (ret)
 		goto err_free;
-	}
-	for (i = 0; i < srq->max_recv_dtos; i++) {
-		srq->ctx[i].cqe.done = kdat_dto_done;
-		srq->ctx[i].srq = srq;
-		srq->ctx[i].next_free = i + 1 < srq->max_recv_dtos ? i + 1 :
-								      KDAT_NO_SLOT;
-	}
-	srq->free = 0;
 
 	/* The handle first: the event handler names the SRQ by it. */
 	ret = kdat_obj_reserve(kfile, &srq->obj);
@@ -164,7 +153,7 @@ int kdat_cmd_srq_create(struct kdat_ucmd *ucmd)
 err_release:
 	kdat_srq_release(srq);
 err_free:
-	kvfree(srq->ctx);
+	kdat_slots_fini(&srq->slots);
 	kdat_obj_abort(&srq->obj);
 out_put:
 	kdat_obj_put(&pz->obj);

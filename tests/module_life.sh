@@ -249,8 +249,8 @@ case_device_removed_under_connected_eps() {
 		skip_reason="$DEV is not a testbed rxe device"
 		return 4
 	fi
-	coproc RMH { exec "$TOP/tests/dat/dat_remove_helper" "$DEV:$PORT" \
-		"$KDAT_TEST_IP" 2>&1; }
+	coproc RMH { exec "$TOP/tests/dat/dat_life_helper" remove "$DEV:$PORT" \
+		"$KDAT_TEST_IP" 4321 2>&1; }
 	if ! read -r -t 60 line <&"${RMH[0]}" || [ "$line" != ready ]; then
 		diag "helper did not get ready: '${line:-}'"
 		kill "$RMH_PID" 2>/dev/null
@@ -275,8 +275,8 @@ case_kill9_connected_leaves_nothing() {
 		skip_reason="no KDAT_TEST_IP"
 		return 4
 	fi
-	coproc RMH { exec "$TOP/tests/dat/dat_remove_helper" "$DEV:$PORT" \
-		"$KDAT_TEST_IP" 2>&1; }
+	coproc RMH { exec "$TOP/tests/dat/dat_life_helper" remove "$DEV:$PORT" \
+		"$KDAT_TEST_IP" 4321 2>&1; }
 	if ! read -r -t 60 line <&"${RMH[0]}" || [ "$line" != ready ]; then
 		diag "helper did not get ready: '${line:-}'"
 		kill "$RMH_PID" 2>/dev/null

@@ -10,30 +10,16 @@
 # failure.
 set -uo pipefail
 
-TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-DEV=${KDAT_TEST_DEV:-}
-PORT=${KDAT_TEST_PORT:-1}
-
-skip_all() { echo "1..0 # SKIP $*"; exit 4; }
-command -v dapltest >/dev/null || skip_all "no dapltest (dapl2-utils)"
-[ -c /dev/kdat ] || skip_all "no /dev/kdat"
-[ -n "$DEV" ] && [ -n "${KDAT_TEST_IP:-}" ] && [ -n "${KDAT_TEST_NETDEV:-}" ] ||
-	skip_all "needs KDAT_TEST_DEV, KDAT_TEST_IP and KDAT_TEST_NETDEV"
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-conf=$work/dat.conf
-"$TOP/scripts/kdat-datconf" > "$conf"
-printf 'ofa-%s u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "%s 0" ""\n' \
-	"$DEV" "$KDAT_TEST_NETDEV" >> "$conf"
-export DAT_OVERRIDE=$conf
+# shellcheck source=tests/dat/providers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/providers.sh"
+providers_setup dapltest
 
 tests=(
 	"T -i 20 -t 2 -w 2 client SR 1024 server SR 1024 client RR 4096 client RW 8192 server RW 4096 client SR 256 server SR 256"
 	"P -i 100 RW 4096 2"
 	"P -i 100 RR 4096 2"
 )
-providers=("ofa-$DEV" "kdat-$DEV-$PORT")
+providers=("$OFA" "$KDAT")
 n=0
 fail=0
 echo "TAP version 13"

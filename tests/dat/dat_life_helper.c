@@ -11,6 +11,14 @@
  *   client DEV:PORT IP QUAL MB  register MB MiB, connect, post receives
  *                               and sends, print "ready", sleep until
  *                               killed
+ *   remove DEV:PORT IP QUAL     two connected EPs with receives posted;
+ *                               print "ready", wait for a line on stdin
+ *                               (the suite removes the device meanwhile),
+ *                               then check: EPs DISCONNECTED with a
+ *                               broken (or disconnected) event, the
+ *                               receives flushed, IA_CATASTROPHIC on the
+ *                               async EVD, later calls failing cleanly,
+ *                               everything freeable
  *   traffic DEV:PORT IP QUAL    two EPs in one process ping-pong; print
  *                               "running" after 100 round trips, go on
  *                               until the device goes; then check the
@@ -172,6 +180,71 @@ static void check_gone(struct side *s)
 	CHECK(dat_ia_close(s->ia, DAT_CLOSE_ABRUPT_FLAG) == DAT_SUCCESS);
 }
 
+/* Connect @c to @s (one process) on @q. */
+static void connect_pair(struct side *c, struct side *s,
+			 struct sockaddr_in *addr, DAT_CONN_QUAL q)
+{
+	DAT_PSP_HANDLE psp;
+	DAT_EVENT ev;
+	DAT_COUNT nmore;
+
+	CHECK(dat_psp_create(s->ia, q, s->cr_evd, DAT_PSP_CONSUMER_FLAG,
+			     &psp) == DAT_SUCCESS);
+	connect_to(c, addr, q);
+	CHECK(dat_evd_wait(s->cr_evd, TMO, 1, &ev, &nmore) == DAT_SUCCESS);
+	CHECK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
+			    s->ep, 0, NULL) == DAT_SUCCESS);
+	CHECK(next_event(c->conn_evd, TMO) ==
+	      DAT_CONNECTION_EVENT_ESTABLISHED);
+	CHECK(next_event(s->conn_evd, TMO) ==
+	      DAT_CONNECTION_EVENT_ESTABLISHED);
+}
+
+static void check_removed(struct side *s)
+{
+	DAT_EVENT_NUMBER num;
+	DAT_EVENT ev;
+	DAT_COUNT nmore;
+
+	/*
+	 * Broken, or disconnected when the other EP (same device) went
+	 * first and its CM told this one.
+	 */
+	num = next_event(s->conn_evd, TMO);
+	CHECK(num == DAT_CONNECTION_EVENT_BROKEN ||
+	      num == DAT_CONNECTION_EVENT_DISCONNECTED);
+	/* The posted receive was flushed. */
+	CHECK(dat_evd_wait(s->dto_evd, TMO, 1, &ev, &nmore) == DAT_SUCCESS);
+	CHECK(ev.event_number == DAT_DTO_COMPLETION_EVENT);
+	CHECK(ev.event_data.dto_completion_event_data.status ==
+	      DAT_DTO_ERR_FLUSHED);
+	CHECK(next_event(s->async_evd, TMO) ==
+	      DAT_ASYNC_ERROR_IA_CATASTROPHIC);
+	CHECK(dat_ep_reset(s->ep) != DAT_SUCCESS);
+	check_gone(s);
+}
+
+static int do_remove(char *name, struct sockaddr_in *addr, DAT_CONN_QUAL q)
+{
+	DAT_DTO_COOKIE ck = { .as_64 = 1 };
+	struct side c, s;
+	char line[16];
+
+	side_open(&c, name, 4096);
+	side_open(&s, name, 4096);
+	CHECK(dat_ep_post_recv(c.ep, 1, &c.iov, ck, 0) == DAT_SUCCESS);
+	CHECK(dat_ep_post_recv(s.ep, 1, &s.iov, ck, 0) == DAT_SUCCESS);
+	connect_pair(&c, &s, addr, q);
+	printf("ready\n");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		return 1;
+	check_removed(&c);
+	check_removed(&s);
+	printf("ok\n");
+	return 0;
+}
+
 /*
  * Ping-pong until something fails: the device went. Every failure must be
  * a clean one: a DAT error code or an error completion.
@@ -184,20 +257,7 @@ static int do_traffic(char *name, struct sockaddr_in *addr, DAT_CONN_QUAL q)
 
 	side_open(&c, name, 4096);
 	side_open(&s, name, 4096);
-	CHECK(dat_psp_create(s.ia, q, s.cr_evd, DAT_PSP_CONSUMER_FLAG,
-			     &(DAT_PSP_HANDLE){ 0 }) == DAT_SUCCESS);
-	connect_to(&c, addr, q);
-	{
-		DAT_EVENT ev;
-		DAT_COUNT nmore;
-
-		CHECK(dat_evd_wait(s.cr_evd, TMO, 1, &ev, &nmore) ==
-		      DAT_SUCCESS);
-		CHECK(dat_cr_accept(ev.event_data.cr_arrival_event_data
-				    .cr_handle, s.ep, 0, NULL) == DAT_SUCCESS);
-	}
-	CHECK(next_event(c.conn_evd, TMO) == DAT_CONNECTION_EVENT_ESTABLISHED);
-	CHECK(next_event(s.conn_evd, TMO) == DAT_CONNECTION_EVENT_ESTABLISHED);
+	connect_pair(&c, &s, addr, q);
 	for (round = 0;; round++) {
 		DAT_EVENT ev;
 		DAT_COUNT nmore;
@@ -240,11 +300,14 @@ int main(int argc, char **argv)
 			return do_client(argv[2], &addr,
 					 strtoul(argv[4], NULL, 0),
 					 strtoul(argv[5], NULL, 0));
+		if (argc == 5 && !strcmp(argv[1], "remove"))
+			return do_remove(argv[2], &addr,
+					 strtoul(argv[4], NULL, 0));
 		if (argc == 5 && !strcmp(argv[1], "traffic"))
 			return do_traffic(argv[2], &addr,
 					  strtoul(argv[4], NULL, 0));
 	}
 	fprintf(stderr, "usage: %s server DEV:PORT QUAL | client DEV:PORT IP "
-		"QUAL MB | traffic DEV:PORT IP QUAL\n", argv[0]);
+		"QUAL MB | remove|traffic DEV:PORT IP QUAL\n", argv[0]);
 	return 2;
 }

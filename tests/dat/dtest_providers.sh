@@ -11,25 +11,9 @@
 # (OFA's provider names the netdev), dtest, kdat.ko loaded.
 set -uo pipefail
 
-TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-DEV=${KDAT_TEST_DEV:-}
-PORT=${KDAT_TEST_PORT:-1}
-
-skip_all() { echo "1..0 # SKIP $*"; exit 4; }
-command -v dtest >/dev/null || skip_all "no dtest (dapl2-utils)"
-[ -c /dev/kdat ] || skip_all "no /dev/kdat"
-[ -n "$DEV" ] && [ -n "${KDAT_TEST_IP:-}" ] && [ -n "${KDAT_TEST_NETDEV:-}" ] ||
-	skip_all "needs KDAT_TEST_DEV, KDAT_TEST_IP and KDAT_TEST_NETDEV"
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-conf=$work/dat.conf
-"$TOP/scripts/kdat-datconf" > "$conf"
-printf 'ofa-%s u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "%s 0" ""\n' \
-	"$DEV" "$KDAT_TEST_NETDEV" >> "$conf"
-export DAT_OVERRIDE=$conf
-KDAT=kdat-$DEV-$PORT
-OFA=ofa-$DEV
+# shellcheck source=tests/dat/providers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/providers.sh"
+providers_setup dtest
 
 modes=("-b 65536 -B 10" "-p -b 65536 -B 10" "-b 1048576 -B 4")
 n=0

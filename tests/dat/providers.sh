@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Sourced by the suites that run OFA's DAT tools over both providers:
+# providers_setup TOOL skips (exit 4) without TOOL, /dev/kdat or the
+# testbed's variables; otherwise it writes a dat.conf with kdat's lines
+# (scripts/kdat-datconf) and OFA's provider on the same device, exports
+# DAT_OVERRIDE, and sets $work (removed at exit), $KDAT and $OFA (the
+# two IA names).
+
+skip_all() { echo "1..0 # SKIP $*"; exit 4; }
+
+providers_setup() {
+	local top dev=${KDAT_TEST_DEV:-} port=${KDAT_TEST_PORT:-1}
+
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	command -v "$1" >/dev/null || skip_all "no $1 (dapl2-utils)"
+	[ -c /dev/kdat ] || skip_all "no /dev/kdat"
+	[ -n "$dev" ] && [ -n "${KDAT_TEST_IP:-}" ] &&
+		[ -n "${KDAT_TEST_NETDEV:-}" ] ||
+		skip_all "needs KDAT_TEST_DEV, KDAT_TEST_IP and KDAT_TEST_NETDEV"
+
+	work=$(mktemp -d)
+	trap 'rm -rf "$work"' EXIT
+	"$top/scripts/kdat-datconf" > "$work/dat.conf"
+	# OFA's provider names the network device behind the RDMA device.
+	printf 'ofa-%s u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 "%s 0" ""\n' \
+		"$dev" "$KDAT_TEST_NETDEV" >> "$work/dat.conf"
+	export DAT_OVERRIDE=$work/dat.conf
+	KDAT=kdat-$dev-$port
+	OFA=ofa-$dev
+}
