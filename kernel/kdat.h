@@ -77,6 +77,12 @@ struct kdat_obj {
 	struct completion released;	/* completed when ref drops to 0 */
 	const struct kdat_obj_ops *ops;
 	struct kdat_file *file;		/* owner; set once, never changes */
+	/*
+	 * The IA the object was created on (the IA itself for an IA); set by
+	 * kdat_obj_reserve(), never changes. An abrupt IA close destroys
+	 * every object of its file that names it.
+	 */
+	struct kdat_ia *ia;
 	enum kdat_obj_type type;
 	u32 handle;
 	struct list_head file_node;	/* in file->objects, under file->lock */
@@ -123,6 +129,14 @@ struct kdat_ia {
 	char name[IB_DEVICE_NAME_MAX];	/* at open time */
 	__be64 node_guid;
 	atomic_t users;			/* objects built on this IA */
+	/*
+	 * Objects of other IAs of the same file that use this IA's EVDs (an
+	 * EP or a PSP may take its connection events, an EP its DTO events
+	 * on the same device, from an EVD of another IA). An abrupt close
+	 * is refused while there are any: it would pull objects from under
+	 * another IA.
+	 */
+	atomic_t foreign_users;
 	/* The IA's first async EVD, if any: gets the IA's async events. */
 	spinlock_t async_lock;
 	struct kdat_evd *async_evd;
@@ -346,7 +360,8 @@ void *__kdat_obj_alloc(size_t size, enum kdat_obj_type type,
 	((_type *)__kdat_obj_alloc(sizeof(_type) +				\
 				   BUILD_BUG_ON_ZERO(offsetof(_type, _member)), \
 				   _objtype, _ops))
-int kdat_obj_reserve(struct kdat_file *kfile, struct kdat_obj *obj);
+int kdat_obj_reserve(struct kdat_file *kfile, struct kdat_obj *obj,
+		     struct kdat_ia *ia);
 void kdat_obj_publish(struct kdat_obj *obj);
 void kdat_obj_publish_locked(struct kdat_obj *obj);
 void kdat_obj_abort(struct kdat_obj *obj);
@@ -354,6 +369,7 @@ struct kdat_obj *kdat_obj_get(struct kdat_file *kfile, u32 handle,
 			      enum kdat_obj_type type);
 void kdat_obj_put(struct kdat_obj *obj);
 int kdat_obj_destroy(struct kdat_file *kfile, u32 handle);
+int kdat_ia_destroy_all(struct kdat_file *kfile, u32 handle);
 void kdat_file_destroy_all(struct kdat_file *kfile);
 int kdat_obj_count(enum kdat_obj_type type);
 void kdat_obj_cleanup(void);
@@ -392,6 +408,21 @@ int kdat_cmd_evd_create(struct kdat_ucmd *ucmd);
 int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd);
 void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev);
 int kdat_evd_commit(struct kdat_evd *evd, u32 n);
+
+/* An object created on @ia starts or stops using @evd (its users count). */
+static inline void kdat_evd_use(struct kdat_evd *evd, struct kdat_ia *ia)
+{
+	atomic_inc(&evd->users);
+	if (evd->ia != ia)
+		atomic_inc(&evd->ia->foreign_users);
+}
+
+static inline void kdat_evd_unuse(struct kdat_evd *evd, struct kdat_ia *ia)
+{
+	if (evd->ia != ia)
+		atomic_dec(&evd->ia->foreign_users);
+	atomic_dec(&evd->users);
+}
 int kdat_cmd_cno_create(struct kdat_ucmd *ucmd);
 int kdat_cmd_cno_wait(struct kdat_ucmd *ucmd);
 int kdat_cmd_evd_modify_cno(struct kdat_ucmd *ucmd);

@@ -119,7 +119,7 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 		memcpy(cr->pdata, event->param.conn.private_data,
 		       cr->pdata_len);
 	}
-	if (kdat_obj_reserve(kfile, &cr->obj)) {
+	if (kdat_obj_reserve(kfile, &cr->obj, psp->ia)) {
 		kdat_obj_abort(&cr->obj);
 		return -ENOMEM;
 	}
@@ -207,7 +207,7 @@ static void kdat_psp_destroy(struct kdat_obj *obj)
 		kdat_ep_reserve(psp->rsp_ep, false);
 		atomic_dec(&psp->rsp_ep->users);
 	}
-	atomic_dec(&psp->evd->users);
+	kdat_evd_unuse(psp->evd, psp->ia);
 	atomic_dec(&psp->ia->users);
 }
 
@@ -251,7 +251,8 @@ int kdat_cmd_psp_create(struct kdat_ucmd *ucmd)
 		ret = -EINVAL;
 		goto out_put;
 	}
-	if (!(evd->flags & KDAT_EVD_CR) || evd->ia != ia) {
+	/* The EVD may be another IA's of the caller, as for an EP's. */
+	if (!(evd->flags & KDAT_EVD_CR)) {
 		ret = -EINVAL;
 		goto out_put;
 	}
@@ -279,7 +280,7 @@ int kdat_cmd_psp_create(struct kdat_ucmd *ucmd)
 	atomic_set(&psp->users, 0);
 
 	/* Before the listener exists: requests name the PSP's handle. */
-	ret = kdat_obj_reserve(kfile, &psp->obj);
+	ret = kdat_obj_reserve(kfile, &psp->obj, ia);
 	if (ret)
 		goto err_free;
 
@@ -291,6 +292,9 @@ int kdat_cmd_psp_create(struct kdat_ucmd *ucmd)
 	}
 	any.sin_port = htons(cmd->conn_qual);
 	ret = rdma_bind_addr(psp->cm_id, (struct sockaddr *)&any);
+	/* Bound to the any address, that can only mean the port is taken. */
+	if (ret == -EADDRNOTAVAIL)
+		ret = -EADDRINUSE;
 	if (!ret)
 		ret = rdma_listen(psp->cm_id, 0);
 	if (ret)
@@ -301,7 +305,7 @@ int kdat_cmd_psp_create(struct kdat_ucmd *ucmd)
 	if (ret)
 		goto err_id;
 
-	atomic_inc(&evd->users);
+	kdat_evd_use(evd, ia);
 	atomic_inc(&ia->users);
 	if (ep)
 		atomic_inc(&ep->users);

@@ -521,9 +521,9 @@ static void kdat_ep_destroy(struct kdat_obj *obj)
 	kdat_ep_release(ep);
 	kdat_ep_free_ctx(ep);
 
-	atomic_dec(&ep->recv_evd->users);
-	atomic_dec(&ep->req_evd->users);
-	atomic_dec(&ep->conn_evd->users);
+	kdat_evd_unuse(ep->recv_evd, ep->pz->ia);
+	kdat_evd_unuse(ep->req_evd, ep->pz->ia);
+	kdat_evd_unuse(ep->conn_evd, ep->pz->ia);
 	kdat_evd_uncommit(ep->recv_evd, ep->attr.max_recv_dtos);
 	kdat_evd_uncommit(ep->req_evd, ep->attr.max_request_dtos);
 	atomic_dec(&ep->pz->users);
@@ -609,12 +609,17 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 		ret = -EBADF;
 		goto out_put;
 	}
+	/*
+	 * The EVDs may belong to other IAs of the caller (DAT programs such
+	 * as dapltest share one connection EVD between IAs); DTO EVDs must be
+	 * on the EP's device, where their CQs are.
+	 */
 	if ((srq && srq->pz != pz) ||
 	    !(recv_evd->flags & KDAT_EVD_DTO) ||
 	    !(req_evd->flags & KDAT_EVD_DTO) ||
 	    !(conn_evd->flags & KDAT_EVD_CONNECTION) ||
-	    recv_evd->ia != pz->ia || req_evd->ia != pz->ia ||
-	    conn_evd->ia != pz->ia) {
+	    recv_evd->ia->kdev != pz->ia->kdev ||
+	    req_evd->ia->kdev != pz->ia->kdev) {
 		ret = -EINVAL;
 		goto out_put;
 	}
@@ -731,7 +736,7 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	kdat_dev_res_add(pz->ia->kdev, &ep->res, kdat_ep_disassociate);
 	up_read(&pz->ia->kdev->rwsem);
 
-	ret = kdat_obj_reserve(kfile, &ep->obj);
+	ret = kdat_obj_reserve(kfile, &ep->obj, pz->ia);
 	if (ret)
 		goto err_release;
 	cmd->attr = ep->attr;
@@ -740,9 +745,9 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	if (ret)
 		goto err_release;
 
-	atomic_inc(&recv_evd->users);
-	atomic_inc(&req_evd->users);
-	atomic_inc(&conn_evd->users);
+	kdat_evd_use(recv_evd, pz->ia);
+	kdat_evd_use(req_evd, pz->ia);
+	kdat_evd_use(conn_evd, pz->ia);
 	atomic_inc(&pz->users);
 	if (srq)
 		atomic_inc(&srq->users);

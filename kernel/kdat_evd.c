@@ -241,7 +241,7 @@ int kdat_cmd_evd_create(struct kdat_ucmd *ucmd)
 	kdat_dev_res_add(ia->kdev, &evd->res, kdat_evd_disassociate);
 	up_read(&ia->kdev->rwsem);
 
-	ret = kdat_obj_reserve(kfile, &evd->obj);
+	ret = kdat_obj_reserve(kfile, &evd->obj, ia);
 	if (ret)
 		goto err_release;
 	cmd->out_evd_handle = evd->obj.handle;
@@ -443,7 +443,7 @@ int kdat_cmd_cno_create(struct kdat_ucmd *ucmd)
 	atomic_set(&cno->users, 0);
 	spin_lock_init(&cno->lock);
 	init_waitqueue_head(&cno->wq);
-	ret = kdat_obj_reserve(kfile, &cno->obj);
+	ret = kdat_obj_reserve(kfile, &cno->obj, ia);
 	if (ret)
 		goto err_free;
 	cmd->out_cno_handle = cno->obj.handle;

@@ -80,7 +80,7 @@ int kdat_cmd_ia_open(struct kdat_ucmd *ucmd)
 	spin_lock_init(&ia->async_lock);
 	strscpy(ia->name, cmd->name, sizeof(ia->name));
 
-	ret = kdat_obj_reserve(ucmd->kfile, &ia->obj);
+	ret = kdat_obj_reserve(ucmd->kfile, &ia->obj, ia);
 	if (ret)
 		goto err_abort;
 

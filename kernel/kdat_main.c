@@ -67,6 +67,10 @@ static int kdat_cmd_destroy(struct kdat_ucmd *ucmd)
 {
 	struct kdat_destroy *cmd = ucmd->cmd;
 
+	if (cmd->__reserved || (cmd->flags & ~KDAT_DESTROY_IA_ALL))
+		return -EINVAL;
+	if (cmd->flags & KDAT_DESTROY_IA_ALL)
+		return kdat_ia_destroy_all(ucmd->kfile, cmd->handle);
 	return kdat_obj_destroy(ucmd->kfile, cmd->handle);
 }
 
@@ -253,7 +257,7 @@ static void kdat_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct kdat_device_list) != 24);
 	BUILD_BUG_ON(sizeof(struct kdat_ia_open) != 80);
 	BUILD_BUG_ON(sizeof(struct kdat_ia_query) != 184);
-	BUILD_BUG_ON(sizeof(struct kdat_destroy) != 8);
+	BUILD_BUG_ON(sizeof(struct kdat_destroy) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_pz_create) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_lmr_create) != 48);
 	BUILD_BUG_ON(sizeof(struct kdat_evd_create) != 32);

@@ -96,7 +96,7 @@ int kdat_cmd_pz_create(struct kdat_ucmd *ucmd)
 	kdat_dev_res_add(ia->kdev, &pz->res, kdat_pz_disassociate);
 	up_read(&ia->kdev->rwsem);
 
-	ret = kdat_obj_reserve(kfile, &pz->obj);
+	ret = kdat_obj_reserve(kfile, &pz->obj, ia);
 	if (ret)
 		goto err_pd;
 	cmd->out_pz_handle = pz->obj.handle;
@@ -221,7 +221,7 @@ int kdat_cmd_lmr_create(struct kdat_ucmd *ucmd)
 	kdat_dev_res_add(pz->ia->kdev, &lmr->res, kdat_lmr_disassociate);
 	up_read(&pz->ia->kdev->rwsem);
 
-	ret = kdat_obj_reserve(kfile, &lmr->obj);
+	ret = kdat_obj_reserve(kfile, &lmr->obj, pz->ia);
 	if (ret)
 		goto err_mr;
 	cmd->out_lmr_handle = lmr->obj.handle;
@@ -295,7 +295,7 @@ int kdat_cmd_rmr_create(struct kdat_ucmd *ucmd)
 	rmr->pz = pz;
 	mutex_init(&rmr->lock);
 	INIT_LIST_HEAD(&rmr->res.node);
-	ret = kdat_obj_reserve(kfile, &rmr->obj);
+	ret = kdat_obj_reserve(kfile, &rmr->obj, pz->ia);
 	if (ret)
 		goto err_free;
 	down_read(&pz->ia->kdev->rwsem);

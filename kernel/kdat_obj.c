@@ -39,10 +39,12 @@ static void kdat_obj_free(struct kdat_obj *obj)
 }
 
 /*
- * Reserve a handle for @obj in @kfile. The handle resolves to nothing until
- * kdat_obj_publish(); kdat_obj_abort() gives it back and frees @obj.
+ * Reserve a handle for @obj, created on @ia, in @kfile. The handle resolves
+ * to nothing until kdat_obj_publish(); kdat_obj_abort() gives it back and
+ * frees @obj.
  */
-int kdat_obj_reserve(struct kdat_file *kfile, struct kdat_obj *obj)
+int kdat_obj_reserve(struct kdat_file *kfile, struct kdat_obj *obj,
+		     struct kdat_ia *ia)
 {
 	int ret;
 
@@ -51,6 +53,7 @@ int kdat_obj_reserve(struct kdat_file *kfile, struct kdat_obj *obj)
 	if (ret < 0)
 		return ret;
 	obj->file = kfile;
+	obj->ia = ia;
 	return 0;
 }
 
@@ -179,6 +182,54 @@ void kdat_file_destroy_all(struct kdat_file *kfile)
 			break;
 		kdat_obj_finish(obj);
 	}
+}
+
+/*
+ * Abrupt close of an IA: destroy every object of @kfile created on it,
+ * newest first, then the IA. Objects depend only on older objects of their
+ * file, and those of other IAs only through the IA's foreign_users, which
+ * must be zero (EBUSY otherwise, and nothing is destroyed). The file lock
+ * is dropped around each destroy, as at file release; a thread that keeps
+ * creating objects on the IA meanwhile only makes the loop longer.
+ */
+int kdat_ia_destroy_all(struct kdat_file *kfile, u32 handle)
+{
+	struct kdat_obj *obj, *iaobj;
+	struct kdat_ia *ia;
+
+	mutex_lock(&kfile->lock);
+	iaobj = xa_load(&kdat_handles, handle);
+	if (!iaobj || iaobj->file != kfile || iaobj->type != KDAT_OBJ_IA) {
+		mutex_unlock(&kfile->lock);
+		return -EBADF;
+	}
+	ia = container_of(iaobj, struct kdat_ia, obj);
+	if (atomic_read(&ia->foreign_users)) {
+		mutex_unlock(&kfile->lock);
+		return -EBUSY;
+	}
+	/* No lookup finds the IA from here on: nothing new is built on it. */
+	xa_erase(&kdat_handles, iaobj->handle);
+	for (;;) {
+		struct kdat_obj *victim = NULL;
+
+		list_for_each_entry_reverse(obj, &kfile->objects, file_node) {
+			if (obj->ia == ia && obj != iaobj) {
+				victim = obj;
+				break;
+			}
+		}
+		if (!victim)
+			break;
+		kdat_obj_unlink(victim);
+		mutex_unlock(&kfile->lock);
+		kdat_obj_finish(victim);
+		mutex_lock(&kfile->lock);
+	}
+	list_del_init(&iaobj->file_node);
+	mutex_unlock(&kfile->lock);
+	kdat_obj_finish(iaobj);
+	return 0;
 }
 
 int kdat_obj_count(enum kdat_obj_type type)

@@ -114,7 +114,7 @@ int kdat_cmd_srq_create(struct kdat_ucmd *ucmd)
 		goto err_free;
 
 	/* The handle first: the event handler names the SRQ by it. */
-	ret = kdat_obj_reserve(kfile, &srq->obj);
+	ret = kdat_obj_reserve(kfile, &srq->obj, pz->ia);
 	if (ret)
 		goto err_free;
 

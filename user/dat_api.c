@@ -79,10 +79,31 @@ struct kd_obj {
 	DAT_CONTEXT context;
 	struct kd_ia *ia;
 	uint32_t kh;			/* kernel handle */
-	struct kd_obj *hnext;		/* in ia->table */
+	struct kd_obj *hnext;		/* in kd_proc.by_kh */
+	struct kd_obj *pnext;		/* in kd_proc.by_ptr */
 };
 
 #define KD_TABLE_SIZE 256
+
+/*
+ * One /dev/kdat file per process, shared by its IAs: DAT lets objects of
+ * one IA use another's (dapltest gives EPs of several IAs one connection
+ * EVD), and the kernel allows that within a file. The file is opened with
+ * the first IA and closed with the last. Every live object is in two hash
+ * tables: by kernel handle (events name objects by it) and by address (a
+ * handle is checked by finding it there, never by reading through it, so
+ * a stale or foreign handle is refused without touching freed memory).
+ */
+static struct {
+	pthread_mutex_t lock;
+	int fd;
+	unsigned int nr_ia;
+	struct kd_obj *by_kh[KD_TABLE_SIZE];
+	struct kd_obj *by_ptr[KD_TABLE_SIZE];
+} kd_proc = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.fd = -1,
+};
 
 struct kd_ia {
 	struct kd_obj obj;
@@ -94,8 +115,6 @@ struct kd_ia {
 	DAT_BOOLEAN thread_safe;		/* as asked at open */
 	struct sockaddr_storage addr;	/* the port's IP address, if any */
 	DAT_EVD_HANDLE async_evd;
-	pthread_mutex_t lock;		/* the table */
-	struct kd_obj *table[KD_TABLE_SIZE];
 };
 
 struct kd_pz {
@@ -201,6 +220,16 @@ static DAT_RETURN dat_from_errno(int err)
 	}
 }
 
+/*
+ * A connection qualifier is an RDMA CM TCP port: its low 16 bits, as with
+ * OFA's provider, so programs that use larger qualifiers (dapltest's
+ * 0xAffab1e) work unchanged. 0 there would mean "any port": refused.
+ */
+static uint16_t kd_port(DAT_CONN_QUAL conn_qual)
+{
+	return (uint16_t)conn_qual;
+}
+
 static DAT_RETURN kd_ioctl(struct kd_ia *ia, unsigned long cmd, void *arg)
 {
 	if (ioctl(ia->fd, cmd, arg))
@@ -208,39 +237,61 @@ static DAT_RETURN kd_ioctl(struct kd_ia *ia, unsigned long cmd, void *arg)
 	return DAT_SUCCESS;
 }
 
-static void kd_table_add(struct kd_ia *ia, struct kd_obj *o)
+static unsigned int kd_ptr_hash(const void *p)
 {
-	struct kd_obj **b = &ia->table[o->kh % KD_TABLE_SIZE];
+	uintptr_t v = (uintptr_t)p;
 
-	pthread_mutex_lock(&ia->lock);
-	o->hnext = *b;
-	*b = o;
-	pthread_mutex_unlock(&ia->lock);
+	return (unsigned int)((v >> 4) ^ (v >> 12)) % KD_TABLE_SIZE;
 }
 
-static void kd_table_del(struct kd_ia *ia, struct kd_obj *o)
+static void kd_table_add(struct kd_obj *o)
+{
+	struct kd_obj **b = &kd_proc.by_kh[o->kh % KD_TABLE_SIZE];
+	struct kd_obj **p = &kd_proc.by_ptr[kd_ptr_hash(o)];
+
+	pthread_mutex_lock(&kd_proc.lock);
+	o->hnext = *b;
+	*b = o;
+	o->pnext = *p;
+	*p = o;
+	pthread_mutex_unlock(&kd_proc.lock);
+}
+
+/* Caller holds kd_proc.lock. */
+static void kd_table_del_locked(struct kd_obj *o)
 {
 	struct kd_obj **p;
 
-	pthread_mutex_lock(&ia->lock);
-	for (p = &ia->table[o->kh % KD_TABLE_SIZE]; *p; p = &(*p)->hnext) {
+	for (p = &kd_proc.by_kh[o->kh % KD_TABLE_SIZE]; *p; p = &(*p)->hnext) {
 		if (*p == o) {
 			*p = o->hnext;
 			break;
 		}
 	}
-	pthread_mutex_unlock(&ia->lock);
+	for (p = &kd_proc.by_ptr[kd_ptr_hash(o)]; *p; p = &(*p)->pnext) {
+		if (*p == o) {
+			*p = o->pnext;
+			break;
+		}
+	}
 }
 
-static struct kd_obj *kd_table_find(struct kd_ia *ia, uint32_t kh)
+static void kd_table_del(struct kd_obj *o)
+{
+	pthread_mutex_lock(&kd_proc.lock);
+	kd_table_del_locked(o);
+	pthread_mutex_unlock(&kd_proc.lock);
+}
+
+static struct kd_obj *kd_table_find(uint32_t kh)
 {
 	struct kd_obj *o;
 
-	pthread_mutex_lock(&ia->lock);
-	for (o = ia->table[kh % KD_TABLE_SIZE]; o; o = o->hnext)
+	pthread_mutex_lock(&kd_proc.lock);
+	for (o = kd_proc.by_kh[kh % KD_TABLE_SIZE]; o; o = o->hnext)
 		if (o->kh == kh)
 			break;
-	pthread_mutex_unlock(&ia->lock);
+	pthread_mutex_unlock(&kd_proc.lock);
 	return o;
 }
 
@@ -248,6 +299,44 @@ static DAT_RETURN kd_provider_ia_open(const DAT_NAME_PTR name,
 				      DAT_COUNT qlen,
 				      DAT_EVD_HANDLE *async_evd,
 				      DAT_IA_HANDLE *ia);
+
+/* The process's /dev/kdat file, opened for its first IA; -errno. */
+static int kd_proc_get(void)
+{
+	int fd;
+
+	pthread_mutex_lock(&kd_proc.lock);
+	if (kd_proc.fd < 0)
+		kd_proc.fd = kdat_open();
+	fd = kd_proc.fd;
+	if (fd >= 0)
+		kd_proc.nr_ia++;
+	pthread_mutex_unlock(&kd_proc.lock);
+	return fd;
+}
+
+/* An IA is gone; the last one closes the file. */
+static void kd_proc_put(void)
+{
+	pthread_mutex_lock(&kd_proc.lock);
+	if (!--kd_proc.nr_ia) {
+		close(kd_proc.fd);
+		kd_proc.fd = -1;
+	}
+	pthread_mutex_unlock(&kd_proc.lock);
+}
+
+/* Destroy an IA with everything built on it; 0 or -errno. */
+static int kd_ia_destroy(int fd, uint32_t kh)
+{
+	struct kdat_destroy d = {
+		.size = sizeof(d),
+		.handle = kh,
+		.flags = KDAT_DESTROY_IA_ALL,
+	};
+
+	return ioctl(fd, KDAT_IOCTL_DESTROY, &d) ? -errno : 0;
+}
 
 static void kd_obj_init(struct kd_obj *o, struct kd_ia *ia,
 			DAT_HANDLE_TYPE type, uint32_t kh)
@@ -257,26 +346,43 @@ static void kd_obj_init(struct kd_obj *o, struct kd_ia *ia,
 	o->type = type;
 	o->ia = ia;
 	o->kh = kh;
-	kd_table_add(ia, o);
+	kd_table_add(o);
 }
-
-static bool kd_provider_known(const DAT_PROVIDER *p);
 
 /*
- * Is @o one of ours? Its provider pointer is compared, never followed:
- * a stale handle (freed memory) must be refused, not crash us.
+ * Is @h a live object of ours, of @type (any type for -1)? Found by address
+ * in the table: a stale handle (freed memory) or a foreign pointer is
+ * refused without being read.
  */
-static bool kd_ours(const struct kd_obj *o)
+static bool kd_check(const void *h, int type)
 {
-	return o && kd_provider_known(o->provider);
+	const struct kd_obj *o;
+	bool ok = false;
+
+	if (!h)
+		return false;
+	pthread_mutex_lock(&kd_proc.lock);
+	for (o = kd_proc.by_ptr[kd_ptr_hash(h)]; o; o = o->pnext) {
+		if (o == h) {
+			ok = type < 0 || o->type == (DAT_HANDLE_TYPE)type;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&kd_proc.lock);
+	return ok;
 }
 
-/* Is @h one of ours, of @type? */
-static bool kd_check(const void *h, DAT_HANDLE_TYPE type)
+static bool kd_ours(const void *h)
 {
-	const struct kd_obj *o = h;
+	return kd_check(h, -1);
+}
 
-	return kd_ours(o) && o->type == type;
+/* Undo a create whose user-space half failed. */
+static void kd_destroy_kh(struct kd_ia *ia, uint32_t kh)
+{
+	struct kdat_destroy d = { .size = sizeof(d), .handle = kh };
+
+	kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
 }
 
 static DAT_RETURN kd_destroy(struct kd_obj *o)
@@ -286,8 +392,7 @@ static DAT_RETURN kd_destroy(struct kd_obj *o)
 
 	ret = kd_ioctl(o->ia, KDAT_IOCTL_DESTROY, &d);
 	if (ret == DAT_SUCCESS) {
-		kd_table_del(o->ia, o);
-		o->provider = NULL;	/* a stale handle is refused */
+		kd_table_del(o);
 		free(o);
 	}
 	return ret;
@@ -414,18 +519,19 @@ static DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
 		return DAT_PROVIDER_NOT_FOUND;
 	if (kd_parse_name(name, dev, &port))
 		return DAT_PROVIDER_NOT_FOUND;
-	fd = kdat_open();
+	fd = kd_proc_get();
 	if (fd < 0)
 		return DAT_PROVIDER_NOT_FOUND;
 	ret = kdat_ia_open(fd, dev, port, &kh);
 	if (ret) {
-		close(fd);
+		kd_proc_put();
 		return ret == -ENODEV || ret == -EINVAL ?
 			DAT_PROVIDER_NOT_FOUND : dat_from_errno(-ret);
 	}
 	ia = calloc(1, sizeof(*ia));
 	if (!ia) {
-		close(fd);
+		kd_ia_destroy(fd, kh);
+		kd_proc_put();
 		return DAT_INSUFFICIENT_RESOURCES;
 	}
 	ia->provider = provider;
@@ -435,7 +541,6 @@ static DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
 	snprintf(ia->ia_name, sizeof(ia->ia_name), "%s", name);
 	ia->thread_safe = thread_safety;
 	kd_find_address(ia);
-	pthread_mutex_init(&ia->lock, NULL);
 	kd_obj_init(&ia->obj, ia, DAT_HANDLE_TYPE_IA, kh);
 
 	if (async_evd_handle) {
@@ -447,7 +552,9 @@ static DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
 					   DAT_HANDLE_NULL, DAT_EVD_ASYNC_FLAG,
 					   async_evd_handle);
 			if (r != DAT_SUCCESS) {
-				close(fd);
+				kd_table_del(&ia->obj);
+				kd_ia_destroy(fd, kh);
+				kd_proc_put();
 				free(ia);
 				return r;
 			}
@@ -578,7 +685,7 @@ LIBDAT_API DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia_handle,
 				   DAT_CLOSE_FLAGS flags)
 {
 	struct kd_ia *ia = ia_handle;
-	int i;
+	int i, ret;
 
 	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
 		return DAT_INVALID_HANDLE;
@@ -586,31 +693,44 @@ LIBDAT_API DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia_handle,
 		return DAT_INVALID_PARAMETER;
 	/*
 	 * Graceful: only when nothing but the async EVD is left (DAT says
-	 * DAT_INVALID_STATE otherwise). Abrupt: closing the file tears
-	 * everything down in the kernel.
+	 * DAT_INVALID_STATE otherwise). Abrupt: the kernel destroys the IA
+	 * and everything built on it, unless another IA's objects use its
+	 * EVDs (DAT_INVALID_STATE too: they would be left dangling).
 	 */
 	if (flags == DAT_CLOSE_GRACEFUL_FLAG) {
-		for (i = 0; i < KD_TABLE_SIZE; i++) {
+		bool busy = false;
+
+		pthread_mutex_lock(&kd_proc.lock);
+		for (i = 0; i < KD_TABLE_SIZE && !busy; i++) {
 			struct kd_obj *o;
 
-			for (o = ia->table[i]; o; o = o->hnext)
-				if (o != &ia->obj &&
+			for (o = kd_proc.by_kh[i]; o; o = o->hnext)
+				if (o->ia == ia && o != &ia->obj &&
 				    o != (struct kd_obj *)ia->async_evd)
-					return DAT_INVALID_STATE;
+					busy = true;
 		}
+		pthread_mutex_unlock(&kd_proc.lock);
+		if (busy)
+			return DAT_INVALID_STATE;
 	}
+	ret = kd_ia_destroy(ia->fd, ia->obj.kh);
+	if (ret)
+		return dat_from_errno(-ret);
+	pthread_mutex_lock(&kd_proc.lock);
 	for (i = 0; i < KD_TABLE_SIZE; i++) {
-		while (ia->table[i]) {
-			struct kd_obj *o = ia->table[i];
+		struct kd_obj *o, *next;
 
-			ia->table[i] = o->hnext;
-			o->provider = NULL;
+		for (o = kd_proc.by_kh[i]; o; o = next) {
+			next = o->hnext;
+			if (o->ia != ia)
+				continue;
+			kd_table_del_locked(o);
 			if (o != &ia->obj)
 				free(o);
 		}
 	}
-	close(ia->fd);
-	pthread_mutex_destroy(&ia->lock);
+	pthread_mutex_unlock(&kd_proc.lock);
+	kd_proc_put();
 	free(ia);
 	return DAT_SUCCESS;
 }
@@ -633,9 +753,7 @@ LIBDAT_API DAT_RETURN dat_pz_create(DAT_IA_HANDLE ia_handle,
 		return ret;
 	pz = calloc(1, sizeof(*pz));
 	if (!pz) {
-		struct kdat_destroy d = { sizeof(d), c.out_pz_handle };
-
-		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		kd_destroy_kh(ia, c.out_pz_handle);
 		return DAT_INSUFFICIENT_RESOURCES;
 	}
 	kd_obj_init(&pz->obj, ia, DAT_HANDLE_TYPE_PZ, c.out_pz_handle);
@@ -687,9 +805,7 @@ LIBDAT_API DAT_RETURN dat_lmr_create(DAT_IA_HANDLE ia_handle,
 		return ret;
 	lmr = calloc(1, sizeof(*lmr));
 	if (!lmr) {
-		struct kdat_destroy d = { sizeof(d), c.out_lmr_handle };
-
-		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		kd_destroy_kh(ia, c.out_lmr_handle);
 		return DAT_INSUFFICIENT_RESOURCES;
 	}
 	lmr->pz = pz;
@@ -736,9 +852,7 @@ LIBDAT_API DAT_RETURN dat_rmr_create(DAT_PZ_HANDLE pz_handle,
 		return ret;
 	rmr = calloc(1, sizeof(*rmr));
 	if (!rmr) {
-		struct kdat_destroy d = { sizeof(d), c.out_rmr_handle };
-
-		kd_ioctl(pz->obj.ia, KDAT_IOCTL_DESTROY, &d);
+		kd_destroy_kh(pz->obj.ia, c.out_rmr_handle);
 		return DAT_INSUFFICIENT_RESOURCES;
 	}
 	rmr->pz = pz;
@@ -814,9 +928,7 @@ LIBDAT_API DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle,
 		return ret;
 	evd = calloc(1, sizeof(*evd));
 	if (!evd) {
-		struct kdat_destroy d = { sizeof(d), c.out_evd_handle };
-
-		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		kd_destroy_kh(ia, c.out_evd_handle);
 		return DAT_INSUFFICIENT_RESOURCES;
 	}
 	evd->qlen = c.out_qlen;
@@ -846,9 +958,7 @@ LIBDAT_API DAT_RETURN dat_cno_create(DAT_IA_HANDLE ia_handle,
 		return ret;
 	cno = calloc(1, sizeof(*cno));
 	if (!cno) {
-		struct kdat_destroy d = { sizeof(d), c.out_cno_handle };
-
-		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		kd_destroy_kh(ia, c.out_cno_handle);
 		return DAT_INSUFFICIENT_RESOURCES;
 	}
 	cno->agent = agent;
@@ -893,8 +1003,7 @@ LIBDAT_API DAT_RETURN dat_cno_wait(DAT_CNO_HANDLE cno_handle,
 	ret = kd_ioctl(cno->obj.ia, KDAT_IOCTL_CNO_WAIT, &c);
 	if (ret)
 		return ret;
-	*evd_handle = (DAT_EVD_HANDLE)kd_table_find(cno->obj.ia,
-						    c.out_evd_handle);
+	*evd_handle = (DAT_EVD_HANDLE)kd_table_find(c.out_evd_handle);
 	return DAT_SUCCESS;
 }
 
@@ -970,7 +1079,7 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 		DAT_DTO_COMPLETION_EVENT_DATA *d =
 			&ev->event_data.dto_completion_event_data;
 
-		d->ep_handle = (DAT_EP_HANDLE)kd_table_find(ia, k->handle);
+		d->ep_handle = (DAT_EP_HANDLE)kd_table_find(k->handle);
 		d->user_cookie.as_64 = k->cookie;
 		d->status = k->status;
 		d->transfered_length = k->transferred_length;
@@ -985,7 +1094,7 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 		struct kd_psp *psp;
 		struct kd_cr *cr;
 
-		psp = (struct kd_psp *)kd_table_find(ia, k->handle);
+		psp = (struct kd_psp *)kd_table_find(k->handle);
 		cr = calloc(1, sizeof(*cr));
 		if (!cr)
 			return DAT_INSUFFICIENT_RESOURCES;
@@ -995,7 +1104,8 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 			kd_sockaddr_from_kdat(&q.remote, &cr->remote);
 		}
 		cr->psp = psp;
-		cr->conn_qual = k->conn_qual;
+		/* The qualifier the PSP was created with, not its port. */
+		cr->conn_qual = psp ? psp->conn_qual : k->conn_qual;
 		kd_obj_init(&cr->obj, ia, DAT_HANDLE_TYPE_CR, k->cr_handle);
 		/*
 		 * DAT: an RSP is gone once it produced its request, so the
@@ -1004,7 +1114,7 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 		d->sp_handle.psp_handle =
 			psp && psp->obj.type == DAT_HANDLE_TYPE_RSP ? NULL : psp;
 		d->local_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ia->addr;
-		d->conn_qual = k->conn_qual;
+		d->conn_qual = cr->conn_qual;
 		d->cr_handle = cr;
 		break;
 	}
@@ -1012,7 +1122,7 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 		DAT_RMR_BIND_COMPLETION_EVENT_DATA *d =
 			&ev->event_data.rmr_completion_event_data;
 
-		d->rmr_handle = (DAT_RMR_HANDLE)kd_table_find(ia, k->handle);
+		d->rmr_handle = (DAT_RMR_HANDLE)kd_table_find(k->handle);
 		d->user_cookie.as_64 = k->cookie;
 		d->status = k->status;
 		break;
@@ -1034,7 +1144,7 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 	case KDAT_EVENT_ASYNC_SRQ_LOW_WATERMARK:
 		ev->event_number = DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR;
 		ev->event_data.asynch_error_event_data.dat_handle =
-			(DAT_HANDLE)kd_table_find(ia, k->handle);
+			(DAT_HANDLE)kd_table_find(k->handle);
 		ev->event_data.asynch_error_event_data.reason =
 			DAT_SRQ_LOW_WATERMARK_EVENT;
 		break;
@@ -1044,7 +1154,7 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 				&ev->event_data.connect_event_data;
 			struct kd_ep *ep;
 
-			ep = (struct kd_ep *)kd_table_find(ia, k->handle);
+			ep = (struct kd_ep *)kd_table_find(k->handle);
 			d->ep_handle = ep;
 			if (ep && k->private_data_len) {
 				struct kdat_ep_query q;
@@ -1129,7 +1239,8 @@ static DAT_RETURN kd_ep_create(DAT_IA_HANDLE ia_handle,
 	if (!kd_check(pz_handle, DAT_HANDLE_TYPE_PZ) ||
 	    !kd_check(recv_evd, DAT_HANDLE_TYPE_EVD) ||
 	    !kd_check(request_evd, DAT_HANDLE_TYPE_EVD) ||
-	    !kd_check(connect_evd, DAT_HANDLE_TYPE_EVD))
+	    !kd_check(connect_evd, DAT_HANDLE_TYPE_EVD) ||
+	    ((struct kd_obj *)pz_handle)->ia != ia)
 		return DAT_INVALID_HANDLE;
 	if (!ep_handle)
 		return DAT_INVALID_PARAMETER;
@@ -1172,9 +1283,7 @@ static DAT_RETURN kd_ep_create(DAT_IA_HANDLE ia_handle,
 		return ret;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep) {
-		struct kdat_destroy d = { sizeof(d), c.out_ep_handle };
-
-		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		kd_destroy_kh(ia, c.out_ep_handle);
 		return DAT_INSUFFICIENT_RESOURCES;
 	}
 	ep->pz = pz_handle;
@@ -1252,9 +1361,7 @@ LIBDAT_API DAT_RETURN dat_srq_create(DAT_IA_HANDLE ia_handle,
 		return ret;
 	srq = calloc(1, sizeof(*srq));
 	if (!srq) {
-		struct kdat_destroy d = { sizeof(d), c.out_srq_handle };
-
-		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		kd_destroy_kh(ia, c.out_srq_handle);
 		return DAT_INSUFFICIENT_RESOURCES;
 	}
 	srq->pz = pz_handle;
@@ -1429,7 +1536,9 @@ LIBDAT_API DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep_handle,
 		return DAT_INVALID_ADDRESS;
 	}
 	c.ep_handle = ep->obj.kh;
-	c.conn_qual = conn_qual;
+	if (!kd_port(conn_qual))
+		return DAT_INVALID_PARAMETER;
+	c.conn_qual = kd_port(conn_qual);
 	c.timeout_us = timeout == DAT_TIMEOUT_INFINITE ? KDAT_WAIT_FOREVER :
 							 timeout;
 	c.private_data = (uintptr_t)pdata;
@@ -1561,17 +1670,17 @@ LIBDAT_API DAT_RETURN dat_psp_create(DAT_IA_HANDLE ia_handle,
 		return DAT_INVALID_PARAMETER;
 	if (flags != DAT_PSP_CONSUMER_FLAG)
 		return DAT_NOT_IMPLEMENTED;
+	if (!kd_port(conn_qual))
+		return DAT_INVALID_PARAMETER;
 	c.ia_handle = ia->obj.kh;
 	c.evd_handle = ((struct kd_obj *)evd_handle)->kh;
-	c.conn_qual = conn_qual;
+	c.conn_qual = kd_port(conn_qual);
 	ret = kd_ioctl(ia, KDAT_IOCTL_PSP_CREATE, &c);
 	if (ret)
 		return ret;
 	psp = calloc(1, sizeof(*psp));
 	if (!psp) {
-		struct kdat_destroy d = { sizeof(d), c.out_psp_handle };
-
-		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		kd_destroy_kh(ia, c.out_psp_handle);
 		return DAT_INSUFFICIENT_RESOURCES;
 	}
 	psp->evd = evd_handle;
@@ -1601,15 +1710,15 @@ LIBDAT_API DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia_handle,
 	c.ia_handle = ia->obj.kh;
 	c.evd_handle = ((struct kd_obj *)evd_handle)->kh;
 	c.rsp_ep_handle = ((struct kd_obj *)ep_handle)->kh;
-	c.conn_qual = conn_qual;
+	if (!kd_port(conn_qual))
+		return DAT_INVALID_PARAMETER;
+	c.conn_qual = kd_port(conn_qual);
 	ret = kd_ioctl(ia, KDAT_IOCTL_PSP_CREATE, &c);
 	if (ret)
 		return ret;
 	rsp = calloc(1, sizeof(*rsp));
 	if (!rsp) {
-		struct kdat_destroy d = { sizeof(d), c.out_psp_handle };
-
-		kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+		kd_destroy_kh(ia, c.out_psp_handle);
 		return DAT_INSUFFICIENT_RESOURCES;
 	}
 	rsp->evd = evd_handle;
@@ -1677,7 +1786,7 @@ static DAT_RETURN kd_cr_reply(struct kd_cr *cr, unsigned long cmd,
 		     DAT_GET_TYPE(ret) == DAT_INVALID_PARAMETER))) {
 		struct kd_psp *psp = cr->psp;
 
-		kd_table_del(ia, &cr->obj);
+		kd_table_del(&cr->obj);
 		cr->obj.provider = NULL;
 		free(cr);
 		/* An RSP's one request was answered: the RSP goes. */
@@ -2142,20 +2251,6 @@ KD_NOT_IMPLEMENTED(kd_extendedop, DAT_HANDLE a, DAT_EXTENDED_OP b, va_list c)
 #define KD_MAX_PROVIDERS 64
 static pthread_mutex_t kd_providers_lock = PTHREAD_MUTEX_INITIALIZER;
 static DAT_PROVIDER *kd_providers[KD_MAX_PROVIDERS];
-
-static bool kd_provider_known(const DAT_PROVIDER *p)
-{
-	int i;
-
-	if (!p)
-		return false;
-	if (p == &kdat_provider)
-		return true;
-	for (i = 0; i < KD_MAX_PROVIDERS; i++)
-		if (__atomic_load_n(&kd_providers[i], __ATOMIC_ACQUIRE) == p)
-			return true;
-	return false;
-}
 
 static DAT_PROVIDER *kd_provider_find(const char *name)
 {

@@ -7,7 +7,13 @@
 # mixing send/recv, RDMA read and RDMA write of several sizes, performance
 # tests (-T P) for RDMA write and read, and quit (-T Q). A run passes when
 # the client exits 0 without an error line and the server reports no
-# failure.
+# failure. Then the limit tests (-T L: IAs, PZs, EVDs, EPs, PSPs, LMRs and
+# posted receives, up to 8 each over 2 sets of objects): they must pass
+# and kdat must reach the same counts as OFA's provider.
+#
+# dapltest's -T P takes RW and RR only: its parser refuses SR for a
+# performance test, over any provider; send/recv is measured by the -T T
+# runs and by dtest.
 set -uo pipefail
 
 # shellcheck source=tests/dat/providers.sh
@@ -20,10 +26,11 @@ tests=(
 	"P -i 100 RR 4096 2"
 )
 providers=("$OFA" "$KDAT")
+limits="limit_ia limit_pz limit_evd limit_ep limit_psp limit_lmr limit_rpost"
 n=0
 fail=0
 echo "TAP version 13"
-echo "1..$((${#tests[@]} * ${#providers[@]}))"
+echo "1..$(((${#tests[@]} + 1) * ${#providers[@]}))"
 for p in "${providers[@]}"; do
 	for t in "${tests[@]}"; do
 		n=$((n + 1))
@@ -48,6 +55,29 @@ for p in "${providers[@]}"; do
 			fail=$((fail + 1))
 		fi
 	done
+done
+for p in "${providers[@]}"; do
+	n=$((n + 1))
+	rc=0
+	# shellcheck disable=SC2086 # a list of words
+	timeout 300 dapltest -T L -D "$p" -w 2 -m 8 $limits \
+		> "$work/lim" 2>&1 || rc=1
+	grep -qi 'error\|fail' "$work/lim" && rc=1
+	grep 'LimitTest: .* created\|opened\|posted per' "$work/lim" \
+		> "$work/lim-$p"
+	[ "$(wc -l < "$work/lim-$p")" = 7 ] || rc=1
+	sed "s/^/# $p: /" "$work/lim-$p"
+	if [ "$p" != "$OFA" ] && ! cmp -s "$work/lim-$OFA" "$work/lim-$p"; then
+		echo "# $p: limit counts differ from $OFA's"
+		rc=1
+	fi
+	if [ $rc = 0 ]; then
+		echo "ok $n dapltest -T L $limits over $p"
+	else
+		grep -hi 'error\|fail' "$work/lim" | head -5 | sed 's/^/# /'
+		echo "not ok $n dapltest -T L over $p"
+		fail=$((fail + 1))
+	fi
 done
 echo "# Totals: pass:$((n - fail)) fail:$fail skip:0"
 [ "$fail" = 0 ]

@@ -849,27 +849,179 @@ static void test_err_too_many_sends(void)
 }
 
 /* Another process's LMR context is not ours: refused. */
+/* An LMR context of another process (another open file) is no LMR here. */
 static void test_foreign_lmr(void)
 {
-	struct side c, s, x;
-	struct buf b, xb;
+	struct side c, s;
+	struct buf b, sb;
 	DAT_LMR_TRIPLET t;
+	DAT_LMR_CONTEXT xctx = 0;
+	int up[2], down[2], status;
+	pid_t pid;
+	char go = 0;
+
+	KTAP_EXPECT(!pipe(up) && !pipe(down));
+	pid = fork();
+	if (!pid) {
+		struct side x;
+		struct buf xb;
+
+		side_open(&x, NULL);
+		buf_reg(&x, &xb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+		if (write(up[1], &xb.lctx, sizeof(xb.lctx)) !=
+		    sizeof(xb.lctx) || read(down[0], &go, 1) != 1)
+			_exit(2);
+		_exit(0);
+	}
+	KTAP_EXPECT(read(up[0], &xctx, sizeof(xctx)) == sizeof(xctx));
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &sb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+	t = seg(&b, 0, 16);
+	t.lmr_context = xctx;
+	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0),
+		   DAT_PRIVILEGES_VIOLATION);
+	KTAP_EXPECT(write(down[1], &go, 1) == 1);
+	KTAP_EXPECT(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		    WEXITSTATUS(status) == 0);
+	/* Nothing was posted: the EP still works. */
+	t = seg(&sb, 0, 16);
+	OK(dat_ep_post_recv(s.ep, 1, &t, cookie(3),
+			    DAT_COMPLETION_DEFAULT_FLAG));
+	t = seg(&b, 0, 16);
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(2), 0));
+	expect_dto(c.dto_evd, 2, DAT_DTO_SUCCESS, 16);
+	expect_dto(s.dto_evd, 3, DAT_DTO_SUCCESS, 16);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+}
+
+/* Live kdat objects of @type in the whole system (debugfs), or -1. */
+static int kdat_objects(const char *type)
+{
+	FILE *f = fopen("/sys/kernel/debug/kdat/objects", "r");
+	char name[32];
+	int n, ret = -1;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%31s %d", name, &n) == 2)
+		if (!strcmp(name, type))
+			ret = n;
+	fclose(f);
+	return ret;
+}
+
+/*
+ * IAs of one process share objects: an EP of one IA may take its
+ * connection and DTO events from another IA's EVDs (same device), as
+ * dapltest's limit test does. Closing the IA whose EVDs are used is
+ * refused, graceful or abrupt; once they are free, an abrupt close
+ * destroys that IA's objects and nothing of the other IA.
+ */
+static void test_ia_close_scope(void)
+{
+	static const char *const types[] = { "ia", "pz", "lmr", "evd", "ep",
+					     "psp" };
+	/* What closing a takes away: see side_open and below. */
+	static const int gone[] = { 1, 1, 1, 4, 1, 1 };
+	struct side a, b, c;
+	struct buf ba, bb, bc;
+	DAT_EP_HANDLE ep;
+	DAT_EP_ATTR at = ep_attr();
+	DAT_LMR_TRIPLET t;
+	int before[6], i;
+
+	side_open(&a, NULL);
+	side_open(&b, NULL);
+	buf_reg(&a, &ba, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	OK(dat_psp_create(a.ia, new_qual(), a.cr_evd, DAT_PSP_CONSUMER_FLAG,
+			  &a.psp));
+	OK(dat_ep_create(b.ia, b.pz, a.dto_evd, a.dto_evd, a.conn_evd, &at,
+			 &ep));
+	/* A PZ of another IA is not one of this IA's. */
+	EXPECT_DAT(dat_ep_create(b.ia, a.pz, b.dto_evd, b.dto_evd, b.conn_evd,
+				 &at, &ep), DAT_INVALID_HANDLE);
+	EXPECT_DAT(dat_ia_close(a.ia, DAT_CLOSE_GRACEFUL_FLAG),
+		   DAT_INVALID_STATE);
+	EXPECT_DAT(dat_ia_close(a.ia, DAT_CLOSE_ABRUPT_FLAG),
+		   DAT_INVALID_STATE);
+	/* Refused means untouched. */
+	state_is(a.ep, DAT_EP_STATE_UNCONNECTED);
+	state_is(ep, DAT_EP_STATE_UNCONNECTED);
+	OK(dat_ep_free(ep));
+
+	for (i = 0; i < 6; i++)
+		before[i] = kdat_objects(types[i]);
+	OK(dat_ia_close(a.ia, DAT_CLOSE_ABRUPT_FLAG));
+	for (i = 0; i < 6; i++) {
+		int now = kdat_objects(types[i]);
+
+		if (before[i] >= 0 && now != before[i] - gone[i])
+			KTAP_FAIL("%s: %d live, want %d", types[i], now,
+				  before[i] - gone[i]);
+	}
+	EXPECT_DAT(dat_pz_free(a.pz), DAT_INVALID_HANDLE);
+	EXPECT_DAT(dat_lmr_free(ba.lmr), DAT_INVALID_HANDLE);
+	EXPECT_DAT(dat_ep_free(a.ep), DAT_INVALID_HANDLE);
+	EXPECT_DAT(dat_ia_close(a.ia, DAT_CLOSE_ABRUPT_FLAG),
+		   DAT_INVALID_HANDLE);
+
+	/* b is whole: it connects and moves data. */
+	side_open(&c, NULL);
+	buf_reg(&b, &bb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&c, &bc, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &b, false);
+	t = seg(&bb, 0, 64);
+	OK(dat_ep_post_recv(b.ep, 1, &t, cookie(7), DAT_COMPLETION_DEFAULT_FLAG));
+	memset(bc.p, 0x5a, 64);
+	t = seg(&bc, 0, 64);
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(8), 0));
+	expect_dto(c.dto_evd, 8, DAT_DTO_SUCCESS, 64);
+	expect_dto(b.dto_evd, 7, DAT_DTO_SUCCESS, 64);
+	KTAP_EXPECT(bb.p[0] == 0x5a && bb.p[63] == 0x5a);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(b.ia, DAT_CLOSE_ABRUPT_FLAG));
+	if (before[0] < 0)
+		ktap_diag("no debugfs (not root?): object counts not checked");
+}
+
+/* Connection qualifiers past 16 bits name the port of their low bits. */
+static void test_conn_qual_wide(void)
+{
+	struct side c, s;
+	DAT_CONN_QUAL q = ((DAT_CONN_QUAL)0xabcd << 16) | new_qual();
+	DAT_PSP_HANDLE psp2;
+	DAT_EVENT ev;
 
 	side_open(&c, NULL);
 	side_open(&s, NULL);
-	side_open(&x, NULL);		/* another IA: another open file */
-	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&x, &xb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
-	t = seg(&xb, 0, 16);
-	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0),
-		   DAT_PRIVILEGES_VIOLATION);
-	OK(dat_ia_close(x.ia, DAT_CLOSE_ABRUPT_FLAG));
+	EXPECT_DAT(dat_psp_create(s.ia, (DAT_CONN_QUAL)1 << 16, s.cr_evd,
+				  DAT_PSP_CONSUMER_FLAG, &psp2),
+		   DAT_INVALID_PARAMETER);
+	OK(dat_psp_create(s.ia, q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+	/* The same port under another name is the same qualifier. */
+	EXPECT_DAT(dat_psp_create(s.ia, q & 0xffff, s.cr_evd,
+				  DAT_PSP_CONSUMER_FLAG, &psp2),
+		   DAT_CONN_QUAL_IN_USE);
+	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
+			  NULL, DAT_QOS_BEST_EFFORT,
+			  DAT_CONNECT_DEFAULT_FLAG));
+	wait_event(s.cr_evd, &ev);
+	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+	KTAP_EXPECT(ev.event_data.cr_arrival_event_data.conn_qual == q);
+	OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s.ep,
+			 0, NULL));
+	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
 	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
-
-
 
 /*
  * Disconnect flushes what is posted; posts on a DISCONNECTED EP are
@@ -1687,6 +1839,8 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_post_se),
 	KTAP_CASE(test_dup_connect),
 	KTAP_CASE(test_list_providers),
+	KTAP_CASE(test_ia_close_scope),
+	KTAP_CASE(test_conn_qual_wide),
 };
 
 int main(void)

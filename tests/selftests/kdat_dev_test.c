@@ -447,6 +447,60 @@ static uint32_t mk_cno(int fd, uint32_t ia)
 	return mk(fd, KDAT_IOCTL_CNO_CREATE, &c, &c.out_cno_handle);
 }
 
+static int destroy_flags(int fd, uint32_t h, uint32_t flags, uint32_t rsvd)
+{
+	struct kdat_destroy cmd = { .size = sizeof(cmd), .handle = h,
+				    .flags = flags, .__reserved = rsvd };
+
+	return kioctl(fd, KDAT_IOCTL_DESTROY, &cmd);
+}
+
+/*
+ * KDAT_DESTROY_IA_ALL: an IA with everything built on it, and nothing of
+ * another IA; refused while another IA's EP uses one of its EVDs.
+ */
+static void destroy_ia_all(void)
+{
+	int fd = dev_open();
+	struct kdat_ep_create c = { .size = sizeof(c) };
+	struct kdat_ia_query q;
+	uint32_t ia1, ia2, pz1, evd1, conn1, ep1, ep2;
+
+	ia1 = pz_ia(fd, &pz1);
+	ia2 = pz_ia(fd, &c.pz_handle);
+	evd1 = mk_evd(fd, ia1, KDAT_EVD_DTO);
+	conn1 = mk_evd(fd, ia1, KDAT_EVD_CONNECTION);
+	/* IA 2's EP on IA 1's EVDs. */
+	c.recv_evd_handle = evd1;
+	c.request_evd_handle = evd1;
+	c.connect_evd_handle = conn1;
+	c.attr.max_recv_dtos = 4;
+	c.attr.max_request_dtos = 4;
+	ep2 = mk(fd, KDAT_IOCTL_EP_CREATE, &c, &c.out_ep_handle);
+	c.pz_handle = pz1;
+	ep1 = mk(fd, KDAT_IOCTL_EP_CREATE, &c, &c.out_ep_handle);
+
+	KTAP_EXPECT_RET(destroy_flags(fd, ia1, 2, 0), EINVAL);
+	KTAP_EXPECT_RET(destroy_flags(fd, ia1, KDAT_DESTROY_IA_ALL, 1), EINVAL);
+	KTAP_EXPECT_RET(destroy_flags(fd, pz1, KDAT_DESTROY_IA_ALL, 0), EBADF);
+	KTAP_EXPECT_RET(destroy(fd, ia1), EBUSY);
+	KTAP_EXPECT_RET(destroy_flags(fd, ia1, KDAT_DESTROY_IA_ALL, 0), EBUSY);
+	/* Refused: every object is still there. */
+	KTAP_EXPECT_RET(ia_query(fd, ia1, &q), 0);
+	KTAP_EXPECT_RET(destroy(fd, ep2), 0);
+	KTAP_EXPECT_RET(destroy_flags(fd, ia1, KDAT_DESTROY_IA_ALL, 0), 0);
+	KTAP_EXPECT_RET(ia_query(fd, ia1, &q), EBADF);
+	KTAP_EXPECT_RET(destroy(fd, ep1), EBADF);
+	KTAP_EXPECT_RET(destroy(fd, evd1), EBADF);
+	KTAP_EXPECT_RET(destroy(fd, pz1), EBADF);
+	/* IA 2 is whole and goes the same way. */
+	KTAP_EXPECT_RET(ia_query(fd, ia2, &q), 0);
+	KTAP_EXPECT_RET(destroy(fd, ia2), EBUSY);
+	KTAP_EXPECT_RET(destroy_flags(fd, ia2, KDAT_DESTROY_IA_ALL, 0), 0);
+	KTAP_EXPECT_RET(destroy(fd, c.pz_handle), EBADF);
+	KTAP_EXPECT(close(fd) == 0);
+}
+
 /*
  * Each fill returns what the valid call answers: 0, or the errno of the
  * command's own semantics where a success needs a peer (an empty EVD,
@@ -758,6 +812,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(ia_open_bad_args),
 	KTAP_CASE(double_close),
 	KTAP_CASE(foreign_handle_refused),
+	KTAP_CASE(destroy_ia_all),
 	KTAP_CASE(size_protocol),
 	KTAP_CASE(unknown_ioctls),
 };

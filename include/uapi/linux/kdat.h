@@ -273,14 +273,23 @@ struct kdat_ia_query {
 
 /**
  * struct kdat_destroy - KDAT_IOCTL_DESTROY: destroy any object by handle
- * @size: sizeof(struct kdat_destroy)
+ * @size: sizeof(struct kdat_destroy); 8 (up to @handle) is still accepted
  * @handle: in: the object. EBADF when it is not the caller's; EBUSY when
  *          other objects still use it (DAT_INVALID_STATE).
+ * @flags: in: 0, or KDAT_DESTROY_IA_ALL on an IA: destroy, newest first,
+ *         every object of this file created on the IA, then the IA
+ *         (dat_ia_close's abrupt close). EBUSY, and nothing destroyed,
+ *         while objects of another IA use this IA's EVDs.
+ * @__reserved: 0
  */
 struct kdat_destroy {
 	__u32 size;
 	__u32 handle;
+	__u32 flags;
+	__u32 __reserved;
 };
+
+#define KDAT_DESTROY_IA_ALL	(1U << 0)
 
 #define KDAT_IOCTL_DESTROY	_IO(KDAT_TYPE, KDAT_CMD_DESTROY)
 
