@@ -213,6 +213,8 @@ struct kdat_evd {
 	u32 head, count;
 	bool overflowed;		/* events were dropped */
 	bool waiting;			/* a thread waits */
+	bool unwaitable;		/* waits fail at once (EBUSY) */
+	bool disabled;			/* events do not trigger the CNO */
 	struct kdat_cno *cno;		/* or NULL */
 	wait_queue_head_t wq;
 
@@ -233,22 +235,31 @@ struct kdat_dto_ctx {
 	u64 length;
 	u8 op;				/* enum kdat_dto_op */
 	u8 flags;			/* KDAT_COMPLETION_* */
-	u16 next_free;
+	struct kdat_dto_ctx *next_free;	/* while free */
 };
 
 /*
  * The DTO slots of one queue (an EP's sends or receives, an SRQ's
  * buffers): a free list threaded through the slots. Taken and given back
- * under the owner's spinlock.
+ * under the owner's spinlock. Slots live in chunks that never move (a work
+ * request carries a pointer to its slot), so a queue can grow while DTOs
+ * are in flight: growing adds a chunk. At most @limit slots are in use at
+ * a time; @nr exist.
  */
+struct kdat_slot_chunk;
+
 struct kdat_slots {
-	struct kdat_dto_ctx *ctx;
+	struct kdat_slot_chunk *chunks;
+	struct kdat_dto_ctx *free;	/* first free slot, or NULL */
+	u32 nr;
+	u32 limit;			/* <= nr */
 	u32 posted;			/* slots in use */
-	u16 free;			/* first free slot, U16_MAX: none */
 };
 
 int kdat_slots_init(struct kdat_slots *s, u32 n, struct kdat_ep *ep,
 		    struct kdat_srq *srq);
+int kdat_slots_grow(struct kdat_slots *s, u32 n, struct kdat_ep *ep,
+		    struct kdat_srq *srq, spinlock_t *lock);
 void kdat_slots_fini(struct kdat_slots *s);
 struct kdat_dto_ctx *kdat_slot_get(struct kdat_slots *s);
 void kdat_slot_put(struct kdat_slots *s, struct kdat_dto_ctx *ctx);
@@ -427,6 +438,8 @@ int kdat_cmd_cno_create(struct kdat_ucmd *ucmd);
 int kdat_cmd_cno_wait(struct kdat_ucmd *ucmd);
 int kdat_cmd_evd_modify_cno(struct kdat_ucmd *ucmd);
 int kdat_cmd_evd_post_se(struct kdat_ucmd *ucmd);
+int kdat_cmd_evd_modify(struct kdat_ucmd *ucmd);
+int kdat_cmd_ep_modify(struct kdat_ucmd *ucmd);
 void kdat_evd_uncommit(struct kdat_evd *evd, u32 n);
 
 /* kdat_ep.c */
@@ -445,6 +458,7 @@ void kdat_ep_conn_event(struct kdat_ep *ep, u32 event_number);
 /* kdat_srq.c */
 int kdat_cmd_srq_create(struct kdat_ucmd *ucmd);
 int kdat_cmd_srq_set_lw(struct kdat_ucmd *ucmd);
+int kdat_cmd_srq_resize(struct kdat_ucmd *ucmd);
 struct kdat_srq *kdat_srq_get(struct kdat_file *kfile, u32 handle);
 
 /* kdat_cm.c */

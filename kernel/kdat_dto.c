@@ -13,7 +13,6 @@
 
 #include "kdat.h"
 
-#define KDAT_NO_SLOT		U16_MAX
 #define KDAT_DTO_MAX_IOV	32
 
 /*
@@ -52,14 +51,14 @@ static int kdat_dto_check_flags(const struct kdat_ep *ep, u32 op, u32 flags)
 
 	if (op == KDAT_DTO_RECEIVE) {
 		allowed = KDAT_COMPLETION_UNSIGNALLED;
-		ep_flags = ep->attr.recv_completion_flags;
+		ep_flags = READ_ONCE(ep->attr.recv_completion_flags);
 	} else {
 		allowed = KDAT_COMPLETION_SUPPRESS |
 			  KDAT_COMPLETION_UNSIGNALLED |
 			  KDAT_COMPLETION_BARRIER_FENCE;
 		if (op == KDAT_DTO_SEND)
 			allowed |= KDAT_COMPLETION_SOLICITED_WAIT;
-		ep_flags = ep->attr.request_completion_flags;
+		ep_flags = READ_ONCE(ep->attr.request_completion_flags);
 	}
 	if (flags & ~allowed)
 		return -EINVAL;
@@ -185,39 +184,88 @@ static void kdat_dto_event(struct kdat_ep *ep, u32 op, u64 cookie,
 		      &ev);
 }
 
+struct kdat_slot_chunk {
+	struct kdat_slot_chunk *next;
+	struct kdat_dto_ctx ctx[];
+};
+
+static struct kdat_slot_chunk *kdat_slot_chunk_alloc(u32 n,
+						     struct kdat_ep *ep,
+						     struct kdat_srq *srq)
+{
+	struct kdat_slot_chunk *c;
+	u32 i;
+
+	c = kvzalloc(struct_size(c, ctx, n), GFP_KERNEL);
+	if (!c)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		c->ctx[i].cqe.done = kdat_dto_done;
+		c->ctx[i].ep = ep;
+		c->ctx[i].srq = srq;
+		c->ctx[i].next_free = i + 1 < n ? &c->ctx[i + 1] : NULL;
+	}
+	return c;
+}
+
 int kdat_slots_init(struct kdat_slots *s, u32 n, struct kdat_ep *ep,
 		    struct kdat_srq *srq)
 {
-	u32 i;
-
-	s->ctx = kvcalloc(n, sizeof(*s->ctx), GFP_KERNEL);
-	if (!s->ctx)
+	memset(s, 0, sizeof(*s));
+	if (!n)
+		return 0;
+	s->chunks = kdat_slot_chunk_alloc(n, ep, srq);
+	if (!s->chunks)
 		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		s->ctx[i].cqe.done = kdat_dto_done;
-		s->ctx[i].ep = ep;
-		s->ctx[i].srq = srq;
-		s->ctx[i].next_free = i + 1 < n ? i + 1 : KDAT_NO_SLOT;
-	}
-	s->free = n ? 0 : KDAT_NO_SLOT;
-	s->posted = 0;
+	s->free = &s->chunks->ctx[0];
+	s->nr = n;
+	s->limit = n;
+	return 0;
+}
+
+/*
+ * Give @s @n slots (n > s->nr) while it may be in use: the new chunk is
+ * built outside @lock, the owner's, and linked in under it.
+ */
+int kdat_slots_grow(struct kdat_slots *s, u32 n, struct kdat_ep *ep,
+		    struct kdat_srq *srq, spinlock_t *lock)
+{
+	struct kdat_slot_chunk *c;
+	unsigned long flags;
+	u32 add = n - s->nr;
+
+	c = kdat_slot_chunk_alloc(add, ep, srq);
+	if (!c)
+		return -ENOMEM;
+	spin_lock_irqsave(lock, flags);
+	c->ctx[add - 1].next_free = s->free;
+	s->free = &c->ctx[0];
+	c->next = s->chunks;
+	s->chunks = c;
+	s->nr = n;
+	s->limit = n;
+	spin_unlock_irqrestore(lock, flags);
 	return 0;
 }
 
 void kdat_slots_fini(struct kdat_slots *s)
 {
-	kvfree(s->ctx);
-	s->ctx = NULL;
+	while (s->chunks) {
+		struct kdat_slot_chunk *c = s->chunks;
+
+		s->chunks = c->next;
+		kvfree(c);
+	}
+	s->free = NULL;
 }
 
-/* A free slot, or NULL when all are in use; the owner's lock held. */
+/* A free slot, or NULL when @limit are in use; the owner's lock held. */
 struct kdat_dto_ctx *kdat_slot_get(struct kdat_slots *s)
 {
-	struct kdat_dto_ctx *ctx;
+	struct kdat_dto_ctx *ctx = s->free;
 
-	if (s->free == KDAT_NO_SLOT)
+	if (!ctx || s->posted >= s->limit)
 		return NULL;
-	ctx = &s->ctx[s->free];
 	s->free = ctx->next_free;
 	s->posted++;
 	return ctx;
@@ -227,7 +275,7 @@ struct kdat_dto_ctx *kdat_slot_get(struct kdat_slots *s)
 void kdat_slot_put(struct kdat_slots *s, struct kdat_dto_ctx *ctx)
 {
 	ctx->next_free = s->free;
-	s->free = ctx - s->ctx;
+	s->free = ctx;
 	s->posted--;
 }
 

@@ -1033,3 +1033,130 @@ int kdat_cmd_ep_reset(struct kdat_ucmd *ucmd)
 	kdat_obj_put(&ep->obj);
 	return ret;
 }
+
+/* New DTO limit @n for @s, whose QP queue was sized at create; ep->lock. */
+static int kdat_ep_set_limit(struct kdat_slots *s, u32 n)
+{
+	if (!n)
+		return -EINVAL;
+	if (n > s->nr)
+		return -EOPNOTSUPP;	/* the QP cannot grow */
+	if (s->posted > n)
+		return -EBUSY;
+	s->limit = n;
+	return 0;
+}
+
+static int kdat_ep_modify_dtos(struct kdat_ep *ep, const struct kdat_ep_attr *a)
+{
+	u32 old_recv = ep->attr.max_recv_dtos;
+	u32 old_req = ep->attr.max_request_dtos;
+	unsigned long flags;
+	int ret;
+
+	if (ep->srq && a->max_recv_dtos != old_recv)
+		return -EINVAL;	/* the SRQ's */
+	spin_lock_irqsave(&ep->lock, flags);
+	ret = kdat_ep_set_limit(&ep->send, a->max_request_dtos);
+	if (!ret && !ep->srq) {
+		ret = kdat_ep_set_limit(&ep->recv, a->max_recv_dtos);
+		if (ret)
+			ep->send.limit = old_req;
+	}
+	spin_unlock_irqrestore(&ep->lock, flags);
+	if (ret)
+		return ret;
+	/* Smaller or equal: the CQs hold the new commitment as they are. */
+	kdat_evd_uncommit(ep->recv_evd, old_recv);
+	kdat_evd_uncommit(ep->req_evd, old_req);
+	WARN_ON(kdat_evd_commit(ep->recv_evd, a->max_recv_dtos));
+	WARN_ON(kdat_evd_commit(ep->req_evd, a->max_request_dtos));
+	ep->attr.max_recv_dtos = a->max_recv_dtos;
+	ep->attr.max_request_dtos = a->max_request_dtos;
+	return 0;
+}
+
+int kdat_cmd_ep_modify(struct kdat_ucmd *ucmd)
+{
+	const u32 all = KDAT_EP_MODIFY_COMPLETION_FLAGS |
+			KDAT_EP_MODIFY_RDMA_READ | KDAT_EP_MODIFY_DTOS;
+	struct kdat_ep_modify *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_ep_attr *a = &cmd->attr;
+	struct kdat_device *kdev;
+	enum kdat_ep_state state;
+	struct kdat_ep *ep;
+	int ret = 0;
+
+	if (cmd->__reserved || !cmd->mask || (cmd->mask & ~all))
+		return -EINVAL;
+	/* The file lock orders CQ commitments; cm_lock keeps the state. */
+	mutex_lock(&kfile->lock);
+	ep = kdat_get(kfile, cmd->ep_handle, struct kdat_ep, KDAT_OBJ_EP);
+	if (!ep) {
+		mutex_unlock(&kfile->lock);
+		return -EBADF;
+	}
+	kdev = ep->pz->ia->kdev;
+	mutex_lock(&ep->cm_lock);
+	state = kdat_ep_state(ep);
+	if (state != KDAT_EP_STATE_UNCONNECTED &&
+	    state != KDAT_EP_STATE_RESERVED) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (cmd->mask & KDAT_EP_MODIFY_COMPLETION_FLAGS) {
+		const u32 ok = KDAT_COMPLETION_SUPPRESS |
+			       KDAT_COMPLETION_SOLICITED_WAIT |
+			       KDAT_COMPLETION_UNSIGNALLED |
+			       KDAT_COMPLETION_BARRIER_FENCE;
+
+		if ((a->recv_completion_flags | a->request_completion_flags) &
+		    ~ok) {
+			ret = -EINVAL;
+			goto out;
+		}
+		/* Solicited waits need the receive CQ chosen at create. */
+		if ((a->recv_completion_flags ^ ep->attr.recv_completion_flags) &
+		    KDAT_COMPLETION_SOLICITED_WAIT) {
+			ret = -EOPNOTSUPP;
+			goto out;
+		}
+	}
+	if (cmd->mask & KDAT_EP_MODIFY_RDMA_READ) {
+		down_read(&kdev->rwsem);
+		if (!kdev->ibdev)
+			ret = -ENODEV;
+		else if (a->max_rdma_read_in >
+			 kdev->ibdev->attrs.max_qp_rd_atom ||
+			 a->max_rdma_read_out >
+			 kdev->ibdev->attrs.max_qp_init_rd_atom)
+			ret = -EINVAL;
+		up_read(&kdev->rwsem);
+		if (ret)
+			goto out;
+	}
+	/* Checked; from here each part applies or nothing changed. */
+	if (cmd->mask & KDAT_EP_MODIFY_DTOS) {
+		ret = kdat_ep_modify_dtos(ep, a);
+		if (ret)
+			goto out;
+	}
+	if (cmd->mask & KDAT_EP_MODIFY_COMPLETION_FLAGS) {
+		WRITE_ONCE(ep->attr.recv_completion_flags,
+			   a->recv_completion_flags);
+		WRITE_ONCE(ep->attr.request_completion_flags,
+			   a->request_completion_flags);
+	}
+	if (cmd->mask & KDAT_EP_MODIFY_RDMA_READ) {
+		ep->attr.max_rdma_read_in = a->max_rdma_read_in;
+		ep->attr.max_rdma_read_out = a->max_rdma_read_out;
+	}
+	*a = ep->attr;
+	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
+out:
+	mutex_unlock(&ep->cm_lock);
+	kdat_obj_put(&ep->obj);
+	mutex_unlock(&kfile->lock);
+	return ret;
+}

@@ -44,8 +44,11 @@ void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev)
 	unsigned long flags;
 
 	spin_lock_irqsave(&evd->lock, flags);
-	/* A waiter on the EVD itself takes the event; else the CNO hears. */
-	if (evd->cno && !evd->waiting)
+	/*
+	 * A waiter on the EVD itself takes the event; else the CNO hears,
+	 * unless the EVD is disabled.
+	 */
+	if (evd->cno && !evd->waiting && !evd->disabled)
 		kdat_cno_trigger(evd->cno, evd);
 	if (evd->count < evd->qlen && !evd->overflowed) {
 		*kdat_evd_slot(evd, evd->count++) = *ev;
@@ -329,7 +332,7 @@ int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
 
 	if (cmd->threshold) {
 		spin_lock_irqsave(&evd->lock, flags);
-		if (evd->waiting)
+		if (evd->waiting || evd->unwaitable)
 			ret = -EBUSY;
 		evd->waiting = !ret;
 		spin_unlock_irqrestore(&evd->lock, flags);
@@ -342,11 +345,17 @@ int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
 			timeout = usecs_to_jiffies(min_t(u64, cmd->timeout_us,
 							 U32_MAX));
 		timeout = wait_event_interruptible_timeout(evd->wq,
-				READ_ONCE(evd->count) >= cmd->threshold,
+				READ_ONCE(evd->count) >= cmd->threshold ||
+				READ_ONCE(evd->unwaitable),
 				timeout);
 		spin_lock_irqsave(&evd->lock, flags);
 		evd->waiting = false;
+		/* Made unwaitable under the waiter: it returns at once. */
+		if (evd->unwaitable && timeout >= 0)
+			ret = -EBUSY;
 		spin_unlock_irqrestore(&evd->lock, flags);
+		if (ret)
+			goto out_put;
 		if (timeout < 0) {
 			ret = timeout;	/* -ERESTARTSYS */
 			if (ret == -ERESTARTSYS)
@@ -555,6 +564,86 @@ out_put:
 	kdat_obj_put(&evd->obj);
 out_unlock:
 	mutex_unlock(&kfile->lock);
+	return ret;
+}
+
+/*
+ * Give @evd room for @qlen events, keeping those queued in order. EBUSY
+ * when more are queued than @qlen.
+ */
+static int kdat_evd_resize(struct kdat_evd *evd, u32 qlen)
+{
+	struct kdat_event *events, *old;
+	unsigned long flags;
+	u32 i;
+
+	if (!qlen || qlen > KDAT_EVD_MAX_QLEN)
+		return -EINVAL;
+	/* One spare slot for the overflow event, as at create. */
+	events = kvcalloc(qlen + 1, sizeof(*events), GFP_KERNEL);
+	if (!events)
+		return -ENOMEM;
+	spin_lock_irqsave(&evd->lock, flags);
+	if (evd->count > qlen) {
+		spin_unlock_irqrestore(&evd->lock, flags);
+		kvfree(events);
+		return -EBUSY;
+	}
+	for (i = 0; i < evd->count; i++)
+		events[i] = *kdat_evd_slot(evd, i);
+	old = evd->events;
+	evd->events = events;
+	evd->head = 0;
+	evd->qlen = qlen;
+	spin_unlock_irqrestore(&evd->lock, flags);
+	kvfree(old);
+	/* A waiter's threshold may have become unreachable: it re-checks. */
+	wake_up(&evd->wq);
+	return 0;
+}
+
+int kdat_cmd_evd_modify(struct kdat_ucmd *ucmd)
+{
+	struct kdat_evd_modify *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_evd *evd;
+	unsigned long flags;
+	int ret = 0;
+
+	if (cmd->op != KDAT_EVD_OP_RESIZE && cmd->qlen)
+		return -EINVAL;
+	evd = kdat_get(kfile, cmd->evd_handle, struct kdat_evd, KDAT_OBJ_EVD);
+	if (!evd)
+		return -EBADF;
+	spin_lock_irqsave(&evd->lock, flags);
+	switch (cmd->op) {
+	case KDAT_EVD_OP_SET_UNWAITABLE:
+		evd->unwaitable = true;
+		break;
+	case KDAT_EVD_OP_CLEAR_UNWAITABLE:
+		evd->unwaitable = false;
+		break;
+	case KDAT_EVD_OP_ENABLE:
+		evd->disabled = false;
+		break;
+	case KDAT_EVD_OP_DISABLE:
+		evd->disabled = true;
+		break;
+	case KDAT_EVD_OP_RESIZE:
+		break;
+	default:
+		ret = -EINVAL;
+	}
+	spin_unlock_irqrestore(&evd->lock, flags);
+	if (!ret && cmd->op == KDAT_EVD_OP_SET_UNWAITABLE)
+		wake_up(&evd->wq);
+	if (!ret && cmd->op == KDAT_EVD_OP_RESIZE) {
+		/* One resize at a time: the file lock. */
+		mutex_lock(&kfile->lock);
+		ret = kdat_evd_resize(evd, cmd->qlen);
+		mutex_unlock(&kfile->lock);
+	}
+	kdat_obj_put(&evd->obj);
 	return ret;
 }
 

@@ -100,6 +100,9 @@ union kdat_ucmd_buffer {
 	struct kdat_rmr_create rmr_create;
 	struct kdat_rmr_bind rmr_bind;
 	struct kdat_evd_post_se evd_post_se;
+	struct kdat_evd_modify evd_modify;
+	struct kdat_srq_resize srq_resize;
+	struct kdat_ep_modify ep_modify;
 };
 
 struct kdat_ioctl_op {
@@ -178,6 +181,12 @@ static const struct kdat_ioctl_op kdat_ioctl_ops[] = {
 		      struct kdat_rmr_bind, __reserved),
 	KDAT_IOCTL_OP(KDAT_IOCTL_EVD_POST_SE, kdat_cmd_evd_post_se,
 		      struct kdat_evd_post_se, pointer),
+	KDAT_IOCTL_OP(KDAT_IOCTL_EVD_MODIFY, kdat_cmd_evd_modify,
+		      struct kdat_evd_modify, qlen),
+	KDAT_IOCTL_OP(KDAT_IOCTL_SRQ_RESIZE, kdat_cmd_srq_resize,
+		      struct kdat_srq_resize, __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_EP_MODIFY, kdat_cmd_ep_modify,
+		      struct kdat_ep_modify, attr),
 };
 
 static long kdat_fops_ioctl(struct file *filp, unsigned int cmd,
@@ -267,6 +276,9 @@ static void kdat_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct kdat_rmr_create) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_rmr_bind) != 56);
 	BUILD_BUG_ON(sizeof(struct kdat_evd_post_se) != 16);
+	BUILD_BUG_ON(sizeof(struct kdat_evd_modify) != 16);
+	BUILD_BUG_ON(sizeof(struct kdat_srq_resize) != 16);
+	BUILD_BUG_ON(sizeof(struct kdat_ep_modify) != 48);
 	BUILD_BUG_ON(sizeof(struct kdat_event) != 64);
 	BUILD_BUG_ON(sizeof(struct kdat_evd_wait) != 40);
 	BUILD_BUG_ON(sizeof(struct kdat_ep_attr) != 32);

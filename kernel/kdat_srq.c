@@ -187,3 +187,55 @@ int kdat_cmd_srq_set_lw(struct kdat_ucmd *ucmd)
 	kdat_obj_put(&srq->obj);
 	return ret;
 }
+
+/*
+ * Growing asks the device for a larger SRQ, then adds slots (buffers in
+ * flight keep theirs); shrinking only lowers the slot limit, the device
+ * keeping its size.
+ */
+int kdat_cmd_srq_resize(struct kdat_ucmd *ucmd)
+{
+	struct kdat_srq_resize *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_device *kdev;
+	struct kdat_srq *srq;
+	unsigned long flags;
+	int ret = 0;
+
+	if (cmd->__reserved || !cmd->max_recv_dtos ||
+	    cmd->max_recv_dtos > KDAT_SRQ_MAX_DTOS)
+		return -EINVAL;
+	/* One resize at a time, and the slots' size with it. */
+	mutex_lock(&kfile->lock);
+	srq = kdat_srq_get(kfile, cmd->srq_handle);
+	if (!srq) {
+		mutex_unlock(&kfile->lock);
+		return -EBADF;
+	}
+	kdev = srq->pz->ia->kdev;
+	if (cmd->max_recv_dtos > srq->slots.nr) {
+		struct ib_srq_attr attr = { .max_wr = cmd->max_recv_dtos };
+
+		down_read(&kdev->rwsem);
+		if (!srq->srq)
+			ret = -ENODEV;
+		else if (ib_modify_srq(srq->srq, &attr, IB_SRQ_MAX_WR))
+			ret = -ENOMEM;
+		up_read(&kdev->rwsem);
+		if (!ret)
+			ret = kdat_slots_grow(&srq->slots, cmd->max_recv_dtos,
+					      NULL, srq, &srq->lock);
+	} else {
+		spin_lock_irqsave(&srq->lock, flags);
+		if (srq->slots.posted > cmd->max_recv_dtos)
+			ret = -EBUSY;
+		else
+			srq->slots.limit = cmd->max_recv_dtos;
+		spin_unlock_irqrestore(&srq->lock, flags);
+	}
+	if (!ret)
+		WRITE_ONCE(srq->max_recv_dtos, cmd->max_recv_dtos);
+	kdat_obj_put(&srq->obj);
+	mutex_unlock(&kfile->lock);
+	return ret;
+}

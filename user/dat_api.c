@@ -152,6 +152,7 @@ struct kd_ep {
 	struct kd_obj obj;
 	struct kd_pz *pz;
 	struct kd_evd *recv_evd, *req_evd, *conn_evd;
+	struct kd_srq *srq;		/* or NULL */
 	DAT_EP_ATTR attr;
 	unsigned char pdata[KDAT_PRIVATE_DATA_BUF];
 	struct sockaddr_storage remote, local;
@@ -1007,6 +1008,56 @@ LIBDAT_API DAT_RETURN dat_cno_wait(DAT_CNO_HANDLE cno_handle,
 	return DAT_SUCCESS;
 }
 
+static DAT_RETURN kd_evd_modify(DAT_EVD_HANDLE evd_handle, uint32_t op,
+				DAT_COUNT qlen)
+{
+	struct kdat_evd_modify c = { .size = sizeof(c), .op = op };
+	struct kd_evd *evd = evd_handle;
+	DAT_RETURN ret;
+
+	if (!kd_check(evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (op == KDAT_EVD_OP_RESIZE) {
+		if (qlen <= 0)
+			return DAT_INVALID_PARAMETER;
+		c.qlen = qlen;
+	}
+	c.evd_handle = evd->obj.kh;
+	ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_MODIFY, &c);
+	if (ret == DAT_SUCCESS && op == KDAT_EVD_OP_RESIZE)
+		evd->qlen = qlen;
+	return ret;
+}
+
+/* Waits on an unwaitable EVD answer DAT_INVALID_STATE; dequeue works. */
+LIBDAT_API DAT_RETURN dat_evd_set_unwaitable(DAT_EVD_HANDLE evd_handle)
+{
+	return kd_evd_modify(evd_handle, KDAT_EVD_OP_SET_UNWAITABLE, 0);
+}
+
+LIBDAT_API DAT_RETURN dat_evd_clear_unwaitable(DAT_EVD_HANDLE evd_handle)
+{
+	return kd_evd_modify(evd_handle, KDAT_EVD_OP_CLEAR_UNWAITABLE, 0);
+}
+
+/* A disabled EVD queues its events but does not trigger its CNO. */
+LIBDAT_API DAT_RETURN dat_evd_enable(DAT_EVD_HANDLE evd_handle)
+{
+	return kd_evd_modify(evd_handle, KDAT_EVD_OP_ENABLE, 0);
+}
+
+LIBDAT_API DAT_RETURN dat_evd_disable(DAT_EVD_HANDLE evd_handle)
+{
+	return kd_evd_modify(evd_handle, KDAT_EVD_OP_DISABLE, 0);
+}
+
+/* DAT_INVALID_STATE when more events are queued than @evd_qlen. */
+LIBDAT_API DAT_RETURN dat_evd_resize(DAT_EVD_HANDLE evd_handle,
+				     DAT_COUNT evd_qlen)
+{
+	return kd_evd_modify(evd_handle, KDAT_EVD_OP_RESIZE, evd_qlen);
+}
+
 LIBDAT_API DAT_RETURN dat_evd_modify_cno(DAT_EVD_HANDLE evd_handle,
 					 DAT_CNO_HANDLE cno_handle)
 {
@@ -1290,6 +1341,7 @@ static DAT_RETURN kd_ep_create(DAT_IA_HANDLE ia_handle,
 	ep->recv_evd = recv_evd;
 	ep->req_evd = request_evd;
 	ep->conn_evd = connect_evd;
+	ep->srq = srq;
 	ep->attr.service_type = DAT_SERVICE_TYPE_RC;
 	ep->attr.max_message_size = 1U << 31;
 	ep->attr.max_rdma_size = 1U << 31;
@@ -1398,6 +1450,25 @@ LIBDAT_API DAT_RETURN dat_srq_set_lw(DAT_SRQ_HANDLE srq_handle,
 	return ret;
 }
 
+LIBDAT_API DAT_RETURN dat_srq_resize(DAT_SRQ_HANDLE srq_handle,
+				     DAT_COUNT srq_max_recv_dto)
+{
+	struct kdat_srq_resize c = { .size = sizeof(c) };
+	struct kd_srq *srq = srq_handle;
+	DAT_RETURN ret;
+
+	if (!kd_check(srq, DAT_HANDLE_TYPE_SRQ))
+		return DAT_INVALID_HANDLE;
+	if (srq_max_recv_dto <= 0)
+		return DAT_INVALID_PARAMETER;
+	c.srq_handle = srq->obj.kh;
+	c.max_recv_dtos = srq_max_recv_dto;
+	ret = kd_ioctl(srq->obj.ia, KDAT_IOCTL_SRQ_RESIZE, &c);
+	if (ret == DAT_SUCCESS)
+		srq->attr.max_recv_dtos = srq_max_recv_dto;
+	return ret;
+}
+
 static DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op,
 			  DAT_COUNT num, const DAT_LMR_TRIPLET *iov,
 			  DAT_DTO_COOKIE cookie,
@@ -1498,6 +1569,7 @@ LIBDAT_API DAT_RETURN dat_ep_query(DAT_EP_HANDLE ep_handle,
 	param->recv_evd_handle = ep->recv_evd;
 	param->request_evd_handle = ep->req_evd;
 	param->connect_evd_handle = ep->conn_evd;
+	param->srq_handle = ep->srq;
 	param->ep_attr = ep->attr;
 	return DAT_SUCCESS;
 }
@@ -1570,6 +1642,136 @@ LIBDAT_API DAT_RETURN dat_ep_reset(DAT_EP_HANDLE ep_handle)
 		return DAT_INVALID_HANDLE;
 	c.ep_handle = ep->obj.kh;
 	return kd_ioctl(ep->obj.ia, KDAT_IOCTL_EP_RESET, &c);
+}
+
+/*
+ * dat_ep_modify changes what a QP built at create can take: completion
+ * flags (not SOLICITED_WAIT on receives, which picks the receive CQ), RDMA
+ * read depths, and DTO counts up to those the EP was created with. Any
+ * other field may be named only with its current value; another value is
+ * DAT_MODEL_NOT_SUPPORTED (the QP would have to be rebuilt), as is a DTO
+ * count above the created one.
+ */
+#define KD_EP_MODIFIABLE (DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS | \
+			  DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS | \
+			  DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN | \
+			  DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT | \
+			  DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS | \
+			  DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS)
+
+static bool kd_ep_param_same(const struct kd_ep *ep, DAT_EP_PARAM_MASK mask,
+			     const DAT_EP_PARAM *p)
+{
+	const DAT_EP_ATTR *a = &p->ep_attr, *cur = &ep->attr;
+
+#define KD_SAME(bit, cond) (!(mask & (bit)) || (cond))
+	return KD_SAME(DAT_EP_FIELD_PZ_HANDLE, p->pz_handle == ep->pz) &&
+	       KD_SAME(DAT_EP_FIELD_RECV_EVD_HANDLE,
+		       p->recv_evd_handle == ep->recv_evd) &&
+	       KD_SAME(DAT_EP_FIELD_REQUEST_EVD_HANDLE,
+		       p->request_evd_handle == ep->req_evd) &&
+	       KD_SAME(DAT_EP_FIELD_CONNECT_EVD_HANDLE,
+		       p->connect_evd_handle == ep->conn_evd) &&
+	       KD_SAME(DAT_EP_FIELD_SRQ_HANDLE,
+		       p->srq_handle == (DAT_SRQ_HANDLE)ep->srq) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE,
+		       a->service_type == cur->service_type) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE,
+		       a->max_message_size == cur->max_message_size) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE,
+		       a->max_rdma_size == cur->max_rdma_size) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_QOS, a->qos == cur->qos) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV,
+		       a->max_recv_iov == cur->max_recv_iov) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV,
+		       a->max_request_iov == cur->max_request_iov) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IOV,
+		       a->max_rdma_read_iov == cur->max_rdma_read_iov) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_WRITE_IOV,
+		       a->max_rdma_write_iov == cur->max_rdma_write_iov);
+#undef KD_SAME
+}
+
+LIBDAT_API DAT_RETURN dat_ep_modify(DAT_EP_HANDLE ep_handle,
+				    DAT_EP_PARAM_MASK mask,
+				    const DAT_EP_PARAM *param)
+{
+	struct kdat_ep_modify c = { .size = sizeof(c) };
+	const DAT_EP_ATTR *a;
+	struct kd_ep *ep = ep_handle;
+
+	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	if (!param || (mask & ~DAT_EP_FIELD_ALL))
+		return DAT_INVALID_PARAMETER;
+	/* Read-only fields. */
+	if (mask & (DAT_EP_FIELD_IA_HANDLE | DAT_EP_FIELD_EP_STATE |
+		    DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR |
+		    DAT_EP_FIELD_LOCAL_PORT_QUAL |
+		    DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR |
+		    DAT_EP_FIELD_REMOTE_PORT_QUAL))
+		return DAT_INVALID_PARAMETER;
+	if (!kd_ep_param_same(ep, mask & ~KD_EP_MODIFIABLE, param))
+		return DAT_MODEL_NOT_SUPPORTED;
+	a = &param->ep_attr;
+	if (a->max_recv_dtos < 0 || a->max_request_dtos < 0 ||
+	    a->max_rdma_read_in < 0 || a->max_rdma_read_out < 0)
+		return DAT_INVALID_PARAMETER;
+	c.ep_handle = ep->obj.kh;
+	c.attr.recv_completion_flags = ep->attr.recv_completion_flags;
+	c.attr.request_completion_flags = ep->attr.request_completion_flags;
+	c.attr.max_rdma_read_in = ep->attr.max_rdma_read_in;
+	c.attr.max_rdma_read_out = ep->attr.max_rdma_read_out;
+	c.attr.max_recv_dtos = ep->attr.max_recv_dtos;
+	c.attr.max_request_dtos = ep->attr.max_request_dtos;
+	if (mask & DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS)
+		c.attr.recv_completion_flags = a->recv_completion_flags;
+	if (mask & DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS)
+		c.attr.request_completion_flags = a->request_completion_flags;
+	if (mask & (DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS |
+		    DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS))
+		c.mask |= KDAT_EP_MODIFY_COMPLETION_FLAGS;
+	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN)
+		c.attr.max_rdma_read_in = a->max_rdma_read_in;
+	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT)
+		c.attr.max_rdma_read_out = a->max_rdma_read_out;
+	if (mask & (DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN |
+		    DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT))
+		c.mask |= KDAT_EP_MODIFY_RDMA_READ;
+	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS)
+		c.attr.max_recv_dtos = a->max_recv_dtos;
+	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS)
+		c.attr.max_request_dtos = a->max_request_dtos;
+	if (mask & (DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS |
+		    DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS))
+		c.mask |= KDAT_EP_MODIFY_DTOS;
+	if (!c.mask)
+		return DAT_SUCCESS;	/* only current values named */
+	if (ioctl(ep->obj.ia->fd, KDAT_IOCTL_EP_MODIFY, &c))
+		return errno == EOPNOTSUPP ? DAT_MODEL_NOT_SUPPORTED :
+					     dat_from_errno(errno);
+	ep->attr.recv_completion_flags = c.attr.recv_completion_flags;
+	ep->attr.request_completion_flags = c.attr.request_completion_flags;
+	ep->attr.max_rdma_read_in = c.attr.max_rdma_read_in;
+	ep->attr.max_rdma_read_out = c.attr.max_rdma_read_out;
+	ep->attr.max_recv_dtos = c.attr.max_recv_dtos;
+	ep->attr.max_request_dtos = c.attr.max_request_dtos;
+	return DAT_SUCCESS;
+}
+
+/*
+ * EP watermarks: an RC QP gives no event at a send-queue depth, so kdat
+ * has none to offer (the IA reports max_ep_... as 0 watermarks).
+ */
+LIBDAT_API DAT_RETURN dat_ep_set_watermark(DAT_EP_HANDLE ep_handle,
+					   DAT_COUNT soft_high_watermark,
+					   DAT_COUNT hard_high_watermark)
+{
+	(void)soft_high_watermark;
+	(void)hard_high_watermark;
+	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	return DAT_MODEL_NOT_SUPPORTED;
 }
 
 static DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op,
@@ -2195,8 +2397,7 @@ LIBDAT_API DAT_RETURN dat_psp_create_any(DAT_IA_HANDLE ia,
  * DAT allows for optional features): CR handoff (the IB CM cannot pass a
  * request to another qualifier), CSPs, MW-type-2 RMRs and invalidation
  * (no kernel memory windows), RDMA read to an RMR (iWARP), common
- * connect, fd CNOs and CNO triggers, HA, extensions; and, not yet, EVD
- * resize, ep_modify, watermarks, SRQ resize, unwaitable EVDs.
+ * connect, fd CNOs and CNO triggers, HA, extensions.
  */
 #define KD_NOT_IMPLEMENTED(name, ...)					\
 	LIBDAT_API DAT_RETURN name(__VA_ARGS__)				\
@@ -2208,16 +2409,6 @@ LIBDAT_API DAT_RETURN dat_psp_create_any(DAT_IA_HANDLE ia,
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
 KD_NOT_IMPLEMENTED(dat_cr_handoff, DAT_CR_HANDLE a, DAT_CONN_QUAL b)
-KD_NOT_IMPLEMENTED(dat_evd_resize, DAT_EVD_HANDLE a, DAT_COUNT b)
-KD_NOT_IMPLEMENTED(dat_ep_modify, DAT_EP_HANDLE a, DAT_EP_PARAM_MASK b,
-		   const DAT_EP_PARAM *c)
-KD_NOT_IMPLEMENTED(dat_evd_set_unwaitable, DAT_EVD_HANDLE a)
-KD_NOT_IMPLEMENTED(dat_evd_clear_unwaitable, DAT_EVD_HANDLE a)
-KD_NOT_IMPLEMENTED(dat_evd_enable, DAT_EVD_HANDLE a)
-KD_NOT_IMPLEMENTED(dat_evd_disable, DAT_EVD_HANDLE a)
-KD_NOT_IMPLEMENTED(dat_ep_set_watermark, DAT_EP_HANDLE a, DAT_COUNT b,
-		   DAT_COUNT c)
-KD_NOT_IMPLEMENTED(dat_srq_resize, DAT_SRQ_HANDLE a, DAT_COUNT b)
 KD_NOT_IMPLEMENTED(dat_csp_create, DAT_IA_HANDLE a, DAT_COMM *b,
 		   DAT_IA_ADDRESS_PTR c, DAT_EVD_HANDLE d, DAT_CSP_HANDLE *e)
 KD_NOT_IMPLEMENTED(dat_csp_query, DAT_CSP_HANDLE a, DAT_CSP_PARAM_MASK b,

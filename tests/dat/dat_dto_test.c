@@ -8,6 +8,7 @@
  * with the IPv4 address KDAT_TEST_IP. Skips (exit 4) without them.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1797,6 +1798,329 @@ static void test_list_providers(void)
 	OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+struct waiter {
+	DAT_EVD_HANDLE evd;
+	DAT_RETURN ret;
+	double took;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *wait_thread(void *arg)
+{
+	struct waiter *w = arg;
+	DAT_EVENT ev;
+	DAT_COUNT nmore;
+	double t0 = now_s();
+
+	w->ret = dat_evd_wait(w->evd, TMO, 1, &ev, &nmore);
+	w->took = now_s() - t0;
+	return NULL;
+}
+
+static DAT_EVENT soft_event(uint64_t v)
+{
+	DAT_EVENT se = { .event_number = DAT_SOFTWARE_EVENT };
+
+	se.event_data.software_event_data.pointer = (DAT_PVOID)(uintptr_t)v;
+	return se;
+}
+
+static uint64_t soft_value(const DAT_EVENT *ev)
+{
+	return (uintptr_t)ev->event_data.software_event_data.pointer;
+}
+
+/*
+ * Unwaitable: a blocked waiter returns DAT_INVALID_STATE at once, new
+ * waits too; events still queue and dequeue; clearing makes waits work.
+ */
+static void test_evd_unwaitable(void)
+{
+	struct waiter w = { 0 };
+	DAT_EVD_HANDLE evd;
+	DAT_EVENT se = soft_event(7), ev;
+	DAT_COUNT nmore;
+	pthread_t th;
+	struct side s;
+
+	side_open(&s, NULL);
+	OK(dat_evd_create(s.ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG,
+			  &evd));
+	w.evd = evd;
+	KTAP_EXPECT(!pthread_create(&th, NULL, wait_thread, &w));
+	usleep(200000);			/* let it block */
+	OK(dat_evd_set_unwaitable(evd));
+	KTAP_EXPECT(!pthread_join(th, NULL));
+	EXPECT_DAT(w.ret, DAT_INVALID_STATE);
+	if (w.took > 5)
+		KTAP_FAIL("the waiter took %.1f s to return", w.took);
+	EXPECT_DAT(dat_evd_wait(evd, TMO, 1, &ev, &nmore), DAT_INVALID_STATE);
+	OK(dat_evd_post_se(evd, &se));
+	OK(dat_evd_dequeue(evd, &ev));
+	KTAP_EXPECT(soft_value(&ev) == 7);
+	OK(dat_evd_clear_unwaitable(evd));
+	OK(dat_evd_post_se(evd, &se));
+	OK(dat_evd_wait(evd, TMO, 1, &ev, &nmore));
+	KTAP_EXPECT(soft_value(&ev) == 7);
+	EXPECT_DAT(dat_evd_set_unwaitable(s.pz), DAT_INVALID_HANDLE);
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* A disabled EVD queues events without triggering its CNO. */
+static void test_evd_disable(void)
+{
+	DAT_EVD_HANDLE evd, got;
+	DAT_CNO_HANDLE cno;
+	DAT_EVENT se = soft_event(3), ev;
+	struct side s;
+
+	side_open(&s, NULL);
+	OK(dat_cno_create(s.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
+	OK(dat_evd_create(s.ia, 4, cno, DAT_EVD_SOFTWARE_FLAG, &evd));
+	OK(dat_evd_disable(evd));
+	OK(dat_evd_post_se(evd, &se));
+	EXPECT_DAT(dat_cno_wait(cno, 200000, &got), DAT_TIMEOUT_EXPIRED);
+	OK(dat_evd_dequeue(evd, &ev));
+	KTAP_EXPECT(soft_value(&ev) == 3);
+	OK(dat_evd_enable(evd));
+	OK(dat_evd_post_se(evd, &se));
+	OK(dat_cno_wait(cno, TMO, &got));
+	KTAP_EXPECT(got == evd);
+	OK(dat_evd_free(evd));
+	OK(dat_cno_free(cno));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/*
+ * Resize keeps queued events in order; refuses to go below them; a DTO
+ * EVD resized with receives outstanding still gets their completions.
+ */
+static void test_evd_resize(void)
+{
+	DAT_EVD_HANDLE evd;
+	DAT_EVD_PARAM ep;
+	DAT_EVENT se, ev;
+	DAT_LMR_TRIPLET t;
+	struct pair p;
+	int i;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	OK(dat_evd_create(p.s.ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG,
+			  &evd));
+	for (i = 0; i < 4; i++) {
+		se = soft_event(i);
+		OK(dat_evd_post_se(evd, &se));
+	}
+	EXPECT_DAT(dat_evd_post_se(evd, &se), DAT_INSUFFICIENT_RESOURCES);
+	EXPECT_DAT(dat_evd_resize(evd, 3), DAT_INVALID_STATE);
+	EXPECT_DAT(dat_evd_resize(evd, 0), DAT_INVALID_PARAMETER);
+	OK(dat_evd_resize(evd, 8));
+	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
+	KTAP_EXPECT(ep.evd_qlen == 8);
+	for (i = 4; i < 8; i++) {
+		se = soft_event(i);
+		OK(dat_evd_post_se(evd, &se));
+	}
+	EXPECT_DAT(dat_evd_post_se(evd, &se), DAT_INSUFFICIENT_RESOURCES);
+	for (i = 0; i < 8; i++) {
+		OK(dat_evd_dequeue(evd, &ev));
+		if (soft_value(&ev) != (uint64_t)i)
+			KTAP_FAIL("event %d is %llu", i,
+				  (unsigned long long)soft_value(&ev));
+	}
+	EXPECT_DAT(dat_evd_dequeue(evd, &ev), DAT_QUEUE_EMPTY);
+	/* Smaller than it was, with events queued that fit. */
+	se = soft_event(42);
+	OK(dat_evd_post_se(evd, &se));
+	OK(dat_evd_resize(evd, 1));
+	OK(dat_evd_dequeue(evd, &ev));
+	KTAP_EXPECT(soft_value(&ev) == 42);
+
+	/* A DTO EVD, receives outstanding. */
+	for (i = 0; i < 4; i++) {
+		t = seg(&p.sb, i * 64, 64);
+		OK(dat_ep_post_recv(p.s.ep, 1, &t, cookie(i), 0));
+	}
+	OK(dat_evd_resize(p.s.dto_evd, 8));
+	for (i = 0; i < 4; i++) {
+		t = seg(&p.cb, 0, 32);
+		OK(dat_ep_post_send(p.c.ep, 1, &t, cookie(10 + i), 0));
+		expect_dto(p.c.dto_evd, 10 + i, DAT_DTO_SUCCESS, 32);
+		expect_dto(p.s.dto_evd, i, DAT_DTO_SUCCESS, 32);
+	}
+	pair_close(&p);
+}
+
+/*
+ * SRQ resize: grows with buffers posted (they stay and complete), refuses
+ * to go below what is posted, and a smaller size limits posting.
+ */
+static void test_srq_resize(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1 };
+	DAT_SRQ_PARAM sp;
+	DAT_SRQ_HANDLE srq;
+	DAT_EP_HANDLE sep;
+	DAT_EP_ATTR a = ep_attr();
+	DAT_LMR_TRIPLET t;
+	struct side c, s;
+	struct buf cb, rb;
+	int seen[8] = { 0 }, i;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	OK(dat_ep_free(s.ep));
+	OK(dat_srq_create(s.ia, s.pz, &sa, &srq));
+	buf_reg(&s, &rb, 8 * 64, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&c, &cb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	for (i = 0; i < 4; i++) {
+		t = seg(&rb, i * 64, 64);
+		OK(dat_srq_post_recv(srq, 1, &t, cookie(i)));
+	}
+	EXPECT_DAT(dat_srq_post_recv(srq, 1, &t, cookie(99)),
+		   DAT_INSUFFICIENT_RESOURCES);
+	EXPECT_DAT(dat_srq_resize(srq, 3), DAT_INVALID_STATE);
+	OK(dat_srq_resize(srq, 8));
+	OK(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &sp));
+	KTAP_EXPECT(sp.max_recv_dtos == 8);
+	for (i = 4; i < 8; i++) {
+		t = seg(&rb, i * 64, 64);
+		OK(dat_srq_post_recv(srq, 1, &t, cookie(i)));
+	}
+	EXPECT_DAT(dat_srq_post_recv(srq, 1, &t, cookie(99)),
+		   DAT_INSUFFICIENT_RESOURCES);
+	OK(dat_ep_create_with_srq(s.ia, s.pz, s.dto_evd, s.dto_evd,
+				  s.conn_evd, srq, &a, &sep));
+	s.ep = sep;
+	connect_pair(&c, &s, false);
+	/* All eight buffers, the first four from before the resize, fill. */
+	for (i = 0; i < 8; i++) {
+		const DAT_DTO_COMPLETION_EVENT_DATA *d;
+		DAT_EVENT ev;
+
+		cb.p[i * 8] = 0xa0 + i;
+		t = seg(&cb, i * 8, 8);
+		OK(dat_ep_post_send(c.ep, 1, &t, cookie(100 + i),
+				    DAT_COMPLETION_SUPPRESS_FLAG));
+		wait_event(s.dto_evd, &ev);
+		KTAP_EXPECT(ev.event_number == DAT_DTO_COMPLETION_EVENT);
+		d = &ev.event_data.dto_completion_event_data;
+		KTAP_EXPECT(d->status == DAT_DTO_SUCCESS &&
+			    d->user_cookie.as_64 < 8);
+		seen[d->user_cookie.as_64]++;
+		KTAP_EXPECT(rb.p[d->user_cookie.as_64 * 64] == 0xa0 + i);
+	}
+	for (i = 0; i < 8; i++)
+		KTAP_EXPECT(seen[i] == 1);
+	/* Empty now: shrinking limits what may be posted. */
+	OK(dat_srq_resize(srq, 2));
+	for (i = 0; i < 2; i++) {
+		t = seg(&rb, i * 64, 64);
+		OK(dat_srq_post_recv(srq, 1, &t, cookie(i)));
+	}
+	EXPECT_DAT(dat_srq_post_recv(srq, 1, &t, cookie(99)),
+		   DAT_INSUFFICIENT_RESOURCES);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/*
+ * dat_ep_modify before connecting: completion flags, RDMA read depths and
+ * smaller DTO counts take effect; what would need another QP is
+ * DAT_MODEL_NOT_SUPPORTED; a connected EP is DAT_INVALID_STATE.
+ */
+static void test_ep_modify(void)
+{
+	DAT_EP_HANDLE x;
+	DAT_EP_PARAM p;
+	DAT_LMR_TRIPLET t;
+	struct side c, s;
+	struct buf cb, sb;
+	int i;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &cb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &sb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	OK(dat_ep_query(c.ep, DAT_EP_FIELD_ALL, &p));
+
+	/* Not configured for unsignalled sends yet. */
+	p.ep_attr.request_completion_flags = DAT_COMPLETION_UNSIGNALLED_FLAG;
+	p.ep_attr.max_request_dtos = 2;
+	p.ep_attr.max_rdma_read_out = 2;
+	OK(dat_ep_modify(c.ep, DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS |
+			 DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS |
+			 DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT |
+			 DAT_EP_FIELD_PZ_HANDLE, &p));
+	OK(dat_ep_query(c.ep, DAT_EP_FIELD_ALL, &p));
+	KTAP_EXPECT(p.ep_attr.max_request_dtos == 2);
+	KTAP_EXPECT(p.ep_attr.max_rdma_read_out == 2);
+	KTAP_EXPECT(p.ep_attr.request_completion_flags ==
+		    DAT_COMPLETION_UNSIGNALLED_FLAG);
+
+	/* More than the QP was built for; another PZ; solicited waits. */
+	p.ep_attr.max_recv_dtos = 64;
+	EXPECT_DAT(dat_ep_modify(c.ep, DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, &p),
+		   DAT_MODEL_NOT_SUPPORTED);
+	p.ep_attr.max_recv_dtos = 16;
+	p.pz_handle = s.pz;
+	EXPECT_DAT(dat_ep_modify(c.ep, DAT_EP_FIELD_PZ_HANDLE, &p),
+		   DAT_MODEL_NOT_SUPPORTED);
+	p.pz_handle = c.pz;
+	p.ep_attr.recv_completion_flags = DAT_COMPLETION_SOLICITED_WAIT_FLAG;
+	EXPECT_DAT(dat_ep_modify(c.ep,
+				 DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS,
+				 &p), DAT_MODEL_NOT_SUPPORTED);
+	p.ep_attr.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
+	EXPECT_DAT(dat_ep_modify(c.ep, DAT_EP_FIELD_EP_STATE, &p),
+		   DAT_INVALID_PARAMETER);
+	/* Not below what is posted (another EP: s takes none yet). */
+	OK(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd, NULL,
+			 &x));
+	for (i = 0; i < 3; i++) {
+		t = seg(&sb, i * 64, 64);
+		OK(dat_ep_post_recv(x, 1, &t, cookie(50 + i), 0));
+	}
+	OK(dat_ep_query(x, DAT_EP_FIELD_ALL, &p));
+	p.ep_attr.max_recv_dtos = 2;
+	EXPECT_DAT(dat_ep_modify(x, DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, &p),
+		   DAT_INVALID_STATE);
+
+	connect_pair(&c, &s, false);
+	/*
+	 * No receive at s: sends wait (RNR retries), so two are out and a
+	 * third is refused; unsignalled ones are allowed now.
+	 */
+	t = seg(&cb, 0, 8);
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(10),
+			    DAT_COMPLETION_UNSIGNALLED_FLAG));
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(11), 0));
+	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(12), 0),
+		   DAT_INSUFFICIENT_RESOURCES);
+	for (i = 0; i < 2; i++) {
+		t = seg(&sb, i * 64, 64);
+		OK(dat_ep_post_recv(s.ep, 1, &t, cookie(i), 0));
+	}
+	/* Unsignalled: no notification, but the event is queued. */
+	expect_dto(c.dto_evd, 10, DAT_DTO_SUCCESS, 8);
+	expect_dto(c.dto_evd, 11, DAT_DTO_SUCCESS, 8);
+	for (i = 0; i < 2; i++)
+		expect_dto(s.dto_evd, i, DAT_DTO_SUCCESS, 8);
+	OK(dat_ep_query(c.ep, DAT_EP_FIELD_ALL, &p));
+	EXPECT_DAT(dat_ep_modify(c.ep, DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS,
+				 &p), DAT_INVALID_STATE);
+	EXPECT_DAT(dat_ep_set_watermark(c.ep, 1, 2), DAT_MODEL_NOT_SUPPORTED);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_connect_accept),
 	KTAP_CASE(test_connect_reject),
@@ -1841,6 +2165,11 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_list_providers),
 	KTAP_CASE(test_ia_close_scope),
 	KTAP_CASE(test_conn_qual_wide),
+	KTAP_CASE(test_evd_unwaitable),
+	KTAP_CASE(test_evd_disable),
+	KTAP_CASE(test_evd_resize),
+	KTAP_CASE(test_srq_resize),
+	KTAP_CASE(test_ep_modify),
 };
 
 int main(void)

@@ -676,6 +676,35 @@ static int fill_evd_post_se(int fd, void *buf)
 	return 0;
 }
 
+static int fill_evd_modify(int fd, void *buf)
+{
+	struct kdat_evd_modify *c = buf;
+
+	c->evd_handle = mk_evd(fd, ia_open_ok(fd), KDAT_EVD_DTO);
+	c->op = KDAT_EVD_OP_DISABLE;
+	return 0;
+}
+
+static int fill_srq_resize(int fd, void *buf)
+{
+	struct kdat_srq_create c = { .size = sizeof(c), .max_recv_dtos = 4 };
+	struct kdat_srq_resize *r = buf;
+
+	c.pz_handle = mk_pz(fd);
+	r->srq_handle = mk(fd, KDAT_IOCTL_SRQ_CREATE, &c, &c.out_srq_handle);
+	r->max_recv_dtos = 8;
+	return 0;
+}
+
+static int fill_ep_modify(int fd, void *buf)
+{
+	struct kdat_ep_modify *c = buf;
+
+	c->ep_handle = mk_ep(fd);
+	c->mask = KDAT_EP_MODIFY_COMPLETION_FLAGS;
+	return 0;
+}
+
 #define END(s, m) (offsetof(s, m) + sizeof(((s *)0)->m))
 #define SC(n, s, last, fill)						\
 	{ #n, KDAT_IOCTL_##n, sizeof(s), END(s, last), fill }
@@ -718,6 +747,9 @@ static const struct size_case size_cases[] = {
 	   fill_rmr_create),
 	SC(RMR_BIND, struct kdat_rmr_bind, __reserved, fill_rmr_bind),
 	SC(EVD_POST_SE, struct kdat_evd_post_se, pointer, fill_evd_post_se),
+	SC(EVD_MODIFY, struct kdat_evd_modify, qlen, fill_evd_modify),
+	SC(SRQ_RESIZE, struct kdat_srq_resize, __reserved, fill_srq_resize),
+	SC(EP_MODIFY, struct kdat_ep_modify, attr, fill_ep_modify),
 };
 
 static void size_protocol_one(const struct size_case *sc)

@@ -105,6 +105,9 @@ enum {
 	KDAT_CMD_RMR_CREATE,
 	KDAT_CMD_RMR_BIND,
 	KDAT_CMD_EVD_POST_SE,
+	KDAT_CMD_EVD_MODIFY,
+	KDAT_CMD_SRQ_RESIZE,
+	KDAT_CMD_EP_MODIFY,
 };
 
 /**
@@ -951,5 +954,86 @@ struct kdat_evd_post_se {
 };
 
 #define KDAT_IOCTL_EVD_POST_SE	_IO(KDAT_TYPE, KDAT_CMD_EVD_POST_SE)
+
+/* Operations of KDAT_IOCTL_EVD_MODIFY. */
+enum kdat_evd_op {
+	/* dat_evd_set_unwaitable: waiters return EBUSY, new waits too. */
+	KDAT_EVD_OP_SET_UNWAITABLE = 1,
+	KDAT_EVD_OP_CLEAR_UNWAITABLE,
+	/* dat_evd_enable / dat_evd_disable: events trigger the CNO or not. */
+	KDAT_EVD_OP_ENABLE,
+	KDAT_EVD_OP_DISABLE,
+	/* dat_evd_resize: @qlen events; EBUSY below the events queued. */
+	KDAT_EVD_OP_RESIZE,
+};
+
+/**
+ * struct kdat_evd_modify - KDAT_IOCTL_EVD_MODIFY: change an EVD's state
+ * @size: sizeof(struct kdat_evd_modify)
+ * @evd_handle: in
+ * @op: in: enum kdat_evd_op (EINVAL otherwise)
+ * @qlen: in: KDAT_EVD_OP_RESIZE's new queue length (1..65536); else 0
+ *
+ * An EVD is created waitable and enabled. Queued events and DTOs in
+ * flight are kept across every operation, a resize included.
+ */
+struct kdat_evd_modify {
+	__u32 size;
+	__u32 evd_handle;
+	__u32 op;
+	__u32 qlen;
+};
+
+#define KDAT_IOCTL_EVD_MODIFY	_IO(KDAT_TYPE, KDAT_CMD_EVD_MODIFY)
+
+/**
+ * struct kdat_srq_resize - KDAT_IOCTL_SRQ_RESIZE: change how many receive
+ *     buffers an SRQ holds (dat_srq_resize)
+ * @size: sizeof(struct kdat_srq_resize)
+ * @srq_handle: in
+ * @max_recv_dtos: in: the new size (1..4096); EBUSY below the buffers
+ *                 posted, ENOMEM when the device cannot grow the SRQ
+ * @__reserved: 0
+ */
+struct kdat_srq_resize {
+	__u32 size;
+	__u32 srq_handle;
+	__u32 max_recv_dtos;
+	__u32 __reserved;
+};
+
+#define KDAT_IOCTL_SRQ_RESIZE	_IO(KDAT_TYPE, KDAT_CMD_SRQ_RESIZE)
+
+/* What KDAT_IOCTL_EP_MODIFY changes. */
+#define KDAT_EP_MODIFY_COMPLETION_FLAGS	(1U << 0)	/* recv and request */
+#define KDAT_EP_MODIFY_RDMA_READ	(1U << 1)	/* in and out */
+#define KDAT_EP_MODIFY_DTOS		(1U << 2)	/* max recv/request */
+
+/**
+ * struct kdat_ep_modify - KDAT_IOCTL_EP_MODIFY: change an Endpoint's
+ *     attributes (dat_ep_modify) while it is UNCONNECTED or RESERVED
+ *     (EBUSY otherwise)
+ * @size: sizeof(struct kdat_ep_modify)
+ * @ep_handle: in
+ * @mask: in: KDAT_EP_MODIFY_* (EINVAL for others)
+ * @__reserved: 0
+ * @attr: in: the new values of the fields @mask names; out: the
+ *        Endpoint's attributes after the call
+ *
+ * The QP is not rebuilt: the numbers of DTOs may not exceed what the
+ * Endpoint was created with (EOPNOTSUPP: libdat answers
+ * DAT_MODEL_NOT_SUPPORTED), nor go below what is posted (EBUSY);
+ * RDMA read depths may not exceed the device's (EINVAL). An Endpoint on
+ * an SRQ takes no receive count.
+ */
+struct kdat_ep_modify {
+	__u32 size;
+	__u32 ep_handle;
+	__u32 mask;
+	__u32 __reserved;
+	struct kdat_ep_attr attr;
+};
+
+#define KDAT_IOCTL_EP_MODIFY	_IO(KDAT_TYPE, KDAT_CMD_EP_MODIFY)
 
 #endif /* _UAPI_LINUX_KDAT_H */
