@@ -129,6 +129,8 @@ struct kd_lmr {
 	DAT_MEM_PRIV_FLAGS priv;
 	DAT_LMR_CONTEXT lmr_context;
 	DAT_RMR_CONTEXT rmr_context;
+	DAT_MEM_TYPE mem_type;
+	DAT_REGION_DESCRIPTION region;	/* as given at create */
 };
 
 struct kd_rmr {
@@ -651,7 +653,8 @@ LIBDAT_API DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia_handle,
 		a.provider_version_minor = 0;
 		a.dapl_version_major = DAT_VERSION_MAJOR;
 		a.dapl_version_minor = DAT_VERSION_MINOR;
-		a.lmr_mem_types_supported = DAT_MEM_TYPE_VIRTUAL;
+		a.lmr_mem_types_supported = DAT_MEM_TYPE_VIRTUAL |
+					    DAT_MEM_TYPE_LMR;
 		a.iov_ownership_on_return = DAT_IOV_CONSUMER;
 		a.dat_qos_supported = DAT_QOS_BEST_EFFORT;
 		a.completion_flags_supported = DAT_COMPLETION_SUPPRESS_FLAG |
@@ -791,14 +794,29 @@ LIBDAT_API DAT_RETURN dat_lmr_create(DAT_IA_HANDLE ia_handle,
 		return DAT_INVALID_HANDLE;
 	if (!kd_check(pz, DAT_HANDLE_TYPE_PZ) || pz->obj.ia != ia)
 		return DAT_INVALID_HANDLE;
-	if (mem_type != DAT_MEM_TYPE_VIRTUAL)
-		return DAT_NOT_IMPLEMENTED;
 	if (va_type != DAT_VA_TYPE_VA)
 		return DAT_INVALID_PARAMETER;
 	if (!lmr_handle)
 		return DAT_INVALID_PARAMETER;
 	c.pz_handle = pz->obj.kh;
-	c.addr = (uintptr_t)region.for_va;
+	switch (mem_type) {
+	case DAT_MEM_TYPE_VIRTUAL:
+		c.addr = (uintptr_t)region.for_va;
+		break;
+	case DAT_MEM_TYPE_LMR: {
+		/* The memory of another LMR of this process, all of it. */
+		const struct kd_lmr *src = region.for_lmr_handle;
+
+		if (!kd_check(src, DAT_HANDLE_TYPE_LMR))
+			return DAT_INVALID_HANDLE;
+		c.addr = src->addr;
+		length = src->length;
+		break;
+	}
+	default:
+		/* Shared (cross-process) and platform memory: not offered. */
+		return DAT_NOT_IMPLEMENTED;
+	}
 	c.length = length;
 	c.mem_priv = privileges;
 	ret = kd_ioctl(ia, KDAT_IOCTL_LMR_CREATE, &c);
@@ -810,6 +828,8 @@ LIBDAT_API DAT_RETURN dat_lmr_create(DAT_IA_HANDLE ia_handle,
 		return DAT_INSUFFICIENT_RESOURCES;
 	}
 	lmr->pz = pz;
+	lmr->mem_type = mem_type;
+	lmr->region = region;
 	lmr->addr = c.addr;
 	lmr->length = length;
 	lmr->priv = privileges;
@@ -2129,8 +2149,8 @@ LIBDAT_API DAT_RETURN dat_lmr_query(DAT_LMR_HANDLE lmr_handle,
 		return DAT_INVALID_PARAMETER;
 	memset(param, 0, sizeof(*param));
 	param->ia_handle = lmr->obj.ia;
-	param->mem_type = DAT_MEM_TYPE_VIRTUAL;
-	param->region_desc.for_va = (DAT_PVOID)(uintptr_t)lmr->addr;
+	param->mem_type = lmr->mem_type;
+	param->region_desc = lmr->region;
 	param->length = lmr->length;
 	param->pz_handle = lmr->pz;
 	param->mem_priv = lmr->priv;

@@ -2121,6 +2121,51 @@ static void test_ep_modify(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/*
+ * DAT_MEM_TYPE_LMR: a new LMR, in another PZ, over all of an existing
+ * LMR's memory; data received through one is seen through the other.
+ */
+static void test_lmr_from_lmr(void)
+{
+	DAT_REGION_DESCRIPTION r;
+	DAT_LMR_HANDLE l2;
+	DAT_LMR_CONTEXT ctx2;
+	DAT_RMR_CONTEXT rctx2;
+	DAT_VLEN rlen;
+	DAT_VADDR raddr;
+	DAT_LMR_PARAM lp;
+	DAT_LMR_TRIPLET t;
+	struct pair p;
+	struct buf other;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	/* Memory registered by the client side, shared into the server PZ. */
+	buf_reg(&p.c, &other, 8192, DAT_MEM_PRIV_ALL_FLAG);
+	r.for_lmr_handle = other.lmr;
+	OK(dat_lmr_create(p.s.ia, DAT_MEM_TYPE_LMR, r, 0, p.s.pz,
+			  DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &l2, &ctx2,
+			  &rctx2, &rlen, &raddr));
+	KTAP_EXPECT(rlen == 8192 && raddr == (uintptr_t)other.p);
+	OK(dat_lmr_query(l2, DAT_LMR_FIELD_ALL, &lp));
+	KTAP_EXPECT(lp.pz_handle == p.s.pz && lp.mem_type == DAT_MEM_TYPE_LMR);
+	t.virtual_address = (uintptr_t)other.p + 4096;
+	t.segment_length = 64;
+	t.lmr_context = ctx2;
+	OK(dat_ep_post_recv(p.s.ep, 1, &t, cookie(1), 0));
+	memcpy(p.cb.p, "shared lmr", 11);
+	t = seg(&p.cb, 0, 11);
+	OK(dat_ep_post_send(p.c.ep, 1, &t, cookie(2), 0));
+	expect_dto(p.c.dto_evd, 2, DAT_DTO_SUCCESS, 11);
+	expect_dto(p.s.dto_evd, 1, DAT_DTO_SUCCESS, 11);
+	KTAP_EXPECT(!memcmp(other.p + 4096, "shared lmr", 11));
+	r.for_lmr_handle = p.s.pz;
+	EXPECT_DAT(dat_lmr_create(p.s.ia, DAT_MEM_TYPE_LMR, r, 0, p.s.pz,
+				  DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &l2,
+				  &ctx2, &rctx2, &rlen, &raddr),
+		   DAT_INVALID_HANDLE);
+	pair_close(&p);
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_connect_accept),
 	KTAP_CASE(test_connect_reject),
@@ -2170,6 +2215,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_evd_resize),
 	KTAP_CASE(test_srq_resize),
 	KTAP_CASE(test_ep_modify),
+	KTAP_CASE(test_lmr_from_lmr),
 };
 
 int main(void)
