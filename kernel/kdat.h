@@ -65,11 +65,27 @@ struct kdat_obj_ops {
 	void (*destroy)(struct kdat_obj *obj);
 };
 
+struct kdat_poller;
+
 struct kdat_file {
 	/* Serialises object create and destroy; protects @objects. */
 	struct mutex lock;
 	/* Every live object of this file, in creation order. */
 	struct list_head objects;
+	const struct cred *cred;	/* the opener's: the poller's */
+
+	/*
+	 * Rings (kdat_ring.c). @ring_lock protects @sq_rings, the submission
+	 * rings the poller drains (it holds the lock while it drains), and
+	 * the ring fields of the queues. @rings maps mmap cookies to rings.
+	 */
+	struct mutex ring_lock;
+	struct list_head sq_rings;
+	struct xarray rings;
+	u32 next_ring;
+	/* The poller, while there are submission rings; under @poller_lock. */
+	struct mutex poller_lock;
+	struct kdat_poller *poller;
 };
 
 struct kdat_obj {
@@ -215,6 +231,8 @@ struct kdat_evd {
 	bool waiting;			/* a thread waits */
 	bool unwaitable;		/* waits fail at once (EBUSY) */
 	bool disabled;			/* events do not trigger the CNO */
+	struct kdat_ring *ring;		/* or NULL: events[] holds them */
+	u32 of_pos;			/* ring index of the overflow event */
 	struct kdat_cno *cno;		/* or NULL */
 	wait_queue_head_t wq;
 
@@ -225,6 +243,20 @@ struct kdat_evd {
 
 struct kdat_srq;
 struct kdat_slots;
+
+#define KDAT_DTO_MAX_IOV	32
+#define KDAT_SRQ_MAX_DTOS	4096
+
+/* A checked DTO: what a work request is built from. */
+struct kdat_dto {
+	u32 op;
+	u32 flags;
+	u64 cookie;
+	u64 length;
+	u32 num_sge;
+	struct kdat_rmr_triplet remote;	/* RDMA */
+	struct ib_sge sge[KDAT_DTO_MAX_IOV];
+};
 
 /* A DTO in flight: one per send or receive slot of an EP or SRQ. */
 struct kdat_dto_ctx {
@@ -294,6 +326,8 @@ struct kdat_ep {
 	spinlock_t lock;		/* the fields below */
 	enum kdat_ep_state state;
 	struct kdat_slots send, recv;
+	/* Submission rings, or NULL; set under the file's ring_lock. */
+	struct kdat_ring *sq_ring, *rq_ring;
 	u8 pdata[KDAT_PRIVATE_DATA_BUF];
 	u32 pdata_len;
 	struct sockaddr_storage remote, local;
@@ -326,6 +360,7 @@ struct kdat_srq {
 
 	spinlock_t lock;		/* the fields below */
 	struct kdat_slots slots;
+	struct kdat_ring *ring;		/* or NULL; set under ring_lock */
 };
 
 struct kdat_psp {
@@ -355,6 +390,23 @@ struct kdat_cr {
 };
 
 /* An ioctl in flight: the kernel copy of the user's struct. */
+/* kdat_ring.c */
+struct kdat_ring;
+void kdat_file_rings_init(struct kdat_file *kfile);
+void kdat_file_rings_fini(struct kdat_file *kfile);
+int kdat_fops_mmap(struct file *filp, struct vm_area_struct *vma);
+void kdat_ring_stop(struct kdat_ring *ring);
+void kdat_ring_flush(struct kdat_ring *ring);
+void kdat_ring_set_dead(struct kdat_ring *ring);
+void kdat_ring_detach(struct kdat_ring *ring);
+void kdat_ring_completed(struct kdat_ring *ring, u32 n);
+void kdat_ring_set_ep_state(struct kdat_ring *ring, u32 state);
+bool kdat_ring_evd_push(struct kdat_evd *evd, const struct kdat_event *ev);
+u32 kdat_ring_evd_count(struct kdat_evd *evd);
+u32 kdat_ring_evd_used(struct kdat_evd *evd);
+int kdat_ring_evd_resize(struct kdat_evd *evd, u32 qlen);
+void kdat_ring_evd_set_poll(struct kdat_evd *evd);
+
 struct kdat_ucmd {
 	struct kdat_file *kfile;
 	void __user *ubuffer;
@@ -363,6 +415,8 @@ struct kdat_ucmd {
 };
 
 int kdat_ucmd_respond(struct kdat_ucmd *ucmd, size_t cmd_len);
+int kdat_cmd_ring_create(struct kdat_ucmd *ucmd);
+int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd);
 
 /* kdat_obj.c */
 void *__kdat_obj_alloc(size_t size, enum kdat_obj_type type,
@@ -478,5 +532,24 @@ int kdat_dto_check_segment(const struct kdat_lmr *lmr,
 			   const struct kdat_pz *ep_pz, u32 need_priv,
 			   u64 va, u64 len);
 void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc);
+int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
+		      const struct kdat_lmr_triplet *iov, u32 num,
+		      const struct kdat_rmr_triplet *remote,
+		      struct kdat_dto *dto);
+int kdat_dto_begin(struct kdat_ep *ep, const struct kdat_dto *dto,
+		   struct kdat_dto_ctx **ctxp);
+void kdat_dto_abort(struct kdat_ep *ep, struct kdat_dto_ctx *ctx);
+void kdat_dto_send_wr(struct ib_rdma_wr *wr, struct kdat_dto *dto,
+		      struct kdat_dto_ctx *ctx);
+void kdat_dto_recv_wr(struct ib_recv_wr *wr, struct kdat_dto *dto,
+		      struct kdat_dto_ctx *ctx);
+void kdat_dto_refused(struct kdat_evd *evd, u32 handle, u32 op, u64 cookie,
+		      int err);
+int kdat_srq_validate(struct kdat_file *kfile, struct kdat_srq *srq,
+		      const struct kdat_lmr_triplet *iov, u32 num,
+		      struct kdat_dto *dto);
+struct kdat_dto_ctx *kdat_srq_begin(struct kdat_srq *srq,
+				    const struct kdat_dto *dto);
+void kdat_srq_abort(struct kdat_srq *srq, struct kdat_dto_ctx *ctx);
 
 #endif /* KDAT_H */

@@ -13,7 +13,6 @@
 
 #include "kdat.h"
 
-#define KDAT_DTO_MAX_IOV	32
 
 /*
  * May @lmr serve [@va, @va + @len) for an Endpoint in @ep_pz, with the
@@ -36,14 +35,6 @@ int kdat_dto_check_segment(const struct kdat_lmr *lmr,
 	return 0;
 }
 
-struct kdat_dto {
-	u32 op;
-	u32 flags;
-	u64 cookie;
-	u64 length;
-	u32 num_sge;
-	struct ib_sge sge[KDAT_DTO_MAX_IOV];
-};
 
 static int kdat_dto_check_flags(const struct kdat_ep *ep, u32 op, u32 flags)
 {
@@ -184,6 +175,30 @@ static void kdat_dto_event(struct kdat_ep *ep, u32 op, u64 cookie,
 		      &ev);
 }
 
+/*
+ * A ring entry refused: its completion, on @evd, says why (the errno the
+ * ioctl would have returned, and the nearest DTO status).
+ */
+void kdat_dto_refused(struct kdat_evd *evd, u32 handle, u32 op, u64 cookie,
+		      int err)
+{
+	struct kdat_event ev = {
+		.event_number = KDAT_EVENT_DTO_COMPLETION,
+		.cookie = cookie,
+		.handle = handle,
+		.operation = op,
+		.post_error = -err,
+	};
+
+	if (err == -EACCES || err == -EPERM)
+		ev.status = KDAT_DTO_ERR_LOCAL_PROTECTION;
+	else if (err == -EMSGSIZE)
+		ev.status = KDAT_DTO_ERR_LOCAL_LENGTH;
+	else
+		ev.status = KDAT_DTO_ERR_LOCAL_EP;
+	kdat_evd_push(evd, &ev);
+}
+
 struct kdat_slot_chunk {
 	struct kdat_slot_chunk *next;
 	struct kdat_dto_ctx ctx[];
@@ -288,6 +303,8 @@ static void kdat_srq_done(struct kdat_srq *srq, struct kdat_ep *ep,
 
 	spin_lock_irqsave(&srq->lock, flags);
 	kdat_slot_put(&srq->slots, ctx);
+	if (srq->ring)
+		kdat_ring_completed(srq->ring, 1);
 	spin_unlock_irqrestore(&srq->lock, flags);
 	kdat_dto_event(ep, KDAT_DTO_RECEIVE, cookie, status, length);
 }
@@ -327,6 +344,8 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock_irqsave(&ep->lock, irqflags);
 	kdat_slot_put(recv ? &ep->recv : &ep->send, ctx);
+	if (recv ? ep->rq_ring : ep->sq_ring)
+		kdat_ring_completed(recv ? ep->rq_ring : ep->sq_ring, 1);
 	if (!recv && !ep->send.posted)
 		wake_up(&ep->idle_wq);	/* a graceful disconnect waits */
 	spin_unlock_irqrestore(&ep->lock, irqflags);
@@ -337,14 +356,18 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	kdat_dto_event(ep, op, cookie, status, length);
 }
 
-static int kdat_dto_post(struct kdat_ep *ep, struct kdat_dto *dto,
-			 const struct kdat_rmr_triplet *remote)
+/*
+ * Take a slot of @ep's queue for the checked @dto. 0 with *@ctx set; 1 when
+ * the EP is disconnected: the DTO is accepted and flushed at once (DAT),
+ * its event already queued; or the errno of the uapi table.
+ */
+int kdat_dto_begin(struct kdat_ep *ep, const struct kdat_dto *dto,
+		   struct kdat_dto_ctx **ctxp)
 {
 	bool recv = dto->op == KDAT_DTO_RECEIVE;
 	struct kdat_dto_ctx *ctx;
 	enum kdat_ep_state state;
 	unsigned long flags;
-	int ret;
 
 	spin_lock_irqsave(&ep->lock, flags);
 	state = ep->state;
@@ -355,76 +378,103 @@ static int kdat_dto_post(struct kdat_ep *ep, struct kdat_dto *dto,
 	}
 	if (state == KDAT_EP_STATE_DISCONNECTED ||
 	    state == KDAT_EP_STATE_DISCONNECT_PENDING) {
-		/* Accepted and flushed at once (DAT). */
 		spin_unlock_irqrestore(&ep->lock, flags);
 		kdat_dto_event(ep, dto->op, dto->cookie, KDAT_DTO_ERR_FLUSHED,
 			       0);
-		return 0;
+		return 1;
 	}
 	if (!ep->qp) {
 		spin_unlock_irqrestore(&ep->lock, flags);
 		return -ENODEV;
 	}
 	ctx = kdat_slot_get(recv ? &ep->recv : &ep->send);
-	if (!ctx) {
-		spin_unlock_irqrestore(&ep->lock, flags);
-		return -ENOMEM;
-	}
 	spin_unlock_irqrestore(&ep->lock, flags);
+	if (!ctx)
+		return -ENOMEM;
 	ctx->cookie = dto->cookie;
 	ctx->length = dto->length;
 	ctx->op = dto->op;
 	ctx->flags = dto->flags;
+	*ctxp = ctx;
+	return 0;
+}
 
-	/*
-	 * Posted outside ep->lock (drivers may do real work in post). The
-	 * state may change meanwhile; that is harmless: a QP moved to error
-	 * flushes what is posted to it, and a reset only happens from
-	 * DISCONNECTED, which posts never reach the QP in.
-	 */
-	if (recv) {
-		struct ib_recv_wr wr = {
-			.wr_cqe = &ctx->cqe,
-			.sg_list = dto->sge,
-			.num_sge = dto->num_sge,
-		};
+/* Give back the slot of a DTO the device refused (nothing was posted). */
+void kdat_dto_abort(struct kdat_ep *ep, struct kdat_dto_ctx *ctx)
+{
+	bool recv = ctx->op == KDAT_DTO_RECEIVE;
+	unsigned long flags;
 
+	spin_lock_irqsave(&ep->lock, flags);
+	kdat_slot_put(recv ? &ep->recv : &ep->send, ctx);
+	spin_unlock_irqrestore(&ep->lock, flags);
+}
+
+/* The send work request of a checked DTO holding slot @ctx. */
+void kdat_dto_send_wr(struct ib_rdma_wr *wr, struct kdat_dto *dto,
+		      struct kdat_dto_ctx *ctx)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr.wr_cqe = &ctx->cqe;
+	wr->wr.sg_list = dto->sge;
+	wr->wr.num_sge = dto->num_sge;
+	wr->wr.send_flags = IB_SEND_SIGNALED;
+	if (dto->flags & KDAT_COMPLETION_SOLICITED_WAIT)
+		wr->wr.send_flags |= IB_SEND_SOLICITED;
+	if (dto->flags & KDAT_COMPLETION_BARRIER_FENCE)
+		wr->wr.send_flags |= IB_SEND_FENCE;
+	switch (dto->op) {
+	case KDAT_DTO_SEND:
+		wr->wr.opcode = IB_WR_SEND;
+		break;
+	case KDAT_DTO_RDMA_WRITE:
+		wr->wr.opcode = IB_WR_RDMA_WRITE;
+		break;
+	default:
+		wr->wr.opcode = IB_WR_RDMA_READ;
+		break;
+	}
+	wr->remote_addr = dto->remote.target_address;
+	wr->rkey = dto->remote.rmr_context;
+}
+
+/* The receive work request of a checked DTO holding slot @ctx. */
+void kdat_dto_recv_wr(struct ib_recv_wr *wr, struct kdat_dto *dto,
+		      struct kdat_dto_ctx *ctx)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_cqe = &ctx->cqe;
+	wr->sg_list = dto->sge;
+	wr->num_sge = dto->num_sge;
+}
+
+/*
+ * Post one checked DTO. Posted outside ep->lock (drivers may do real work
+ * in post). The state may change meanwhile; that is harmless: a QP moved
+ * to error flushes what is posted to it, and a reset only happens from
+ * DISCONNECTED, which posts never reach the QP in.
+ */
+static int kdat_dto_post(struct kdat_ep *ep, struct kdat_dto *dto)
+{
+	struct kdat_dto_ctx *ctx;
+	int ret;
+
+	ret = kdat_dto_begin(ep, dto, &ctx);
+	if (ret)
+		return ret > 0 ? 0 : ret;
+	if (dto->op == KDAT_DTO_RECEIVE) {
+		struct ib_recv_wr wr;
+
+		kdat_dto_recv_wr(&wr, dto, ctx);
 		ret = ib_post_recv(ep->qp, &wr, NULL);
 	} else {
-		struct ib_rdma_wr wr = {
-			.wr = {
-				.wr_cqe = &ctx->cqe,
-				.sg_list = dto->sge,
-				.num_sge = dto->num_sge,
-				.send_flags = IB_SEND_SIGNALED,
-			},
-		};
+		struct ib_rdma_wr wr;
 
-		if (dto->flags & KDAT_COMPLETION_SOLICITED_WAIT)
-			wr.wr.send_flags |= IB_SEND_SOLICITED;
-		if (dto->flags & KDAT_COMPLETION_BARRIER_FENCE)
-			wr.wr.send_flags |= IB_SEND_FENCE;
-		switch (dto->op) {
-		case KDAT_DTO_SEND:
-			wr.wr.opcode = IB_WR_SEND;
-			break;
-		case KDAT_DTO_RDMA_WRITE:
-			wr.wr.opcode = IB_WR_RDMA_WRITE;
-			break;
-		default:
-			wr.wr.opcode = IB_WR_RDMA_READ;
-			break;
-		}
-		if (remote) {
-			wr.remote_addr = remote->target_address;
-			wr.rkey = remote->rmr_context;
-		}
+		kdat_dto_send_wr(&wr, dto, ctx);
 		ret = ib_post_send(ep->qp, &wr.wr, NULL);
 	}
 	if (ret) {
-		spin_lock_irqsave(&ep->lock, flags);
-		kdat_slot_put(recv ? &ep->recv : &ep->send, ctx);
-		spin_unlock_irqrestore(&ep->lock, flags);
+		kdat_dto_abort(ep, ctx);
 		ret = -ENOMEM;
 	}
 	return ret;
@@ -448,54 +498,117 @@ static void kdat_dto_trim(struct kdat_dto *dto, u64 length)
 	dto->length = length;
 }
 
+/*
+ * The one check of a DTO for @ep, whichever way it came (ioctl or ring):
+ * @dto's op, flags and cookie are set, @iov and @remote are kernel copies
+ * of the caller's. Builds @dto's scatter/gather list. The caller holds
+ * the EP's device rwsem for read. Returns the errno of the uapi table.
+ */
+int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
+		      const struct kdat_lmr_triplet *iov, u32 num,
+		      const struct kdat_rmr_triplet *remote,
+		      struct kdat_dto *dto)
+{
+	int ret;
+
+	if (dto->op > KDAT_DTO_RECEIVE || num > KDAT_DTO_MAX_IOV)
+		return -EINVAL;
+	if (dto->op == KDAT_DTO_RDMA_READ || dto->op == KDAT_DTO_RDMA_WRITE) {
+		if (remote->__pad)
+			return -EINVAL;
+		dto->remote = *remote;
+	}
+	ret = kdat_dto_prepare(kfile, ep, iov, num, dto);
+	if (ret)
+		return ret;
+	/*
+	 * An RDMA read must fit the local IOV (DAT_LENGTH_ERROR). An RDMA
+	 * write sends the whole local IOV from the target address on: the
+	 * remote region's bounds are the peer device's to enforce (a remote
+	 * access error), as with every provider.
+	 */
+	if (dto->op == KDAT_DTO_RDMA_READ) {
+		if (dto->length < remote->segment_length)
+			return -EMSGSIZE;
+		kdat_dto_trim(dto, remote->segment_length);
+	}
+	return 0;
+}
+
+/* The same for a receive buffer of @srq. */
+int kdat_srq_validate(struct kdat_file *kfile, struct kdat_srq *srq,
+		      const struct kdat_lmr_triplet *iov, u32 num,
+		      struct kdat_dto *dto)
+{
+	if (dto->op != KDAT_DTO_RECEIVE || dto->flags ||
+	    num > srq->max_recv_iov)
+		return -EINVAL;
+	return kdat_dto_build_sgl(kfile, srq->pz, KDAT_MEM_PRIV_LOCAL_WRITE,
+				  iov, num, dto);
+}
+
+/* Take a slot of @srq for the checked @dto; NULL when it is full. */
+struct kdat_dto_ctx *kdat_srq_begin(struct kdat_srq *srq,
+				    const struct kdat_dto *dto)
+{
+	struct kdat_dto_ctx *ctx;
+	unsigned long flags;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	ctx = kdat_slot_get(&srq->slots);
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (ctx) {
+		ctx->cookie = dto->cookie;
+		ctx->length = dto->length;
+		ctx->op = KDAT_DTO_RECEIVE;
+		ctx->flags = 0;
+	}
+	return ctx;
+}
+
+void kdat_srq_abort(struct kdat_srq *srq, struct kdat_dto_ctx *ctx)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	kdat_slot_put(&srq->slots, ctx);
+	spin_unlock_irqrestore(&srq->lock, flags);
+}
+
 /* A receive buffer for an SRQ: the same checks as an EP's receive. */
 static int kdat_srq_post(struct kdat_file *kfile, struct kdat_post *cmd,
 			 const struct kdat_lmr_triplet *iov)
 {
-	struct kdat_dto dto = { .op = KDAT_DTO_RECEIVE, .cookie = cmd->cookie };
-	struct ib_recv_wr wr = {};
+	struct kdat_dto dto = { .op = KDAT_DTO_RECEIVE, .cookie = cmd->cookie,
+				.flags = cmd->completion_flags };
 	struct kdat_device *kdev;
 	struct kdat_dto_ctx *ctx;
+	struct ib_recv_wr wr;
 	struct kdat_srq *srq;
-	unsigned long flags;
 	int ret;
 
-	if (cmd->completion_flags)
-		return -EINVAL;
 	srq = kdat_srq_get(kfile, cmd->ep_handle);
 	if (!srq)
 		return -EBADF;
 	kdev = srq->pz->ia->kdev;
 	down_read(&kdev->rwsem);
-	ret = -EINVAL;
-	if (cmd->num_segments > srq->max_recv_iov)
-		goto out;
-	ret = kdat_dto_build_sgl(kfile, srq->pz, KDAT_MEM_PRIV_LOCAL_WRITE,
-				 iov, cmd->num_segments, &dto);
+	ret = -EBUSY;
+	if (READ_ONCE(srq->ring))
+		goto out;	/* fed by its ring */
+	ret = kdat_srq_validate(kfile, srq, iov, cmd->num_segments, &dto);
 	if (ret)
 		goto out;
 	ret = -ENODEV;
 	if (!srq->srq)
 		goto out;
-
-	spin_lock_irqsave(&srq->lock, flags);
-	ctx = kdat_slot_get(&srq->slots);
-	spin_unlock_irqrestore(&srq->lock, flags);
 	ret = -ENOMEM;
+	ctx = kdat_srq_begin(srq, &dto);
 	if (!ctx)
 		goto out;
-	ctx->cookie = dto.cookie;
-	ctx->length = dto.length;
-	ctx->op = KDAT_DTO_RECEIVE;
-	ctx->flags = 0;
-	wr.wr_cqe = &ctx->cqe;
-	wr.sg_list = dto.sge;
-	wr.num_sge = dto.num_sge;
+	kdat_dto_recv_wr(&wr, &dto, ctx);
 	ret = ib_post_srq_recv(srq->srq, &wr, NULL);
 	if (ret) {
-		spin_lock_irqsave(&srq->lock, flags);
-		kdat_slot_put(&srq->slots, ctx);
-		spin_unlock_irqrestore(&srq->lock, flags);
+		kdat_srq_abort(srq, ctx);
 		ret = -ENOMEM;
 	}
 out:
@@ -513,9 +626,9 @@ int kdat_cmd_post(struct kdat_ucmd *ucmd)
 		.flags = cmd->completion_flags,
 		.cookie = cmd->cookie,
 	};
-	const struct kdat_rmr_triplet *remote = NULL;
 	struct kdat_device *kdev;
 	struct kdat_ep *ep;
+	struct kdat_ring *ring;
 	int ret;
 
 	if (cmd->__reserved)
@@ -524,11 +637,6 @@ int kdat_cmd_post(struct kdat_ucmd *ucmd)
 		return -EINVAL;
 	if (cmd->num_segments > KDAT_DTO_MAX_IOV)
 		return -EINVAL;
-	if (cmd->op == KDAT_DTO_RDMA_READ || cmd->op == KDAT_DTO_RDMA_WRITE) {
-		if (cmd->remote.__pad)
-			return -EINVAL;
-		remote = &cmd->remote;
-	}
 	/* The one copy of the IOV; everything below checks this copy. */
 	if (copy_from_user(iov, u64_to_user_ptr(cmd->iov),
 			   cmd->num_segments * sizeof(iov[0])))
@@ -543,25 +651,15 @@ int kdat_cmd_post(struct kdat_ucmd *ucmd)
 	/* The QP and the MRs stay while we hold the device's rwsem. */
 	kdev = ep->pz->ia->kdev;
 	down_read(&kdev->rwsem);
-	ret = kdat_dto_prepare(ucmd->kfile, ep, iov, cmd->num_segments, &dto);
-	if (ret)
-		goto out;
-	if (remote) {
-		/*
-		 * An RDMA read must fit the local IOV (DAT_LENGTH_ERROR). An
-		 * RDMA write sends the whole local IOV from the target address
-		 * on: the remote region's bounds are the peer device's to
-		 * enforce (a remote access error), as with every provider.
-		 */
-		if (cmd->op == KDAT_DTO_RDMA_READ &&
-		    dto.length < remote->segment_length) {
-			ret = -EMSGSIZE;
-			goto out;
-		}
-		if (cmd->op == KDAT_DTO_RDMA_READ)
-			kdat_dto_trim(&dto, remote->segment_length);
-	}
-	ret = kdat_dto_post(ep, &dto, remote);
+	ring = cmd->op == KDAT_DTO_RECEIVE ? READ_ONCE(ep->rq_ring) :
+					     READ_ONCE(ep->sq_ring);
+	ret = -EBUSY;
+	if (ring)
+		goto out;	/* that queue is fed by its ring */
+	ret = kdat_dto_validate(ucmd->kfile, ep, iov, cmd->num_segments,
+				&cmd->remote, &dto);
+	if (!ret)
+		ret = kdat_dto_post(ep, &dto);
 out:
 	up_read(&kdev->rwsem);
 	kdat_obj_put(&ep->obj);

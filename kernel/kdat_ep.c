@@ -36,6 +36,11 @@ static void kdat_ep_set_state(struct kdat_ep *ep, enum kdat_ep_state state)
 
 	spin_lock_irqsave(&ep->lock, flags);
 	ep->state = state;
+	/* Rings show it, so that libdat answers DAT_INVALID_STATE itself. */
+	if (ep->sq_ring)
+		kdat_ring_set_ep_state(ep->sq_ring, state);
+	if (ep->rq_ring)
+		kdat_ring_set_ep_state(ep->rq_ring, state);
 	spin_unlock_irqrestore(&ep->lock, flags);
 }
 
@@ -491,9 +496,15 @@ static void kdat_ep_disassociate(struct kdat_dev_res *res)
 {
 	struct kdat_ep *ep = container_of(res, struct kdat_ep, res);
 	enum kdat_ep_state state;
+	unsigned long flags;
 
 	state = kdat_ep_teardown(ep);
 	kdat_ep_set_state(ep, KDAT_EP_STATE_DISCONNECTED);
+	/* libdat answers posts on the rings as the ioctl would: ENODEV. */
+	spin_lock_irqsave(&ep->lock, flags);
+	kdat_ring_set_dead(ep->sq_ring);
+	kdat_ring_set_dead(ep->rq_ring);
+	spin_unlock_irqrestore(&ep->lock, flags);
 	if (state != KDAT_EP_STATE_UNCONNECTED &&
 	    state != KDAT_EP_STATE_DISCONNECTED)
 		kdat_ep_conn_event(ep, KDAT_EVENT_CONNECTION_BROKEN);
@@ -518,7 +529,12 @@ static void kdat_ep_destroy(struct kdat_obj *obj)
 {
 	struct kdat_ep *ep = container_of(obj, struct kdat_ep, obj);
 
+	/* The poller lets go of the rings before the QP goes. */
+	kdat_ring_stop(ep->sq_ring);
+	kdat_ring_stop(ep->rq_ring);
 	kdat_ep_release(ep);
+	kdat_ring_detach(ep->sq_ring);
+	kdat_ring_detach(ep->rq_ring);
 	kdat_ep_free_ctx(ep);
 
 	kdat_evd_unuse(ep->recv_evd, ep->pz->ia);
@@ -730,6 +746,8 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 		spin_lock_irqsave(&recv_evd->sw_lock, flags);
 		list_add_tail(&ep->sw_node, &recv_evd->sw_eps);
 		spin_unlock_irqrestore(&recv_evd->sw_lock, flags);
+		/* A ring alone no longer tells all: say so in it. */
+		kdat_ring_evd_set_poll(recv_evd);
 		ib_req_notify_cq(ep->sw_cq, IB_CQ_SOLICITED);
 	}
 	INIT_LIST_HEAD(&ep->res.node);
@@ -945,6 +963,9 @@ int kdat_cmd_ep_disconnect(struct kdat_ucmd *ucmd)
 	ep = kdat_ep_get(ucmd, cmd->ep_handle);
 	if (!ep)
 		return -EBADF;
+	/* What the rings hold was posted before the disconnect. */
+	kdat_ring_flush(ep->sq_ring);
+	kdat_ring_flush(ep->rq_ring);
 
 	down_read(&kdat_ep_kdev(ep)->rwsem);
 	mutex_lock(&ep->cm_lock);
@@ -1003,6 +1024,9 @@ int kdat_cmd_ep_reset(struct kdat_ucmd *ucmd)
 	ep = kdat_ep_get(ucmd, cmd->ep_handle);
 	if (!ep)
 		return -EBADF;
+	/* What the rings hold was posted before the reset: flushed. */
+	kdat_ring_flush(ep->sq_ring);
+	kdat_ring_flush(ep->rq_ring);
 
 	down_read(&kdat_ep_kdev(ep)->rwsem);
 	mutex_lock(&ep->cm_lock);

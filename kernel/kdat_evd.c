@@ -50,7 +50,9 @@ void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev)
 	 */
 	if (evd->cno && !evd->waiting && !evd->disabled)
 		kdat_cno_trigger(evd->cno, evd);
-	if (evd->count < evd->qlen && !evd->overflowed) {
+	if (evd->ring) {
+		kdat_ring_evd_push(evd, ev);
+	} else if (evd->count < evd->qlen && !evd->overflowed) {
 		*kdat_evd_slot(evd, evd->count++) = *ev;
 	} else if (!evd->overflowed) {
 		struct kdat_event *of = kdat_evd_slot(evd, evd->count++);
@@ -160,6 +162,7 @@ static void kdat_evd_destroy(struct kdat_obj *obj)
 		evd->ia->async_evd = NULL;
 	spin_unlock_irqrestore(&evd->ia->async_lock, flags);
 	kdat_evd_release(evd);
+	kdat_ring_detach(evd->ring);
 	if (evd->cno)
 		atomic_dec(&evd->cno->users);
 	kvfree(evd->events);
@@ -318,12 +321,15 @@ int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
 	long timeout;
 	int ret = 0;
 
-	if (!cmd->max_events)
-		return -EINVAL;
 	evd = kdat_get(ucmd->kfile, cmd->evd_handle, struct kdat_evd,
 		       KDAT_OBJ_EVD);
 	if (!evd)
 		return -EBADF;
+	/* With a ring the events are read there: wait or bring in only. */
+	if (!cmd->max_events != !!READ_ONCE(evd->ring)) {
+		ret = -EINVAL;
+		goto out_put;
+	}
 	if (cmd->threshold > evd->qlen) {
 		ret = -EINVAL;
 		goto out_put;
@@ -345,7 +351,7 @@ int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
 			timeout = usecs_to_jiffies(min_t(u64, cmd->timeout_us,
 							 U32_MAX));
 		timeout = wait_event_interruptible_timeout(evd->wq,
-				READ_ONCE(evd->count) >= cmd->threshold ||
+				kdat_ring_evd_count(evd) >= cmd->threshold ||
 				READ_ONCE(evd->unwaitable),
 				timeout);
 		spin_lock_irqsave(&evd->lock, flags);
@@ -362,7 +368,7 @@ int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
 				ret = -EINTR;
 			goto out_put;
 		}
-		if (!timeout && READ_ONCE(evd->count) < cmd->threshold) {
+		if (!timeout && kdat_ring_evd_count(evd) < cmd->threshold) {
 			ret = -ETIMEDOUT;
 			goto out_put;
 		}
@@ -376,6 +382,12 @@ int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
 		list_for_each_entry(ep, &evd->sw_eps, sw_node)
 			kdat_ep_sw_poll(ep);
 		spin_unlock_irqrestore(&evd->sw_lock, flags);
+	}
+	if (!cmd->max_events) {
+		cmd->out_count = 0;
+		cmd->out_nmore = kdat_ring_evd_count(evd);
+		ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
+		goto out_put;
 	}
 
 	while (done < cmd->max_events) {
@@ -579,6 +591,8 @@ static int kdat_evd_resize(struct kdat_evd *evd, u32 qlen)
 
 	if (!qlen || qlen > KDAT_EVD_MAX_QLEN)
 		return -EINVAL;
+	if (READ_ONCE(evd->ring))
+		return kdat_ring_evd_resize(evd, qlen);
 	/* One spare slot for the overflow event, as at create. */
 	events = kvcalloc(qlen + 1, sizeof(*events), GFP_KERNEL);
 	if (!events)
@@ -668,7 +682,8 @@ int kdat_cmd_evd_post_se(struct kdat_ucmd *ucmd)
 	}
 	/* The consumer asked: refuse rather than overflow. */
 	spin_lock_irqsave(&evd->lock, flags);
-	room = evd->count < evd->qlen && !evd->overflowed;
+	room = !evd->overflowed &&
+	       (evd->ring ? kdat_ring_evd_used(evd) : evd->count) < evd->qlen;
 	spin_unlock_irqrestore(&evd->lock, flags);
 	if (room)
 		kdat_evd_push(evd, &ev);

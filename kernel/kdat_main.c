@@ -26,6 +26,7 @@ static int kdat_fops_open(struct inode *inode, struct file *filp)
 		return -ENOMEM;
 	mutex_init(&kfile->lock);
 	INIT_LIST_HEAD(&kfile->objects);
+	kdat_file_rings_init(kfile);
 	filp->private_data = kfile;
 	atomic_inc(&kdat_open_files);
 	return 0;
@@ -36,6 +37,7 @@ static int kdat_fops_release(struct inode *inode, struct file *filp)
 	struct kdat_file *kfile = filp->private_data;
 
 	kdat_file_destroy_all(kfile);
+	kdat_file_rings_fini(kfile);
 	mutex_destroy(&kfile->lock);
 	kfree(kfile);
 	atomic_dec(&kdat_open_files);
@@ -103,6 +105,8 @@ union kdat_ucmd_buffer {
 	struct kdat_evd_modify evd_modify;
 	struct kdat_srq_resize srq_resize;
 	struct kdat_ep_modify ep_modify;
+	struct kdat_ring_create ring_create;
+	struct kdat_ring_wake ring_wake;
 };
 
 struct kdat_ioctl_op {
@@ -187,6 +191,10 @@ static const struct kdat_ioctl_op kdat_ioctl_ops[] = {
 		      struct kdat_srq_resize, __reserved),
 	KDAT_IOCTL_OP(KDAT_IOCTL_EP_MODIFY, kdat_cmd_ep_modify,
 		      struct kdat_ep_modify, attr),
+	KDAT_IOCTL_OP(KDAT_IOCTL_RING_CREATE, kdat_cmd_ring_create,
+		      struct kdat_ring_create, out_off),
+	KDAT_IOCTL_OP(KDAT_IOCTL_RING_WAKE, kdat_cmd_ring_wake,
+		      struct kdat_ring_wake, flags),
 };
 
 static long kdat_fops_ioctl(struct file *filp, unsigned int cmd,
@@ -228,6 +236,7 @@ static const struct file_operations kdat_fops = {
 	.open = kdat_fops_open,
 	.release = kdat_fops_release,
 	.unlocked_ioctl = kdat_fops_ioctl,
+	.mmap = kdat_fops_mmap,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };
@@ -279,6 +288,10 @@ static void kdat_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct kdat_evd_modify) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_srq_resize) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_ep_modify) != 48);
+	BUILD_BUG_ON(sizeof(struct kdat_ring_create) != 72);
+	BUILD_BUG_ON(sizeof(struct kdat_ring_wake) != 8);
+	BUILD_BUG_ON(sizeof(struct kdat_sqe) != 40);
+	BUILD_BUG_ON(sizeof(struct kdat_ring_offsets) != 32);
 	BUILD_BUG_ON(sizeof(struct kdat_event) != 64);
 	BUILD_BUG_ON(sizeof(struct kdat_evd_wait) != 40);
 	BUILD_BUG_ON(sizeof(struct kdat_ep_attr) != 32);

@@ -11,7 +11,6 @@
 
 #include "kdat.h"
 
-#define KDAT_SRQ_MAX_DTOS	4096
 #define KDAT_SRQ_MAX_IOV	32
 
 struct kdat_srq *kdat_srq_get(struct kdat_file *kfile, u32 handle)
@@ -35,9 +34,13 @@ static void kdat_srq_event(struct ib_event *event, void *context)
 static void kdat_srq_disassociate(struct kdat_dev_res *res)
 {
 	struct kdat_srq *srq = container_of(res, struct kdat_srq, res);
+	unsigned long flags;
 
 	ib_destroy_srq(srq->srq);
 	srq->srq = NULL;
+	spin_lock_irqsave(&srq->lock, flags);
+	kdat_ring_set_dead(srq->ring);
+	spin_unlock_irqrestore(&srq->lock, flags);
 }
 
 static void kdat_srq_release(struct kdat_srq *srq)
@@ -62,7 +65,9 @@ static void kdat_srq_destroy(struct kdat_obj *obj)
 {
 	struct kdat_srq *srq = container_of(obj, struct kdat_srq, obj);
 
+	kdat_ring_stop(srq->ring);
 	kdat_srq_release(srq);
+	kdat_ring_detach(srq->ring);
 	kdat_slots_fini(&srq->slots);
 	atomic_dec(&srq->pz->users);
 }

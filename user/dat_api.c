@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include <ifaddrs.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -143,11 +145,26 @@ struct kd_cno {
 	DAT_OS_WAIT_PROXY_AGENT agent;
 };
 
+/*
+ * A ring shared with the kernel (see the uapi header for the protocol).
+ * Submission rings: we produce at tail, under @lock (DAT lets threads post
+ * to one EP). Completion rings: we consume at head, under @lock.
+ */
+struct kd_ring {
+	void *map;
+	size_t map_size;
+	uint32_t *head, *tail, *flags, *completed, *ep_state;
+	uint8_t *entries;
+	uint32_t mask, entry_size, max_iov;
+	pthread_mutex_t lock;
+};
+
 struct kd_evd {
 	struct kd_obj obj;
 	DAT_COUNT qlen;
 	DAT_EVD_FLAGS flags;
 	struct kd_cno *cno;
+	struct kd_ring *ring;		/* or NULL: the ioctl path */
 };
 
 struct kd_ep {
@@ -155,6 +172,7 @@ struct kd_ep {
 	struct kd_pz *pz;
 	struct kd_evd *recv_evd, *req_evd, *conn_evd;
 	struct kd_srq *srq;		/* or NULL */
+	struct kd_ring *sq, *rq;	/* or NULL: the ioctl path */
 	DAT_EP_ATTR attr;
 	unsigned char pdata[KDAT_PRIVATE_DATA_BUF];
 	struct sockaddr_storage remote, local;
@@ -164,6 +182,7 @@ struct kd_srq {
 	struct kd_obj obj;
 	struct kd_pz *pz;
 	DAT_SRQ_ATTR attr;
+	struct kd_ring *ring;		/* or NULL: the ioctl path */
 };
 
 /* A PSP, or an RSP (type DAT_HANDLE_TYPE_RSP, @ep set). */
@@ -238,6 +257,65 @@ static DAT_RETURN kd_ioctl(struct kd_ia *ia, unsigned long cmd, void *arg)
 	if (ioctl(ia->fd, cmd, arg))
 		return dat_from_errno(errno);
 	return DAT_SUCCESS;
+}
+
+/* ---- rings --------------------------------------------------------- */
+
+/*
+ * The ring path is the default; KDAT_RINGS=0 in the environment selects
+ * the ioctl path (every post and every dequeue a system call).
+ */
+static bool kd_rings_wanted(void)
+{
+	const char *e = getenv("KDAT_RINGS");
+
+	return !e || strcmp(e, "0");
+}
+
+static void kd_ring_unmap(struct kd_ring *r)
+{
+	if (!r)
+		return;
+	munmap(r->map, r->map_size);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+/* The ring of @kind for kernel object @kh, mapped; NULL on failure. */
+static struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh,
+				   uint32_t kind)
+{
+	struct kdat_ring_create c = {
+		.size = sizeof(c), .handle = kh, .kind = kind,
+	};
+	struct kd_ring *r;
+	uint8_t *m;
+
+	if (ioctl(ia->fd, KDAT_IOCTL_RING_CREATE, &c))
+		return NULL;
+	m = mmap(NULL, c.out_map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 ia->fd, (off_t)c.out_mmap_offset);
+	if (m == MAP_FAILED)
+		return NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		munmap(m, c.out_map_size);
+		return NULL;
+	}
+	r->map = m;
+	r->map_size = c.out_map_size;
+	r->head = (uint32_t *)(m + c.out_off.head);
+	r->tail = (uint32_t *)(m + c.out_off.tail);
+	r->flags = (uint32_t *)(m + c.out_off.flags);
+	r->completed = (uint32_t *)(m + c.out_off.completed);
+	r->ep_state = (uint32_t *)(m + c.out_off.ep_state);
+	r->entries = m + c.out_off.entries;
+	r->mask = *(uint32_t *)(m + c.out_off.ring_mask);
+	r->entry_size = c.out_entry_size;
+	r->max_iov = (c.out_entry_size - sizeof(struct kdat_sqe)) /
+		     sizeof(struct kdat_lmr_triplet);
+	pthread_mutex_init(&r->lock, NULL);
+	return r;
 }
 
 static unsigned int kd_ptr_hash(const void *p)
@@ -380,6 +458,26 @@ static bool kd_ours(const void *h)
 	return kd_check(h, -1);
 }
 
+/* Free an object's user-space half: its ring mappings, then itself. */
+static void kd_obj_free(struct kd_obj *o)
+{
+	switch (o->type) {
+	case DAT_HANDLE_TYPE_EVD:
+		kd_ring_unmap(((struct kd_evd *)o)->ring);
+		break;
+	case DAT_HANDLE_TYPE_EP:
+		kd_ring_unmap(((struct kd_ep *)o)->sq);
+		kd_ring_unmap(((struct kd_ep *)o)->rq);
+		break;
+	case DAT_HANDLE_TYPE_SRQ:
+		kd_ring_unmap(((struct kd_srq *)o)->ring);
+		break;
+	default:
+		break;
+	}
+	free(o);
+}
+
 /* Undo a create whose user-space half failed. */
 static void kd_destroy_kh(struct kd_ia *ia, uint32_t kh)
 {
@@ -396,7 +494,7 @@ static DAT_RETURN kd_destroy(struct kd_obj *o)
 	ret = kd_ioctl(o->ia, KDAT_IOCTL_DESTROY, &d);
 	if (ret == DAT_SUCCESS) {
 		kd_table_del(o);
-		free(o);
+		kd_obj_free(o);
 	}
 	return ret;
 }
@@ -730,7 +828,7 @@ LIBDAT_API DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia_handle,
 				continue;
 			kd_table_del_locked(o);
 			if (o != &ia->obj)
-				free(o);
+				kd_obj_free(o);
 		}
 	}
 	pthread_mutex_unlock(&kd_proc.lock);
@@ -956,6 +1054,13 @@ LIBDAT_API DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle,
 	evd->flags = flags;
 	evd->cno = cno;
 	kd_obj_init(&evd->obj, ia, DAT_HANDLE_TYPE_EVD, c.out_evd_handle);
+	if (kd_rings_wanted()) {
+		evd->ring = kd_ring_map(ia, evd->obj.kh, KDAT_RING_EVD);
+		if (!evd->ring) {
+			kd_destroy(&evd->obj);
+			return DAT_INSUFFICIENT_RESOURCES;
+		}
+	}
 	*evd_handle = evd;
 	return DAT_SUCCESS;
 }
@@ -1043,9 +1148,26 @@ static DAT_RETURN kd_evd_modify(DAT_EVD_HANDLE evd_handle, uint32_t op,
 		c.qlen = qlen;
 	}
 	c.evd_handle = evd->obj.kh;
+	if (op == KDAT_EVD_OP_RESIZE && evd->ring)
+		pthread_mutex_lock(&evd->ring->lock);
 	ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_MODIFY, &c);
-	if (ret == DAT_SUCCESS && op == KDAT_EVD_OP_RESIZE)
+	if (ret == DAT_SUCCESS && op == KDAT_EVD_OP_RESIZE) {
 		evd->qlen = qlen;
+		if (evd->ring) {
+			/* The events moved to a new ring: map it. */
+			struct kd_ring *old = evd->ring;
+
+			evd->ring = kd_ring_map(evd->obj.ia, evd->obj.kh,
+						KDAT_RING_EVD);
+			pthread_mutex_unlock(&old->lock);
+			kd_ring_unmap(old);
+			if (!evd->ring)
+				return DAT_INSUFFICIENT_RESOURCES;
+			return ret;
+		}
+	}
+	if (op == KDAT_EVD_OP_RESIZE && evd->ring)
+		pthread_mutex_unlock(&evd->ring->lock);
 	return ret;
 }
 
@@ -1244,6 +1366,59 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 	return DAT_SUCCESS;
 }
 
+/*
+ * Ring path of dequeue (@threshold 0) and wait: events are read from the
+ * ring with no system call; the kernel is asked only to wait for more, or
+ * to bring in solicited-wait receives it holds back (KDAT_RING_F_POLL).
+ */
+static DAT_RETURN kd_evd_ring_take(struct kd_evd *evd, DAT_COUNT threshold,
+				   DAT_TIMEOUT timeout, DAT_EVENT *event,
+				   DAT_COUNT *nmore)
+{
+	struct kd_ring *r = evd->ring;
+	struct kdat_evd_wait w = {
+		.size = sizeof(w),
+		.evd_handle = evd->obj.kh,
+		.threshold = threshold,
+		.timeout_us = timeout == DAT_TIMEOUT_INFINITE ?
+			KDAT_WAIT_FOREVER : timeout,
+	};
+	struct kdat_event k;
+	uint32_t head, tail;
+	bool asked = false;
+	DAT_RETURN ret;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		head = *r->head;	/* ours */
+		tail = __atomic_load_n(r->tail, __ATOMIC_ACQUIRE);
+		if (tail - head >= (uint32_t)(threshold ? threshold : 1))
+			break;
+		if (!threshold) {
+			if (asked || !(__atomic_load_n(r->flags,
+						       __ATOMIC_RELAXED) &
+				       KDAT_RING_F_POLL)) {
+				pthread_mutex_unlock(&r->lock);
+				return DAT_QUEUE_EMPTY;
+			}
+		}
+		/* Wait (or bring in held-back events) in the kernel. */
+		asked = true;
+		ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_WAIT, &w);
+		if (ret) {
+			pthread_mutex_unlock(&r->lock);
+			return ret;
+		}
+	}
+	memcpy(&k, r->entries + (size_t)(head & r->mask) * sizeof(k),
+	       sizeof(k));
+	__atomic_store_n(r->head, head + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&r->lock);
+	if (nmore)
+		*nmore = tail - head - 1;
+	return kd_event(evd, &k, event);
+}
+
 static DAT_RETURN kd_evd_take(struct kd_evd *evd, DAT_COUNT threshold,
 			      DAT_TIMEOUT timeout, DAT_EVENT *event,
 			      DAT_COUNT *nmore)
@@ -1260,6 +1435,8 @@ static DAT_RETURN kd_evd_take(struct kd_evd *evd, DAT_COUNT threshold,
 	};
 	DAT_RETURN ret;
 
+	if (evd->ring)
+		return kd_evd_ring_take(evd, threshold, timeout, event, nmore);
 	ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_WAIT, &w);
 	if (ret)
 		return ret;
@@ -1377,6 +1554,15 @@ static DAT_RETURN kd_ep_create(DAT_IA_HANDLE ia_handle,
 	ep->attr.recv_completion_flags = c.attr.recv_completion_flags;
 	ep->attr.request_completion_flags = c.attr.request_completion_flags;
 	kd_obj_init(&ep->obj, ia, DAT_HANDLE_TYPE_EP, c.out_ep_handle);
+	if (kd_rings_wanted()) {
+		ep->sq = kd_ring_map(ia, ep->obj.kh, KDAT_RING_SEND);
+		if (ep->sq && !srq)
+			ep->rq = kd_ring_map(ia, ep->obj.kh, KDAT_RING_RECV);
+		if (!ep->sq || (!srq && !ep->rq)) {
+			kd_destroy(&ep->obj);
+			return DAT_INSUFFICIENT_RESOURCES;
+		}
+	}
 	*ep_handle = ep;
 	return DAT_SUCCESS;
 }
@@ -1440,6 +1626,13 @@ LIBDAT_API DAT_RETURN dat_srq_create(DAT_IA_HANDLE ia_handle,
 	srq->attr = *attr;
 	srq->attr.max_recv_iov = c.max_recv_iov;
 	kd_obj_init(&srq->obj, ia, DAT_HANDLE_TYPE_SRQ, c.out_srq_handle);
+	if (kd_rings_wanted()) {
+		srq->ring = kd_ring_map(ia, srq->obj.kh, KDAT_RING_SRQ);
+		if (!srq->ring) {
+			kd_destroy(&srq->obj);
+			return DAT_INSUFFICIENT_RESOURCES;
+		}
+	}
 	*srq_handle = srq;
 	return DAT_SUCCESS;
 }
@@ -1794,6 +1987,182 @@ LIBDAT_API DAT_RETURN dat_ep_set_watermark(DAT_EP_HANDLE ep_handle,
 	return DAT_MODEL_NOT_SUPPORTED;
 }
 
+/*
+ * What the kernel checks of a DTO, answered here too on the ring path, so
+ * that DAT's synchronous return codes stay synchronous. The kernel checks
+ * every entry again (it trusts nothing in a ring); this only decides the
+ * return code. Same order as the kernel's check.
+ */
+static DAT_RETURN kd_ring_check(struct kd_pz *pz, uint32_t need,
+				DAT_COUNT num, const DAT_LMR_TRIPLET *iov,
+				uint64_t *total)
+{
+	DAT_COUNT i;
+
+	*total = 0;
+	for (i = 0; i < num; i++) {
+		const struct kd_obj *o = kd_table_find(iov[i].lmr_context);
+		const struct kd_lmr *lmr = (const struct kd_lmr *)o;
+		uint32_t priv;
+		uint64_t end;
+
+		if (!o || o->type != DAT_HANDLE_TYPE_LMR)
+			return DAT_PRIVILEGES_VIOLATION;
+		priv = lmr->priv;
+		if (priv & DAT_MEM_PRIV_LOCAL_WRITE_FLAG)
+			priv |= DAT_MEM_PRIV_LOCAL_READ_FLAG;
+		if ((priv & need) != need)
+			return DAT_PRIVILEGES_VIOLATION;
+		if (lmr->pz != pz)
+			return DAT_PROTECTION_VIOLATION;
+		if (__builtin_add_overflow(iov[i].virtual_address,
+					   iov[i].segment_length, &end) ||
+		    iov[i].virtual_address < lmr->addr ||
+		    end > lmr->addr + lmr->length ||
+		    iov[i].segment_length > UINT32_MAX)
+			return DAT_INVALID_PARAMETER;
+		*total += iov[i].segment_length;
+	}
+	return *total > UINT32_MAX ? DAT_INVALID_PARAMETER : DAT_SUCCESS;
+}
+
+static DAT_RETURN kd_ring_flags_ok(const struct kd_ep *ep, uint32_t op,
+				   DAT_COMPLETION_FLAGS flags)
+{
+	DAT_COMPLETION_FLAGS allowed, ep_flags;
+
+	if (op == KDAT_DTO_RECEIVE) {
+		allowed = DAT_COMPLETION_UNSIGNALLED_FLAG;
+		ep_flags = ep->attr.recv_completion_flags;
+	} else {
+		allowed = DAT_COMPLETION_SUPPRESS_FLAG |
+			  DAT_COMPLETION_UNSIGNALLED_FLAG |
+			  DAT_COMPLETION_BARRIER_FENCE_FLAG;
+		if (op == KDAT_DTO_SEND)
+			allowed |= DAT_COMPLETION_SOLICITED_WAIT_FLAG;
+		ep_flags = ep->attr.request_completion_flags;
+	}
+	if ((flags & ~allowed) ||
+	    ((flags & DAT_COMPLETION_UNSIGNALLED_FLAG) &&
+	     !(ep_flags & DAT_COMPLETION_UNSIGNALLED_FLAG)))
+		return DAT_INVALID_PARAMETER;
+	return DAT_SUCCESS;
+}
+
+/*
+ * The queue looks full, but the kernel may not have taken every entry yet
+ * (entries flushed at once on a DISCONNECTED EP, or refused, leave the
+ * queue as soon as it does): let it catch up, then decide as the ioctl
+ * path would. Rare; may make system calls. @r->lock held. True when room
+ * appeared.
+ */
+static bool kd_ring_settle(struct kd_ring *r, int fd, uint32_t depth)
+{
+	uint32_t tail = *r->tail;
+	int spins;
+
+	for (spins = 0; spins < 100000; spins++) {
+		if (tail - __atomic_load_n(r->completed, __ATOMIC_ACQUIRE) <
+		    depth)
+			return true;
+		if (__atomic_load_n(r->head, __ATOMIC_ACQUIRE) == tail)
+			return false;	/* all taken: truly full */
+		if (__atomic_load_n(r->flags, __ATOMIC_RELAXED) &
+		    KDAT_RING_F_NEED_WAKEUP) {
+			struct kdat_ring_wake w = { .size = sizeof(w) };
+
+			ioctl(fd, KDAT_IOCTL_RING_WAKE, &w);
+		}
+		sched_yield();
+	}
+	return false;
+}
+
+/*
+ * The ring path of a post: check, write the entry at tail, publish it,
+ * and ring the doorbell only if the poller said it sleeps. Full barrier
+ * between publishing tail and reading flags: see the uapi header.
+ */
+static DAT_RETURN kd_ring_post(struct kd_ring *r, struct kd_pz *pz,
+			       const struct kd_ep *ep, uint32_t op,
+			       uint32_t depth, DAT_COUNT num,
+			       const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+			       const DAT_RMR_TRIPLET *remote,
+			       DAT_COMPLETION_FLAGS flags)
+{
+	uint32_t need = op == KDAT_DTO_RECEIVE || op == KDAT_DTO_RDMA_READ ?
+			DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
+			DAT_MEM_PRIV_LOCAL_READ_FLAG;
+	struct kdat_sqe *e;
+	uint32_t tail, state;
+	uint64_t total;
+	DAT_RETURN ret;
+	DAT_COUNT i;
+
+	if (ep) {
+		ret = kd_ring_flags_ok(ep, op, flags);
+		if (ret)
+			return ret;
+	} else if (flags) {
+		return DAT_INVALID_PARAMETER;
+	}
+	if ((uint32_t)num > r->max_iov)
+		return DAT_INVALID_PARAMETER;
+	ret = kd_ring_check(pz, need, num, iov, &total);
+	if (ret)
+		return ret;
+	if (op == KDAT_DTO_RDMA_READ && total < remote->segment_length)
+		return DAT_LENGTH_ERROR;
+	/* The device is gone: as the ioctl's ENODEV. */
+	if (__atomic_load_n(r->flags, __ATOMIC_RELAXED) & KDAT_RING_F_DEAD)
+		return DAT_INVALID_STATE;
+	state = __atomic_load_n(r->ep_state, __ATOMIC_RELAXED);
+	if (ep && op != KDAT_DTO_RECEIVE &&
+	    state != KDAT_EP_STATE_CONNECTED &&
+	    state != KDAT_EP_STATE_DISCONNECTED)
+		return DAT_INVALID_STATE;
+
+	if (depth > r->mask + 1)
+		depth = r->mask + 1;	/* never more than the ring holds */
+	pthread_mutex_lock(&r->lock);
+	tail = *r->tail;	/* ours */
+	if (tail - __atomic_load_n(r->completed, __ATOMIC_ACQUIRE) >= depth &&
+	    !kd_ring_settle(r, ep ? ep->obj.ia->fd : kd_proc.fd, depth)) {
+		pthread_mutex_unlock(&r->lock);
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
+	e = (struct kdat_sqe *)(r->entries + (size_t)(tail & r->mask) *
+				r->entry_size);
+	e->op = op;
+	e->num_segments = num;
+	e->__pad = 0;
+	e->completion_flags = flags;
+	e->cookie = cookie.as_64;
+	memset(&e->remote, 0, sizeof(e->remote));
+	if (remote) {
+		e->remote.rmr_context = remote->rmr_context;
+		e->remote.target_address = remote->virtual_address;
+		e->remote.segment_length = remote->segment_length;
+	}
+	for (i = 0; i < num; i++) {
+		e->iov[i].lmr_context = iov[i].lmr_context;
+		e->iov[i].__pad = 0;
+		e->iov[i].virtual_address = iov[i].virtual_address;
+		e->iov[i].segment_length = iov[i].segment_length;
+	}
+	__atomic_store_n(r->tail, tail + 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(r->flags, __ATOMIC_RELAXED) &
+	    KDAT_RING_F_NEED_WAKEUP) {
+		struct kdat_ring_wake w = { .size = sizeof(w) };
+
+		ioctl(ep ? ep->obj.ia->fd : kd_proc.fd, KDAT_IOCTL_RING_WAKE,
+		      &w);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return DAT_SUCCESS;
+}
+
 static DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op,
 			  DAT_COUNT num, const DAT_LMR_TRIPLET *iov,
 			  DAT_DTO_COOKIE cookie,
@@ -1813,6 +2182,26 @@ static DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op,
 	/* Over the EP's limit: the kernel refuses; so do we, cheaper. */
 	if ((size_t)num > sizeof(kiov) / sizeof(kiov[0]))
 		return DAT_INVALID_PARAMETER;
+	if (op == KDAT_POST_SRQ_RECV && ((struct kd_srq *)ep)->ring) {
+		struct kd_srq *srq = (struct kd_srq *)ep;
+
+		return kd_ring_post(srq->ring, srq->pz, NULL, KDAT_DTO_RECEIVE,
+				    srq->attr.max_recv_dtos, num, iov, cookie,
+				    NULL, flags);
+	}
+	if (op != KDAT_POST_SRQ_RECV && ((struct kd_ep *)ep)->sq) {
+		struct kd_ep *e = (struct kd_ep *)ep;
+
+		if (op == KDAT_DTO_RECEIVE && !e->rq)
+			return DAT_INVALID_PARAMETER;	/* the SRQ's */
+		if (op == KDAT_DTO_RECEIVE)
+			return kd_ring_post(e->rq, e->pz, e, op,
+					    e->attr.max_recv_dtos, num, iov,
+					    cookie, NULL, flags);
+		return kd_ring_post(e->sq, e->pz, e, op,
+				    e->attr.max_request_dtos, num, iov, cookie,
+				    remote, flags);
+	}
 	for (i = 0; i < num; i++) {
 		kiov[i].lmr_context = iov[i].lmr_context;
 		kiov[i].__pad = 0;

@@ -108,6 +108,8 @@ enum {
 	KDAT_CMD_EVD_MODIFY,
 	KDAT_CMD_SRQ_RESIZE,
 	KDAT_CMD_EP_MODIFY,
+	KDAT_CMD_RING_CREATE,
+	KDAT_CMD_RING_WAKE,
 };
 
 /**
@@ -448,7 +450,13 @@ enum kdat_dto_op {
  *                    private data the peer sent (KDAT_IOCTL_EP_QUERY
  *                    returns them)
  * @conn_qual: connection request events: the qualifier it arrived on
- * @__reserved: 0
+ * @post_error: DTO events of a ring entry the kernel refused: the positive
+ *              errno KDAT_IOCTL_POST would have returned for it (nothing
+ *              was posted; @status is KDAT_DTO_ERR_LOCAL_PROTECTION for
+ *              EACCES/EPERM, KDAT_DTO_ERR_LOCAL_LENGTH for EMSGSIZE,
+ *              KDAT_DTO_ERR_LOCAL_EP otherwise); 0 for every other event
+ * @__reserved1: 0
+ * @__reserved2: 0
  */
 struct kdat_event {
 	__u32 event_number;
@@ -460,7 +468,9 @@ struct kdat_event {
 	__u32 operation;
 	__u32 private_data_len;
 	__aligned_u64 conn_qual;
-	__aligned_u64 __reserved[2];
+	__u32 post_error;
+	__u32 __reserved1;
+	__aligned_u64 __reserved2;
 };
 
 /**
@@ -470,7 +480,12 @@ struct kdat_event {
  * @evd_handle: in
  * @threshold: in: 0: dequeue what is there, never wait (EAGAIN when
  *             empty); n > 0: wait until n events are queued
- * @max_events: in: room in @events, >= 1
+ * @max_events: in: room in @events, >= 1; 0 on an EVD with a completion
+ *              ring (KDAT_IOCTL_RING_CREATE), whose events are read from
+ *              the ring: the call then only waits (threshold > 0) or
+ *              brings in what the kernel holds back (threshold 0: the
+ *              receive completions of solicited-wait EPs), and sets
+ *              @out_nmore to the events in the ring
  * @timeout_us: in: how long to wait; KDAT_WAIT_FOREVER for ever; ETIMEDOUT
  *              when it passes first (the events stay queued)
  * @events: in: user pointer to @max_events struct kdat_event
@@ -1035,5 +1050,163 @@ struct kdat_ep_modify {
 };
 
 #define KDAT_IOCTL_EP_MODIFY	_IO(KDAT_TYPE, KDAT_CMD_EP_MODIFY)
+
+/*
+ * Rings: the zero-syscall data path.
+ *
+ * A ring is an array of fixed-size entries in memory the kernel allocates
+ * and the process maps (mmap of /dev/kdat at the offset the kernel gives),
+ * with a head and a tail index. Indices are free-running __u32 counters;
+ * an entry's slot is index & ring_mask. Every index has one writer:
+ *
+ *                   head (consumer)      tail (producer)
+ *   submission      kernel               process
+ *   completion      process              kernel
+ *
+ * A submission ring (an EP's send or receive queue, an SRQ's receive
+ * queue) carries struct kdat_sqe entries. The process writes entries at
+ * tail, then publishes tail with a release store. A kernel poller thread
+ * (one per open file, running with the opener's credentials and cgroups)
+ * reads tail with an acquire load, copies each entry once, checks the copy
+ * exactly as KDAT_IOCTL_POST checks its arguments, and posts the good ones
+ * in one chain per batch. An entry it refuses completes at once on the
+ * queue's EVD with the errno KDAT_IOCTL_POST would have returned in
+ * struct kdat_event.post_error; nothing is posted for it. A tail more than
+ * ring_entries past head is not consumed (KDAT_RING_F_BAD_TAIL is set
+ * until it is sane again). The kernel only writes head, flags, completed
+ * and ep_state; what the process writes there is ignored.
+ *
+ * When it has had nothing to do for its idle time (module parameter
+ * poll_idle_us), the poller sets KDAT_RING_F_NEED_WAKEUP in every
+ * submission ring of the file, then sleeps. The process rings the doorbell
+ * (KDAT_IOCTL_RING_WAKE) only when it sees that flag after publishing a
+ * tail. No wake-up is lost: the process stores tail, issues a full memory
+ * barrier, loads flags; the poller stores flags, issues a full memory
+ * barrier, loads every tail. One of them sees the other's store.
+ *
+ * A completion ring (an EVD's) carries struct kdat_event entries, written
+ * by the kernel at tail; the process reads them from head and publishes
+ * head with a release store. It holds the EVD's qlen events plus one: when
+ * qlen are unread, the next is replaced by one KDAT_EVENT_ASYNC_EVD_OVERFLOW
+ * and later ones are dropped until the process has read past it (the
+ * overflow event of DAT). A head the process moves backwards or too far
+ * only makes the kernel see a full ring.
+ */
+#define KDAT_RING_F_NEED_WAKEUP	(1U << 0)	/* submission: poller sleeps */
+#define KDAT_RING_F_BAD_TAIL	(1U << 1)	/* submission: tail refused */
+#define KDAT_RING_F_POLL	(1U << 2)	/* completion: see below */
+#define KDAT_RING_F_DEAD	(1U << 3)	/* submission: device gone */
+
+/*
+ * KDAT_RING_F_POLL: the EVD has solicited-wait receive completions the
+ * kernel only brings in when asked: an empty ring is then not the whole
+ * truth, and KDAT_IOCTL_EVD_WAIT with threshold 0 and max_events 0 brings
+ * them in.
+ */
+
+/**
+ * struct kdat_sqe - a submission ring entry (the ring's entry_size holds
+ *     the header and the queue's maximum number of segments)
+ * @op: enum kdat_dto_op (KDAT_DTO_RECEIVE on receive rings)
+ * @num_segments: segments in @iov
+ * @__pad: 0
+ * @completion_flags: KDAT_COMPLETION_*, as for KDAT_IOCTL_POST
+ * @cookie: returned in the completion
+ * @remote: RDMA read and write: the remote buffer
+ * @iov: the local segments
+ */
+struct kdat_sqe {
+	__u8 op;
+	__u8 num_segments;
+	__u16 __pad;
+	__u32 completion_flags;
+	__aligned_u64 cookie;
+	struct kdat_rmr_triplet remote;
+	struct kdat_lmr_triplet iov[];
+};
+
+/**
+ * struct kdat_ring_offsets - where a ring's parts are in its mapping
+ * @head: __u32, see the table above
+ * @tail: __u32
+ * @flags: __u32 KDAT_RING_F_*, written by the kernel
+ * @ring_mask: __u32, ring_entries - 1; constant
+ * @ring_entries: __u32, a power of two; constant
+ * @completed: submission rings: __u32 count, written by the kernel, of
+ *             consumed entries whose DTO is done with the queue (completed,
+ *             flushed or refused): tail - completed entries hold a place in
+ *             the queue, which takes max_*_dtos of them
+ * @ep_state: EP rings: __u32 enum kdat_ep_state, written by the kernel
+ * @entries: the first entry
+ */
+struct kdat_ring_offsets {
+	__u32 head;
+	__u32 tail;
+	__u32 flags;
+	__u32 ring_mask;
+	__u32 ring_entries;
+	__u32 completed;
+	__u32 ep_state;
+	__u32 entries;
+};
+
+/* Ring kinds. */
+enum kdat_ring_kind {
+	KDAT_RING_SEND = 1,	/* an EP's requests: send, RDMA read/write */
+	KDAT_RING_RECV,		/* an EP's receives */
+	KDAT_RING_SRQ,		/* an SRQ's receives */
+	KDAT_RING_EVD,		/* an EVD's events */
+};
+
+/**
+ * struct kdat_ring_create - KDAT_IOCTL_RING_CREATE: give a queue its ring,
+ *     or describe the one it has
+ * @size: sizeof(struct kdat_ring_create)
+ * @handle: in: the EP, SRQ or EVD
+ * @kind: in: enum kdat_ring_kind, matching @handle's type (EINVAL)
+ * @flags: in: 0
+ * @out_entries: out: ring_entries
+ * @out_entry_size: out: bytes per entry
+ * @out_map_size: out: bytes to map
+ * @__reserved: 0
+ * @out_mmap_offset: out: the offset to pass to mmap (a cookie, page
+ *                   aligned); the mapping must be MAP_SHARED, at most
+ *                   @out_map_size bytes
+ * @out_off: out: where each part is in the mapping
+ *
+ * A queue has one ring of each kind, created with the first call; the
+ * ring goes with its object (a mapping keeps the memory, not the queue).
+ * Once a submission ring exists, KDAT_IOCTL_POST on that queue answers
+ * EBUSY: one way in per queue keeps the order. Resizing an EVD with a ring
+ * (KDAT_EVD_OP_RESIZE) moves its events to a new ring: call this again
+ * for the new mapping.
+ */
+struct kdat_ring_create {
+	__u32 size;
+	__u32 handle;
+	__u32 kind;
+	__u32 flags;
+	__u32 out_entries;
+	__u32 out_entry_size;
+	__u32 out_map_size;
+	__u32 __reserved;
+	__aligned_u64 out_mmap_offset;
+	struct kdat_ring_offsets out_off;
+};
+
+#define KDAT_IOCTL_RING_CREATE	_IO(KDAT_TYPE, KDAT_CMD_RING_CREATE)
+
+/**
+ * struct kdat_ring_wake - KDAT_IOCTL_RING_WAKE: the doorbell; wakes the
+ *     file's poller (needed only when a ring says KDAT_RING_F_NEED_WAKEUP)
+ * @size: sizeof(struct kdat_ring_wake)
+ * @flags: 0
+ */
+struct kdat_ring_wake {
+	__u32 size;
+	__u32 flags;
+};
+
+#define KDAT_IOCTL_RING_WAKE	_IO(KDAT_TYPE, KDAT_CMD_RING_WAKE)
 
 #endif /* _UAPI_LINUX_KDAT_H */
