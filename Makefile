@@ -26,7 +26,8 @@ LIB_SONAME := libdat.so.2
 LIB_OBJS := user/kdat_lowlevel.o user/dat_api.o
 TOOLS := user/kdat-info user/kdat-demo
 SELFTESTS := tests/selftests/kdat_dev_test
-DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper
+DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
+	     tests/dat/ring_test
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 
 .PHONY: all module lib tools tests setup check demo lint checkpatch sparse \
@@ -64,6 +65,12 @@ user/kdat-info: user/kdat-info.c $(LIB)
 
 tests/selftests/%: tests/selftests/%.c tests/selftests/ktap.h include/uapi/linux/kdat.h | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $<
+
+# The ring test also drives the uapi rings itself.
+tests/dat/ring_test: tests/dat/ring_test.c tests/selftests/ktap.h $(LIB) \
+		include/uapi/linux/kdat.h
+	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< \
+		-Luser -ldat -Wl,-rpath,$(TOP)/user -lpthread
 
 # DAT programs: the DAT 2.0 headers from Debian's libdapl-dev, -ldat.
 tests/dat/%: tests/dat/%.c tests/selftests/ktap.h $(LIB)

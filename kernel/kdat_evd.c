@@ -44,12 +44,6 @@ void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev)
 	unsigned long flags;
 
 	spin_lock_irqsave(&evd->lock, flags);
-	/*
-	 * A waiter on the EVD itself takes the event; else the CNO hears,
-	 * unless the EVD is disabled.
-	 */
-	if (evd->cno && !evd->waiting && !evd->disabled)
-		kdat_cno_trigger(evd->cno, evd);
 	if (evd->ring) {
 		kdat_ring_evd_push(evd, ev);
 	} else if (evd->count < evd->qlen && !evd->overflowed) {
@@ -61,6 +55,13 @@ void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev)
 		of->event_number = KDAT_EVENT_ASYNC_EVD_OVERFLOW;
 		evd->overflowed = true;
 	}
+	/*
+	 * A waiter on the EVD itself takes the event; else the CNO hears,
+	 * unless the EVD is disabled. After the event is in the ring: the
+	 * CNO's waiter reads it from there without asking us.
+	 */
+	if (evd->cno && !evd->waiting && !evd->disabled)
+		kdat_cno_trigger(evd->cno, evd);
 	spin_unlock_irqrestore(&evd->lock, flags);
 	wake_up(&evd->wq);
 }

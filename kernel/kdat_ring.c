@@ -18,6 +18,7 @@
 #include <linux/cgroup.h>
 #include <linux/cred.h>
 #include <linux/kthread.h>
+#include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sched/signal.h>
@@ -488,7 +489,7 @@ static int kdat_poller_fn(void *data)
 	struct kdat_file *kfile = data;
 	struct kdat_poller *p = kfile->poller;
 	const struct cred *old = override_creds(kfile->cred);
-	unsigned long idle_since = jiffies;
+	ktime_t idle_since = ktime_get();
 
 	while (!kthread_should_stop()) {
 		struct kdat_ring *r;
@@ -500,12 +501,12 @@ static int kdat_poller_fn(void *data)
 			done += kdat_ring_drain(r);
 		mutex_unlock(&kfile->ring_lock);
 		if (done) {
-			idle_since = jiffies;
+			idle_since = ktime_get();
 			cond_resched();
 			continue;
 		}
-		if (time_before(jiffies, idle_since +
-				usecs_to_jiffies(READ_ONCE(poll_idle_us)))) {
+		if (ktime_us_delta(ktime_get(), idle_since) <
+		    READ_ONCE(poll_idle_us)) {
 			cond_resched();
 			continue;
 		}
@@ -525,7 +526,7 @@ static int kdat_poller_fn(void *data)
 		mutex_lock(&kfile->ring_lock);
 		kdat_rings_need_wakeup(kfile, false);
 		mutex_unlock(&kfile->ring_lock);
-		idle_since = jiffies;
+		idle_since = ktime_get();
 	}
 	revert_creds(old);
 	return 0;

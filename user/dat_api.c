@@ -2431,6 +2431,17 @@ LIBDAT_API DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr_handle,
 			   pdata);
 }
 
+int kdat_dat_handle(void *dat_handle, int *fd, uint32_t *kh)
+{
+	struct kd_obj *o = dat_handle;
+
+	if (!kd_ours(o))
+		return -1;
+	*fd = o->ia->fd;
+	*kh = o->kh;
+	return 0;
+}
+
 LIBDAT_API DAT_RETURN dat_set_consumer_context(DAT_HANDLE h, DAT_CONTEXT c)
 {
 	struct kd_obj *o = h;

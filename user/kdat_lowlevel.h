@@ -30,4 +30,10 @@ KDAT_EXPORT int kdat_ia_query(int fd, uint32_t ia_handle,
 KDAT_EXPORT int kdat_destroy(int fd, uint32_t handle);
 KDAT_EXPORT const char *kdat_port_state_str(uint32_t state);
 
+/*
+ * For kdat's own tests: the /dev/kdat file and kernel handle behind a DAT
+ * handle of libdat (0, or -1 when it is not one).
+ */
+KDAT_EXPORT int kdat_dat_handle(void *dat_handle, int *fd, uint32_t *kh);
+
 #endif

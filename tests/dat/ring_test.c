@@ -1,0 +1,823 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ring protocol of include/uapi/linux/kdat.h, tested from user space
+ * (TAP). Connections are made with the DAT API (ioctl path: KDAT_RINGS=0)
+ * and the test then gives the queues rings itself and drives them raw:
+ * wrap-around, push-back when full, hostile entries and indices, entries
+ * rewritten while the poller reads them, munmap under the poller, bursts
+ * with idle gaps longer than the poller's spin (lost wake-ups), threads
+ * posting through libdat's rings, and a process dying with full rings.
+ *
+ * Needs /dev/kdat, KDAT_TEST_DEV and KDAT_TEST_IP; skips (exit 4) without.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <dat2/udat.h>
+#include <linux/kdat.h>
+
+#include "../selftests/ktap.h"
+#include "../../user/kdat_lowlevel.h"
+
+static char ia_name[128];
+static struct sockaddr_in peer_addr;
+
+#define TMO (10 * 1000 * 1000)
+#define OK(expr)							\
+	do {								\
+		DAT_RETURN __r = (expr);				\
+		if (__r != DAT_SUCCESS)					\
+			KTAP_FAIL("%s: %#x", #expr, (unsigned int)__r);	\
+	} while (0)
+
+static DAT_CONN_QUAL new_qual(void)
+{
+	static int n;
+
+	return 20000 + (getpid() * 8 + n++) % 40000;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- DAT setup -------------------------------------------------------- */
+
+struct side {
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE aevd, dto, conn, cr;
+	DAT_PZ_HANDLE pz;
+	DAT_EP_HANDLE ep;
+	unsigned char *buf;
+	DAT_LMR_HANDLE lmr;
+	DAT_LMR_CONTEXT lctx;
+};
+
+static void side_open(struct side *s, int depth, int qlen)
+{
+	DAT_EP_ATTR a = {
+		.service_type = DAT_SERVICE_TYPE_RC,
+		.max_recv_dtos = depth, .max_request_dtos = depth,
+		.max_recv_iov = 2, .max_request_iov = 2,
+		.max_rdma_read_in = 1, .max_rdma_read_out = 1,
+	};
+	DAT_REGION_DESCRIPTION r;
+	DAT_RMR_CONTEXT rctx;
+	DAT_VLEN rlen;
+	DAT_VADDR raddr;
+
+	memset(s, 0, sizeof(*s));
+	OK(dat_ia_open(ia_name, 8, &s->aevd, &s->ia));
+	OK(dat_pz_create(s->ia, &s->pz));
+	OK(dat_evd_create(s->ia, qlen, NULL, DAT_EVD_DTO_FLAG, &s->dto));
+	OK(dat_evd_create(s->ia, 8, NULL, DAT_EVD_CONNECTION_FLAG, &s->conn));
+	OK(dat_evd_create(s->ia, 8, NULL, DAT_EVD_CR_FLAG, &s->cr));
+	OK(dat_ep_create(s->ia, s->pz, s->dto, s->dto, s->conn, &a, &s->ep));
+	s->buf = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	KTAP_EXPECT(s->buf != MAP_FAILED);
+	r.for_va = s->buf;
+	OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, r, 1 << 20, s->pz,
+			  DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &s->lmr,
+			  &s->lctx, &rctx, &rlen, &raddr));
+}
+
+static void next_event(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER want)
+{
+	DAT_EVENT ev;
+	DAT_COUNT n;
+
+	OK(dat_evd_wait(evd, TMO, 1, &ev, &n));
+	if (ev.event_number != want)
+		KTAP_FAIL("event %#x, want %#x", ev.event_number, want);
+}
+
+static void connect_sides(struct side *c, struct side *s)
+{
+	DAT_CONN_QUAL q = new_qual();
+	DAT_PSP_HANDLE psp;
+	DAT_EVENT ev;
+	DAT_COUNT n;
+
+	OK(dat_psp_create(s->ia, q, s->cr, DAT_PSP_CONSUMER_FLAG, &psp));
+	OK(dat_ep_connect(c->ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
+			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+	OK(dat_evd_wait(s->cr, TMO, 1, &ev, &n));
+	OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s->ep,
+			 0, NULL));
+	next_event(c->conn, DAT_CONNECTION_EVENT_ESTABLISHED);
+	next_event(s->conn, DAT_CONNECTION_EVENT_ESTABLISHED);
+	OK(dat_psp_free(psp));
+}
+
+/* ---- raw rings -------------------------------------------------------- */
+
+struct ring {
+	int fd;
+	uint32_t kh;			/* the EVD, for completion rings */
+	uint8_t *m;
+	size_t size;
+	uint32_t *head, *tail, *flags, *completed;
+	uint8_t *ent;
+	uint32_t mask, esz;
+};
+
+static void ring_map(void *dat_handle, uint32_t kind, struct ring *r)
+{
+	struct kdat_ring_create c = { .size = sizeof(c), .kind = kind };
+
+	KTAP_EXPECT(!kdat_dat_handle(dat_handle, &r->fd, &c.handle));
+	r->kh = c.handle;
+	KTAP_EXPECT(!ioctl(r->fd, KDAT_IOCTL_RING_CREATE, &c));
+	r->size = c.out_map_size;
+	r->m = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+		    (off_t)c.out_mmap_offset);
+	KTAP_EXPECT(r->m != MAP_FAILED);
+	r->head = (uint32_t *)(r->m + c.out_off.head);
+	r->tail = (uint32_t *)(r->m + c.out_off.tail);
+	r->flags = (uint32_t *)(r->m + c.out_off.flags);
+	r->completed = (uint32_t *)(r->m + c.out_off.completed);
+	r->ent = r->m + c.out_off.entries;
+	r->mask = c.out_entries - 1;
+	r->esz = c.out_entry_size;
+	KTAP_EXPECT(c.out_entries && !(c.out_entries & r->mask));
+}
+
+static uint32_t ld(uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/* Publish entries up to @tail, ringing the doorbell as the protocol says. */
+static int publish(struct ring *r, uint32_t tail)
+{
+	__atomic_store_n(r->tail, tail, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(r->flags, __ATOMIC_RELAXED) &
+	    KDAT_RING_F_NEED_WAKEUP) {
+		struct kdat_ring_wake w = { .size = sizeof(w) };
+
+		KTAP_EXPECT(!ioctl(r->fd, KDAT_IOCTL_RING_WAKE, &w));
+		return 1;
+	}
+	return 0;
+}
+
+static struct kdat_sqe *slot(struct ring *r, uint32_t i)
+{
+	return (struct kdat_sqe *)(r->ent + (size_t)(i & r->mask) * r->esz);
+}
+
+static void sqe_fill(struct kdat_sqe *e, uint8_t op, uint64_t cookie,
+		     uint32_t lctx, void *addr, uint64_t len)
+{
+	memset(e, 0, sizeof(*e) + sizeof(e->iov[0]));
+	e->op = op;
+	e->cookie = cookie;
+	e->num_segments = 1;
+	e->iov[0].lmr_context = lctx;
+	e->iov[0].virtual_address = (uintptr_t)addr;
+	e->iov[0].segment_length = len;
+}
+
+/* One post: fill the entry at tail and publish it. */
+static int post(struct ring *r, uint8_t op, uint64_t cookie, struct side *s,
+		size_t off, uint64_t len)
+{
+	uint32_t t = *r->tail;
+
+	sqe_fill(slot(r, t), op, cookie, s->lctx, s->buf + off, len);
+	return publish(r, t + 1);
+}
+
+/*
+ * The next event of a completion ring, within 10 s: a short spin, then the
+ * kernel waits for it (KDAT_IOCTL_EVD_WAIT, max_events 0), as libdat does.
+ */
+static struct kdat_event get_event(struct ring *r)
+{
+	struct kdat_event ev;
+	uint32_t h = *r->head;
+	int spin;
+
+	for (spin = 0; ld(r->tail) == h; spin++) {
+		struct kdat_evd_wait w = {
+			.size = sizeof(w), .evd_handle = r->kh, .threshold = 1,
+			.timeout_us = 10 * 1000 * 1000,
+		};
+
+		if (spin < 1000)
+			continue;
+		if (ioctl(r->fd, KDAT_IOCTL_EVD_WAIT, &w))
+			KTAP_FAIL("no completion within 10 s (head %u): %s",
+				  h, strerror(errno));
+	}
+	memcpy(&ev, r->ent + (size_t)(h & r->mask) * sizeof(ev), sizeof(ev));
+	__atomic_store_n(r->head, h + 1, __ATOMIC_RELEASE);
+	return ev;
+}
+
+static void expect_dto(struct ring *r, uint64_t cookie, uint32_t status,
+		       uint32_t post_error)
+{
+	struct kdat_event ev = get_event(r);
+
+	if (ev.event_number != KDAT_EVENT_DTO_COMPLETION ||
+	    ev.cookie != cookie || ev.status != status ||
+	    ev.post_error != post_error)
+		KTAP_FAIL("event %#x cookie %llu status %u err %u; want cookie "
+			  "%llu status %u err %u", ev.event_number,
+			  (unsigned long long)ev.cookie, ev.status,
+			  ev.post_error, (unsigned long long)cookie, status,
+			  post_error);
+}
+
+/* A connected pair with raw rings: c sends, s receives. */
+struct rawpair {
+	struct side c, s;
+	struct ring csq, crq, srq, ccq, scq;
+	/* Receives posted ahead (prime()): cookies of the next posted/done. */
+	bool primed;
+	uint64_t rx_next, rx_done;
+};
+
+static void rawpair_open(struct rawpair *p, int depth, int qlen)
+{
+	memset(p, 0, sizeof(*p));
+	setenv("KDAT_RINGS", "0", 1);	/* libdat stays off the queues */
+	side_open(&p->c, depth, qlen);
+	side_open(&p->s, depth, qlen);
+	connect_sides(&p->c, &p->s);
+	ring_map(p->c.ep, KDAT_RING_SEND, &p->csq);
+	ring_map(p->c.ep, KDAT_RING_RECV, &p->crq);
+	ring_map(p->s.ep, KDAT_RING_RECV, &p->srq);
+	ring_map(p->c.dto, KDAT_RING_EVD, &p->ccq);
+	ring_map(p->s.dto, KDAT_RING_EVD, &p->scq);
+}
+
+/*
+ * Keep 8 receives posted at s from now on: the poller drains c's send ring
+ * before s's receive ring, and a send that finds no receive waits for the
+ * RNR timer.
+ */
+static void prime(struct rawpair *p)
+{
+	int k;
+
+	for (k = 0; k < 8; k++)
+		post(&p->srq, KDAT_DTO_RECEIVE, 1000000 + p->rx_next++, &p->s,
+		     0, 64);
+	p->primed = true;
+}
+
+/* One message c -> s through the rings, checked. */
+static void ping(struct rawpair *p, uint64_t i)
+{
+	p->c.buf[0] = (uint8_t)i;
+	if (!p->primed)
+		post(&p->srq, KDAT_DTO_RECEIVE, i, &p->s, 0, 64);
+	post(&p->csq, KDAT_DTO_SEND, i, &p->c, 0, 32);
+	expect_dto(&p->ccq, i, KDAT_DTO_SUCCESS, 0);
+	if (p->primed) {
+		expect_dto(&p->scq, 1000000 + p->rx_done++, KDAT_DTO_SUCCESS,
+			   0);
+		post(&p->srq, KDAT_DTO_RECEIVE, 1000000 + p->rx_next++, &p->s,
+		     0, 64);
+	} else {
+		expect_dto(&p->scq, i, KDAT_DTO_SUCCESS, 0);
+	}
+	KTAP_EXPECT(p->s.buf[0] == (uint8_t)i);
+}
+
+/* ---- cases ------------------------------------------------------------ */
+
+/* 1000 messages through rings of 16 entries: the indices wrap many times. */
+static void test_wraparound(void)
+{
+	struct rawpair p;
+	int i;
+
+	rawpair_open(&p, 16, 32);
+	KTAP_EXPECT(p.csq.mask == 15);
+	prime(&p);
+	for (i = 0; i < 1000; i++)
+		ping(&p, i);
+	KTAP_EXPECT(*p.csq.tail == 1000 && ld(p.csq.head) == 1000);
+	KTAP_EXPECT(ld(p.csq.completed) == 1000);
+}
+
+/*
+ * Full: the queue holds depth DTOs; one more is refused with ENOMEM, as
+ * the ioctl would, nothing overwritten. A full completion ring gives the
+ * overflow event and keeps what it holds.
+ */
+static void test_full_pushes_back(void)
+{
+	struct rawpair p;
+	struct kdat_event ev;
+	int i;
+
+	rawpair_open(&p, 4, 4);
+	/* No receive at s: the sends wait (RNR), holding their places. */
+	for (i = 0; i < 4; i++)
+		post(&p.csq, KDAT_DTO_SEND, i, &p.c, 0, 8);
+	post(&p.csq, KDAT_DTO_SEND, 99, &p.c, 0, 8);
+	expect_dto(&p.ccq, 99, KDAT_DTO_ERR_LOCAL_EP, ENOMEM);
+	for (i = 0; i < 4; i++)
+		post(&p.srq, KDAT_DTO_RECEIVE, 100 + i, &p.s, 0, 64);
+	for (i = 0; i < 4; i++)
+		expect_dto(&p.ccq, i, KDAT_DTO_SUCCESS, 0);
+	/* s's EVD holds 4: the four receives; nothing read yet. Two more. */
+	for (i = 0; i < 2; i++) {
+		post(&p.srq, KDAT_DTO_RECEIVE, 200 + i, &p.s, 0, 64);
+		post(&p.csq, KDAT_DTO_SEND, 10 + i, &p.c, 0, 8);
+		expect_dto(&p.ccq, 10 + i, KDAT_DTO_SUCCESS, 0);
+	}
+	for (i = 0; i < 4; i++)
+		expect_dto(&p.scq, 100 + i, KDAT_DTO_SUCCESS, 0);
+	ev = get_event(&p.scq);
+	KTAP_EXPECT(ev.event_number == KDAT_EVENT_ASYNC_EVD_OVERFLOW);
+	KTAP_EXPECT(ld(p.scq.tail) == *p.scq.head);
+}
+
+/* Entries the ioctl would refuse complete refused, with its errno. */
+static void test_hostile_entries(void)
+{
+	struct rawpair p;
+	struct kdat_sqe *e;
+	uint32_t t;
+
+	rawpair_open(&p, 16, 64);
+	t = *p.csq.tail;
+	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 1, 0x7ffffff0, p.c.buf, 8);
+	publish(&p.csq, ++t);
+	expect_dto(&p.ccq, 1, KDAT_DTO_ERR_LOCAL_PROTECTION, EACCES);
+
+	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 2, p.c.lctx,
+		 p.c.buf + (1 << 20) - 4, 64);
+	publish(&p.csq, ++t);
+	expect_dto(&p.ccq, 2, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
+
+	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 3, p.c.lctx,
+		 p.c.buf - 4096, 64);
+	publish(&p.csq, ++t);
+	expect_dto(&p.ccq, 3, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
+
+	e = slot(&p.csq, t);
+	sqe_fill(e, KDAT_DTO_SEND, 4, p.c.lctx, p.c.buf, 8);
+	e->completion_flags = 0x80;
+	publish(&p.csq, ++t);
+	expect_dto(&p.ccq, 4, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
+
+	e = slot(&p.csq, t);
+	sqe_fill(e, KDAT_DTO_SEND, 5, p.c.lctx, p.c.buf, 8);
+	e->num_segments = 200;
+	publish(&p.csq, ++t);
+	expect_dto(&p.ccq, 5, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
+
+	sqe_fill(slot(&p.csq, t), KDAT_DTO_RECEIVE, 6, p.c.lctx, p.c.buf, 8);
+	publish(&p.csq, ++t);
+	expect_dto(&p.ccq, 6, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
+
+	e = slot(&p.csq, t);
+	sqe_fill(e, KDAT_DTO_SEND, 7, p.c.lctx, p.c.buf, 8);
+	e->__pad = 1;
+	publish(&p.csq, ++t);
+	expect_dto(&p.ccq, 7, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
+
+	/* An LMR of the peer's PZ (another IA): EPERM. */
+	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 8, p.s.lctx, p.s.buf, 8);
+	publish(&p.csq, ++t);
+	expect_dto(&p.ccq, 8, KDAT_DTO_ERR_LOCAL_PROTECTION, EPERM);
+
+	/* Nothing was posted for them: the next message is the next event. */
+	ping(&p, 9);
+	KTAP_EXPECT(ld(p.csq.completed) == 9);
+}
+
+/* A tail far past head is not consumed; a sane one is again. */
+static void test_hostile_indices(void)
+{
+	struct rawpair p;
+	uint32_t h, t;
+	double t0;
+
+	rawpair_open(&p, 16, 64);
+	ping(&p, 1);
+	h = ld(p.csq.head);
+	t = *p.csq.tail;
+	__atomic_store_n(p.csq.tail, t + 1000, __ATOMIC_RELEASE);
+	{
+		struct kdat_ring_wake w = { .size = sizeof(w) };
+
+		ioctl(p.csq.fd, KDAT_IOCTL_RING_WAKE, &w);
+	}
+	t0 = now_s();
+	while (!(ld(p.csq.flags) & KDAT_RING_F_BAD_TAIL) && now_s() - t0 < 5)
+		sched_yield();
+	KTAP_EXPECT(ld(p.csq.flags) & KDAT_RING_F_BAD_TAIL);
+	KTAP_EXPECT(ld(p.csq.head) == h);
+	KTAP_EXPECT(ld(p.ccq.tail) == *p.ccq.head);	/* nothing completed */
+	__atomic_store_n(p.csq.tail, t, __ATOMIC_RELEASE);
+	/* The kernel's head and completed are its own: writes are ignored. */
+	__atomic_store_n(p.csq.head, h + 7, __ATOMIC_RELEASE);
+	__atomic_store_n(p.csq.completed, 12345, __ATOMIC_RELEASE);
+	ping(&p, 2);
+	KTAP_EXPECT(!(ld(p.csq.flags) & KDAT_RING_F_BAD_TAIL));
+	KTAP_EXPECT(ld(p.csq.head) == t + 1 && ld(p.csq.completed) == 2);
+
+	/* A completion-ring head moved backwards, then far ahead. */
+	h = *p.ccq.head;
+	__atomic_store_n(p.ccq.head, h - 3, __ATOMIC_RELEASE);
+	post(&p.srq, KDAT_DTO_RECEIVE, 3, &p.s, 0, 64);
+	post(&p.csq, KDAT_DTO_SEND, 3, &p.c, 0, 8);
+	expect_dto(&p.scq, 3, KDAT_DTO_SUCCESS, 0);
+	t0 = now_s();
+	while (ld(p.ccq.tail) == h && now_s() - t0 < 10)
+		sched_yield();
+	KTAP_EXPECT(ld(p.ccq.tail) == h + 1);	/* written where it belongs */
+	__atomic_store_n(p.ccq.head, h + 100000, __ATOMIC_RELEASE);
+	post(&p.srq, KDAT_DTO_RECEIVE, 4, &p.s, 0, 64);
+	post(&p.csq, KDAT_DTO_SEND, 4, &p.c, 0, 8);
+	expect_dto(&p.scq, 4, KDAT_DTO_SUCCESS, 0);
+	usleep(200000);
+	/* The kernel saw a full ring: it wrote nothing. */
+	KTAP_EXPECT(ld(p.ccq.tail) == h + 1);
+	__atomic_store_n(p.ccq.head, h + 1, __ATOMIC_RELEASE);
+	ping(&p, 5);
+}
+
+struct scribbler {
+	struct ring *r;
+	volatile bool stop, started;
+};
+
+static void *scribble(void *arg)
+{
+	struct scribbler *sc = arg;
+	uint64_t x = 88172645463325252ULL;
+
+	while (!sc->stop) {
+		size_t i;
+
+		for (i = 0; i + 8 <= (size_t)(sc->r->mask + 1) * sc->r->esz;
+		     i += 8) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			memcpy(sc->r->ent + i, &x, 8);
+		}
+		sc->started = true;
+	}
+	return NULL;
+}
+
+/*
+ * Entries rewritten while the poller copies them: each consumed entry
+ * gives exactly one completion, whatever it said; nothing breaks.
+ */
+static void test_entries_rewritten(void)
+{
+	struct scribbler sc;
+	struct rawpair p;
+	pthread_t th;
+	uint32_t start, t, got = 0;
+	const uint32_t n = 3000;
+	double t0;
+
+	rawpair_open(&p, 16, 256);
+	prime(&p);	/* the rare entry that is a valid send completes */
+	sc.r = &p.csq;
+	sc.stop = false;
+	sc.started = false;
+	KTAP_EXPECT(!pthread_create(&th, NULL, scribble, &sc));
+	while (!sc.started)
+		sched_yield();
+	start = *p.csq.tail;
+	t = start;
+	t0 = now_s();
+	while ((t - start < n || got < t - start) && now_s() - t0 < 60) {
+		/* Room: entries taken and done with. */
+		if (t - start < n && t - ld(p.csq.completed) < 16)
+			publish(&p.csq, ++t);
+		while (ld(p.ccq.tail) != *p.ccq.head) {
+			struct kdat_event ev = get_event(&p.ccq);
+
+			KTAP_EXPECT(ev.event_number ==
+				    KDAT_EVENT_DTO_COMPLETION);
+			got++;
+		}
+		sched_yield();
+	}
+	sc.stop = true;
+	pthread_join(th, NULL);
+	if (got != n || t - start != n)
+		KTAP_FAIL("%u completions for %u entries (head %u completed %u "
+			  "flags %#x)", got, t - start, ld(p.csq.head),
+			  ld(p.csq.completed), ld(p.csq.flags));
+	KTAP_EXPECT(ld(p.csq.head) == t);
+	/* The ring still works with honest entries. */
+	ping(&p, 777777);
+}
+
+/* munmap of a ring while the poller drains it: the kernel's copy stays. */
+static void test_munmap_under_poller(void)
+{
+	struct rawpair p;
+	struct ring second;
+	uint32_t t;
+	int i;
+
+	rawpair_open(&p, 64, 256);
+	ring_map(p.c.ep, KDAT_RING_SEND, &second);
+	KTAP_EXPECT(second.mask == p.csq.mask);
+	for (i = 0; i < 32; i++)
+		post(&p.srq, KDAT_DTO_RECEIVE, i, &p.s, 0, 64);
+	t = *second.tail;
+	for (i = 0; i < 32; i++)
+		sqe_fill(slot(&second, t + i), KDAT_DTO_SEND, i, p.c.lctx,
+			 p.c.buf, 8);
+	publish(&second, t + 32);
+	KTAP_EXPECT(!munmap(second.m, second.size));
+	for (i = 0; i < 32; i++)
+		expect_dto(&p.ccq, i, KDAT_DTO_SUCCESS, 0);
+	for (i = 0; i < 32; i++)
+		expect_dto(&p.scq, i, KDAT_DTO_SUCCESS, 0);
+	ping(&p, 1000);
+}
+
+/*
+ * Lost wake-ups: 10,000 bursts, each after an idle gap longer than the
+ * poller's spin, so that it has gone to sleep; no DTO may stay stuck.
+ */
+static void test_lost_wakeup(void)
+{
+	FILE *f = fopen("/sys/module/kdat/parameters/poll_idle_us", "r+");
+	unsigned int saved = 0;
+	struct rawpair p;
+	int i, rings = 0, slept = 0;
+
+	if (!f)
+		ktap_skip("cannot set poll_idle_us (not root?)");
+	KTAP_EXPECT(fscanf(f, "%u", &saved) == 1);
+	rewind(f);
+	fprintf(f, "50\n");
+	fflush(f);
+	rawpair_open(&p, 16, 64);
+	prime(&p);
+	for (i = 0; i < 10000; i++) {
+		usleep(200);	/* > 50 us: the poller sleeps */
+		if (ld(p.csq.flags) & KDAT_RING_F_NEED_WAKEUP)
+			slept++;
+		rings += post(&p.csq, KDAT_DTO_SEND, i, &p.c, 0, 8);
+		expect_dto(&p.ccq, i, KDAT_DTO_SUCCESS, 0);
+		expect_dto(&p.scq, 1000000 + p.rx_done++, KDAT_DTO_SUCCESS, 0);
+		post(&p.srq, KDAT_DTO_RECEIVE, 1000000 + p.rx_next++, &p.s, 0,
+		     64);
+	}
+	rewind(f);
+	fprintf(f, "%u\n", saved);
+	fclose(f);
+	ktap_diag("poller asleep before %d of 10000 bursts; %d doorbells",
+		  slept, rings);
+	/* The test is only worth it if the poller did sleep. */
+	KTAP_EXPECT(slept > 1000);
+}
+
+/* Threads posting through libdat's rings: to one EP, and to many. */
+struct poster {
+	DAT_EP_HANDLE ep;
+	struct side *s;
+	int first, n;
+};
+
+static void *post_thread(void *arg)
+{
+	struct poster *ps = arg;
+	int i;
+
+	for (i = 0; i < ps->n; i++) {
+		DAT_LMR_TRIPLET t = {
+			.lmr_context = ps->s->lctx,
+			.virtual_address = (uintptr_t)ps->s->buf,
+			.segment_length = 8,
+		};
+		DAT_DTO_COOKIE ck = { .as_64 = ps->first + i };
+		DAT_RETURN r;
+
+		while ((r = dat_ep_post_send(ps->ep, 1, &t, ck, 0)) ==
+		       DAT_INSUFFICIENT_RESOURCES)
+			sched_yield();
+		if (r != DAT_SUCCESS)
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static void drain_sends(DAT_EVD_HANDLE evd, int total, unsigned char *seen)
+{
+	int i;
+
+	for (i = 0; i < total; i++) {
+		DAT_EVENT ev;
+		DAT_COUNT n;
+		uint64_t ck;
+
+		OK(dat_evd_wait(evd, TMO, 1, &ev, &n));
+		KTAP_EXPECT(ev.event_number == DAT_DTO_COMPLETION_EVENT);
+		KTAP_EXPECT(ev.event_data.dto_completion_event_data.status ==
+			    DAT_DTO_SUCCESS);
+		ck = ev.event_data.dto_completion_event_data.user_cookie.as_64;
+		KTAP_EXPECT(ck < (uint64_t)total && !seen[ck]);
+		seen[ck] = 1;
+	}
+}
+
+static void test_threads(void)
+{
+	enum { T = 4, N = 300 };
+	struct side c[T], s[T];
+	struct poster ps[T];
+	pthread_t th[T];
+	static unsigned char seen[T * N];
+	int i, j;
+
+	unsetenv("KDAT_RINGS");	/* libdat's rings */
+	for (i = 0; i < T; i++) {
+		side_open(&c[i], 64, 2048);
+		side_open(&s[i], 64, 2048);
+		connect_sides(&c[i], &s[i]);
+		/* Receives for everything that will come. */
+		for (j = 0; j < 64; j++) {
+			DAT_LMR_TRIPLET t = {
+				.lmr_context = s[i].lctx,
+				.virtual_address = (uintptr_t)s[i].buf + j * 64,
+				.segment_length = 64 };
+			DAT_DTO_COOKIE ck = { .as_64 = j };
+
+			OK(dat_ep_post_recv(s[i].ep, 1, &t, ck, 0));
+		}
+	}
+	/* Many EPs: a thread each. Receivers re-post as messages land. */
+	for (i = 0; i < T; i++) {
+		ps[i] = (struct poster){ c[i].ep, &c[i], 0, N };
+		KTAP_EXPECT(!pthread_create(&th[i], NULL, post_thread, &ps[i]));
+	}
+	for (i = 0; i < T; i++) {
+		memset(seen, 0, sizeof(seen));
+		for (j = 0; j < N; j++) {
+			DAT_EVENT ev;
+			DAT_COUNT n;
+			DAT_LMR_TRIPLET t = {
+				.lmr_context = s[i].lctx,
+				.virtual_address = (uintptr_t)s[i].buf,
+				.segment_length = 64 };
+			DAT_DTO_COOKIE ck = { .as_64 = 0 };
+
+			OK(dat_evd_wait(s[i].dto, TMO, 1, &ev, &n));
+			KTAP_EXPECT(ev.event_data.dto_completion_event_data
+				    .status == DAT_DTO_SUCCESS);
+			OK(dat_ep_post_recv(s[i].ep, 1, &t, ck, 0));
+		}
+		drain_sends(c[i].dto, N, seen);
+	}
+	for (i = 0; i < T; i++)
+		KTAP_EXPECT(pthread_join(th[i], NULL) == 0);
+
+	/* One EP, T threads; the receiver keeps up. */
+	for (i = 0; i < T; i++) {
+		ps[i] = (struct poster){ c[0].ep, &c[0], i * N, N };
+		KTAP_EXPECT(!pthread_create(&th[i], NULL, post_thread, &ps[i]));
+	}
+	for (j = 0; j < T * N; j++) {
+		DAT_EVENT ev;
+		DAT_COUNT n;
+		DAT_LMR_TRIPLET t = {
+				.lmr_context = s[0].lctx,
+				.virtual_address = (uintptr_t)s[0].buf,
+				.segment_length = 64 };
+		DAT_DTO_COOKIE ck = { .as_64 = 0 };
+
+		OK(dat_evd_wait(s[0].dto, TMO, 1, &ev, &n));
+		KTAP_EXPECT(ev.event_data.dto_completion_event_data.status ==
+			    DAT_DTO_SUCCESS);
+		OK(dat_ep_post_recv(s[0].ep, 1, &t, ck, 0));
+	}
+	memset(seen, 0, sizeof(seen));
+	drain_sends(c[0].dto, T * N, seen);
+	for (i = 0; i < T; i++) {
+		void *rv;
+
+		KTAP_EXPECT(pthread_join(th[i], &rv) == 0 && !rv);
+	}
+}
+
+static int count_pollers(pid_t pid)
+{
+	char want[32], path[300], comm[64];
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+	int n = 0;
+
+	snprintf(want, sizeof(want), "kdat-poll/%d", (int)pid);
+	while (dir && (d = readdir(dir))) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) &&
+		    !strncmp(comm, want, strlen(want)))
+			n++;
+		fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return n;
+}
+
+/* A process killed with its rings full leaves nothing: no poller either. */
+static void test_exit_with_full_rings(void)
+{
+	int up[2], status;
+	pid_t pid;
+	char c;
+
+	KTAP_EXPECT(!pipe(up));
+	pid = fork();
+	if (!pid) {
+		struct rawpair p;
+		int i;
+
+		rawpair_open(&p, 64, 8);
+		/* Sends with no receive: all stuck; more published than fit. */
+		for (i = 0; i < 64; i++)
+			post(&p.csq, KDAT_DTO_SEND, i, &p.c, 0, 8);
+		if (write(up[1], "r", 1) != 1)
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	KTAP_EXPECT(read(up[0], &c, 1) == 1);
+	usleep(300000);
+	KTAP_EXPECT(count_pollers(pid) == 1);
+	kill(pid, SIGKILL);
+	KTAP_EXPECT(waitpid(pid, &status, 0) == pid);
+	usleep(500000);
+	KTAP_EXPECT(count_pollers(pid) == 0);
+}
+
+static const struct ktap_case cases[] = {
+	KTAP_CASE(test_wraparound),
+	KTAP_CASE(test_full_pushes_back),
+	KTAP_CASE(test_hostile_entries),
+	KTAP_CASE(test_hostile_indices),
+	KTAP_CASE(test_entries_rewritten),
+	KTAP_CASE(test_munmap_under_poller),
+	KTAP_CASE(test_threads),
+	KTAP_CASE(test_lost_wakeup),
+	KTAP_CASE(test_exit_with_full_rings),
+};
+
+int main(void)
+{
+	const char *dev = getenv("KDAT_TEST_DEV");
+	const char *port = getenv("KDAT_TEST_PORT");
+	const char *ip = getenv("KDAT_TEST_IP");
+
+	if (access("/dev/kdat", R_OK | W_OK)) {
+		printf("1..0 # SKIP no /dev/kdat (kdat.ko not loaded)\n");
+		return KSFT_SKIP;
+	}
+	if (!dev || !ip) {
+		printf("1..0 # SKIP set KDAT_TEST_DEV and KDAT_TEST_IP\n");
+		return KSFT_SKIP;
+	}
+	snprintf(ia_name, sizeof(ia_name), "%s:%s", dev, port ? port : "1");
+	peer_addr.sin_family = AF_INET;
+	if (inet_pton(AF_INET, ip, &peer_addr.sin_addr) != 1) {
+		printf("1..0 # SKIP KDAT_TEST_IP=%s is not IPv4\n", ip);
+		return KSFT_SKIP;
+	}
+	return ktap_run(cases, sizeof(cases) / sizeof(cases[0]));
+}
