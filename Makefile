@@ -24,13 +24,13 @@ SETUP_STAMP := setup
 LIB := user/libdat.so
 LIB_SONAME := libdat.so.2
 LIB_OBJS := user/kdat_lowlevel.o user/dat_api.o
-TOOLS := user/kdat-info user/kdat-demo
+TOOLS := user/kdat-info user/kdat-demo user/kdat-bench
 SELFTESTS := tests/selftests/kdat_dev_test
 DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 	     tests/dat/ring_test
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 
-.PHONY: all module lib tools tests setup check demo lint checkpatch sparse \
+.PHONY: all module lib tools tests setup check demo lint checkpatch sparse bench \
 	clean install FORCE
 
 all: module lib tools tests
@@ -55,7 +55,11 @@ $(LIB): $(LIB_OBJS) user/libdat.map
 		-Wl,-z,defs -o $@.2 $(LIB_OBJS) -lpthread
 	ln -sf libdat.so.2 $@
 
-# A DAT 2.0 program: the DAT headers and -ldat only.
+# DAT 2.0 programs: the DAT headers and -ldat only.
+user/kdat-bench: user/kdat-bench.c $(LIB)
+	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -Luser -ldat \
+		-Wl,-rpath,$(TOP)/user
+
 user/kdat-demo: user/kdat-demo.c $(LIB)
 	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -Luser -ldat \
 		-Wl,-rpath,$(TOP)/user
@@ -82,6 +86,9 @@ check: all
 
 demo: all
 	$(TOP)/scripts/vm-run $(TOP)/scripts/demo
+
+bench: all
+	$(TOP)/scripts/vm-run $(TOP)/scripts/bench
 
 lint: checkpatch sparse
 

@@ -58,6 +58,7 @@ struct kdat_ring {
 	/* Kernel-private copies of the indices it owns. */
 	u32 khead;			/* submission: next entry to take */
 	u32 ktail;			/* completion: next slot to fill */
+	u32 snap;			/* submission: the tail this pass takes */
 	u32 kcompleted;			/* submission: under the queue lock */
 
 	/* Submission rings: on kfile->sq_rings; the queue. */
@@ -238,11 +239,19 @@ void kdat_ring_set_dead(struct kdat_ring *r)
 		kdat_ring_set_flag(r, KDAT_RING_F_DEAD, true);
 }
 
-/* Entries published and not taken; 0 when the tail is not sane. */
-static u32 kdat_ring_pending(struct kdat_ring *r)
+/* The published tail, read once. */
+static u32 kdat_ring_tail(struct kdat_ring *r)
 {
 	/* Pairs with libdat's release of tail: entries before it are there. */
-	u32 tail = smp_load_acquire(kdat_ring_u32(r, KDAT_RING_OFF_TAIL));
+	return smp_load_acquire(kdat_ring_u32(r, KDAT_RING_OFF_TAIL));
+}
+
+/*
+ * Entries published up to @tail and not taken; 0 when the tail is not
+ * sane.
+ */
+static u32 kdat_ring_pending_to(struct kdat_ring *r, u32 tail)
+{
 	u32 n = tail - r->khead;
 
 	if (n > r->entries) {
@@ -363,12 +372,12 @@ static void kdat_ring_post_chain(struct kdat_ring *r, u32 n)
  * ioctl's check, post the good ones in one chain. The file's ring_lock
  * held (so @r's queue is alive). Returns the entries taken.
  */
-static u32 kdat_ring_drain(struct kdat_ring *r)
+static u32 kdat_ring_drain(struct kdat_ring *r, u32 tail)
 {
 	struct kdat_device *kdev;
 	u32 pending, n = 0, taken, max_iov;
 
-	pending = kdat_ring_pending(r);
+	pending = kdat_ring_pending_to(r, tail);
 	if (!pending)
 		return 0;
 	pending = min_t(u32, pending, KDAT_RING_BATCH);
@@ -449,9 +458,40 @@ void kdat_ring_flush(struct kdat_ring *r)
 		return;
 	mutex_lock(&r->kfile->ring_lock);
 	if (!list_empty(&r->node))
-		while (kdat_ring_drain(r))
+		while (kdat_ring_drain(r, kdat_ring_tail(r)))
 			;
 	mutex_unlock(&r->kfile->ring_lock);
+}
+
+/*
+ * One pass over the file's submission rings. A receive published before a
+ * send (by the same thread) reaches the device before it, whatever their
+ * rings: the send rings' tails are read first, then the receive rings'
+ * (so a send seen implies the receives published before it are seen),
+ * then the receives are posted, then the sends. Without that, a send
+ * could find its peer's receive not yet posted and wait for the RNR
+ * timer. ring_lock held; returns the entries taken.
+ */
+static u32 kdat_rings_pass(struct kdat_file *kfile)
+{
+	struct kdat_ring *r;
+	u32 done = 0, n;
+
+	list_for_each_entry(r, &kfile->sq_rings, node)
+		if (r->kind == KDAT_RING_SEND)
+			r->snap = kdat_ring_tail(r);
+	list_for_each_entry(r, &kfile->sq_rings, node)
+		if (r->kind != KDAT_RING_SEND)
+			r->snap = kdat_ring_tail(r);
+	list_for_each_entry(r, &kfile->sq_rings, node)
+		if (r->kind != KDAT_RING_SEND)
+			while ((n = kdat_ring_drain(r, r->snap)))
+				done += n;
+	list_for_each_entry(r, &kfile->sq_rings, node)
+		if (r->kind == KDAT_RING_SEND)
+			while ((n = kdat_ring_drain(r, r->snap)))
+				done += n;
+	return done;
 }
 
 /* Anything published on any submission ring? ring_lock held. */
@@ -460,7 +500,7 @@ static bool kdat_rings_busy(struct kdat_file *kfile)
 	struct kdat_ring *r;
 
 	list_for_each_entry(r, &kfile->sq_rings, node)
-		if (kdat_ring_pending(r))
+		if (kdat_ring_pending_to(r, kdat_ring_tail(r)))
 			return true;
 	return false;
 }
@@ -492,13 +532,11 @@ static int kdat_poller_fn(void *data)
 	ktime_t idle_since = ktime_get();
 
 	while (!kthread_should_stop()) {
-		struct kdat_ring *r;
-		u32 done = 0;
+		u32 done;
 		bool busy;
 
 		mutex_lock(&kfile->ring_lock);
-		list_for_each_entry(r, &kfile->sq_rings, node)
-			done += kdat_ring_drain(r);
+		done = kdat_rings_pass(kfile);
 		mutex_unlock(&kfile->ring_lock);
 		if (done) {
 			idle_since = ktime_get();

@@ -1069,9 +1069,11 @@ struct kdat_ep_modify {
  * (one per open file, running with the opener's credentials and cgroups)
  * reads tail with an acquire load, copies each entry once, checks the copy
  * exactly as KDAT_IOCTL_POST checks its arguments, and posts the good ones
- * in one chain per batch. An entry it refuses completes at once on the
- * queue's EVD with the errno KDAT_IOCTL_POST would have returned in
- * struct kdat_event.post_error; nothing is posted for it. A tail more than
+ * in one chain per batch. Each ring keeps its order; across rings of the
+ * file, a receive (EP or SRQ) published before a send by the same thread
+ * is posted before it, as with ioctls. An entry it refuses completes at
+ * once on the queue's EVD with the errno KDAT_IOCTL_POST would have
+ * returned in struct kdat_event.post_error; nothing is posted for it. A tail more than
  * ring_entries past head is not consumed (KDAT_RING_F_BAD_TAIL is set
  * until it is sane again). The kernel only writes head, flags, completed
  * and ep_state; what the process writes there is ignored.
