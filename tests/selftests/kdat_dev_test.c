@@ -705,6 +705,23 @@ static int fill_ep_modify(int fd, void *buf)
 	return 0;
 }
 
+static int fill_ring_create(int fd, void *buf)
+{
+	struct kdat_ring_create *c = buf;
+
+	/* Get-or-create: every call of the protocol test answers 0. */
+	c->handle = mk_ep(fd);
+	c->kind = KDAT_RING_SEND;
+	return 0;
+}
+
+static int fill_ring_wake(int fd, void *buf)
+{
+	(void)fd;
+	(void)buf;
+	return 0;
+}
+
 #define END(s, m) (offsetof(s, m) + sizeof(((s *)0)->m))
 #define SC(n, s, last, fill)						\
 	{ #n, KDAT_IOCTL_##n, sizeof(s), END(s, last), fill }
@@ -750,6 +767,8 @@ static const struct size_case size_cases[] = {
 	SC(EVD_MODIFY, struct kdat_evd_modify, qlen, fill_evd_modify),
 	SC(SRQ_RESIZE, struct kdat_srq_resize, __reserved, fill_srq_resize),
 	SC(EP_MODIFY, struct kdat_ep_modify, attr, fill_ep_modify),
+	SC(RING_CREATE, struct kdat_ring_create, out_off, fill_ring_create),
+	SC(RING_WAKE, struct kdat_ring_wake, flags, fill_ring_wake),
 };
 
 static void size_protocol_one(const struct size_case *sc)
