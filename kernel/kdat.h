@@ -398,6 +398,8 @@ int kdat_fops_mmap(struct file *filp, struct vm_area_struct *vma);
 void kdat_ring_stop(struct kdat_ring *ring);
 void kdat_ring_flush(struct kdat_ring *ring);
 void kdat_ring_set_dead(struct kdat_ring *ring);
+#define KDAT_RING_INSANE	U32_MAX
+u32 kdat_ring_span(u32 head, u32 tail, u32 entries);
 void kdat_ring_detach(struct kdat_ring *ring);
 void kdat_ring_completed(struct kdat_ring *ring, u32 n);
 void kdat_ring_set_ep_state(struct kdat_ring *ring, u32 state);

@@ -239,6 +239,18 @@ void kdat_ring_set_dead(struct kdat_ring *r)
 		kdat_ring_set_flag(r, KDAT_RING_F_DEAD, true);
 }
 
+/*
+ * Entries from @head to @tail of a ring of @entries, the indices being
+ * free-running u32 counters (they wrap): KDAT_RING_INSANE when @tail is
+ * behind @head or more than @entries ahead.
+ */
+u32 kdat_ring_span(u32 head, u32 tail, u32 entries)
+{
+	u32 n = tail - head;
+
+	return n > entries ? KDAT_RING_INSANE : n;
+}
+
 /* The published tail, read once. */
 static u32 kdat_ring_tail(struct kdat_ring *r)
 {
@@ -252,9 +264,9 @@ static u32 kdat_ring_tail(struct kdat_ring *r)
  */
 static u32 kdat_ring_pending_to(struct kdat_ring *r, u32 tail)
 {
-	u32 n = tail - r->khead;
+	u32 n = kdat_ring_span(r->khead, tail, r->entries);
 
-	if (n > r->entries) {
+	if (n == KDAT_RING_INSANE) {
 		kdat_ring_set_flag(r, KDAT_RING_F_BAD_TAIL, true);
 		return 0;
 	}
