@@ -36,6 +36,7 @@
 #include <rdma/rdma_cm.h>
 
 #include <uapi/linux/kdat.h>
+#include <kdat/kdat.h>
 
 #define KDAT_MODNAME "kdat"
 
@@ -67,10 +68,20 @@ struct kdat_obj_ops {
 
 struct kdat_poller;
 
+/*
+ * The owner of objects: an open /dev/kdat, or a kernel consumer's IA
+ * (@kernel: made by kdat_ia_open(), which owns it; no rings, no poller).
+ */
 struct kdat_file {
-	/* Serialises object create and destroy; protects @objects. */
+	/* Serialises object create and destroy. */
 	struct mutex lock;
-	/* Every live object of this file, in creation order. */
+	/*
+	 * Every live object of this file, in creation order. Changed under
+	 * @lock and @obj_lock; read under either. The RDMA CM's handler
+	 * publishes a connection request's CR under @obj_lock alone: it runs
+	 * under the CM's handler mutex, which @lock must not nest in.
+	 */
+	spinlock_t obj_lock;
 	struct list_head objects;
 	const struct cred *cred;	/* the opener's: the poller's */
 
@@ -86,6 +97,7 @@ struct kdat_file {
 	/* The poller, while there are submission rings; under @poller_lock. */
 	struct mutex poller_lock;
 	struct kdat_poller *poller;
+	bool kernel;
 };
 
 struct kdat_obj {
@@ -177,6 +189,12 @@ struct kdat_pz {
 	atomic_t users;
 };
 
+/*
+ * An LMR. On user memory: @mr, pinned and registered, iova = the user
+ * address. On kernel memory (@kernel): @sgt, DMA-mapped while @mapped;
+ * segments use the PD's local_dma_lkey and remote access goes through an
+ * RMR bound on an Endpoint (kdat_rmr_bind()).
+ */
 struct kdat_lmr {
 	struct kdat_obj obj;
 	struct kdat_dev_res res;
@@ -185,6 +203,9 @@ struct kdat_lmr {
 	u64 addr;
 	u64 length;
 	u32 mem_priv;			/* KDAT_MEM_PRIV_* */
+	bool kernel;
+	bool mapped;
+	struct sg_table sgt;
 };
 
 /* An RMR: a remote-access MR over part of an LMR while bound. */
@@ -234,6 +255,7 @@ struct kdat_evd {
 	struct kdat_ring *ring;		/* or NULL: events[] holds them */
 	u32 of_pos;			/* ring index of the overflow event */
 	struct kdat_cno *cno;		/* or NULL */
+	struct kdat_upcall upcall;	/* kernel consumers; .func or NULL */
 	wait_queue_head_t wq;
 
 	/* EPs whose solicited-wait receive CQ reports here (below). */
@@ -245,6 +267,8 @@ struct kdat_srq;
 struct kdat_slots;
 
 #define KDAT_DTO_MAX_IOV	32
+/* A send-queue slot's op besides enum kdat_dto_op: an RMR bind (REG_MR). */
+#define KDAT_OP_BIND		8
 #define KDAT_SRQ_MAX_DTOS	4096
 
 /* A checked DTO: what a work request is built from. */
@@ -265,8 +289,9 @@ struct kdat_dto_ctx {
 	struct kdat_srq *srq;
 	u64 cookie;
 	u64 length;
-	u8 op;				/* enum kdat_dto_op */
+	u8 op;				/* enum kdat_dto_op, KDAT_OP_BIND */
 	u8 flags;			/* KDAT_COMPLETION_* */
+	u32 rmr_handle;			/* KDAT_OP_BIND */
 	struct kdat_dto_ctx *next_free;	/* while free */
 };
 
@@ -349,6 +374,33 @@ struct kdat_ep {
 
 void kdat_ep_sw_poll(struct kdat_ep *ep);
 
+/*
+ * Which Endpoint operation may run in which state: one table
+ * (kdat_ep_allowed()) that every operation consults.
+ */
+enum kdat_ep_op {
+	KDAT_EP_OP_POST_SEND,		/* send, RDMA read, RDMA write */
+	KDAT_EP_OP_POST_RECV,
+	KDAT_EP_OP_RMR_BIND,
+	KDAT_EP_OP_CONNECT,
+	KDAT_EP_OP_ACCEPT,		/* a PSP's request */
+	KDAT_EP_OP_ACCEPT_RSP,		/* an RSP's request, for its EP */
+	KDAT_EP_OP_RESERVE,		/* an RSP takes the EP */
+	KDAT_EP_OP_DISCONNECT,
+	KDAT_EP_OP_RESET,
+	KDAT_EP_OP_MODIFY,
+	KDAT_EP_OP_COUNT,
+};
+
+enum kdat_ep_verdict {
+	KDAT_EP_REFUSE = 0,		/* EBUSY: DAT_INVALID_STATE */
+	KDAT_EP_DO,
+	KDAT_EP_FLUSH,			/* accepted, completes flushed at once */
+	KDAT_EP_NOP,			/* accepted, nothing to do */
+};
+
+enum kdat_ep_verdict kdat_ep_allowed(u32 state, enum kdat_ep_op op);
+
 struct kdat_srq {
 	struct kdat_obj obj;
 	struct kdat_dev_res res;
@@ -417,6 +469,8 @@ struct kdat_ucmd {
 };
 
 int kdat_ucmd_respond(struct kdat_ucmd *ucmd, size_t cmd_len);
+int kdat_ucmd_finish(struct kdat_ucmd *ucmd, size_t cmd_len,
+		     struct kdat_obj *obj);
 int kdat_cmd_ring_create(struct kdat_ucmd *ucmd);
 int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd);
 
@@ -431,7 +485,12 @@ int kdat_obj_reserve(struct kdat_file *kfile, struct kdat_obj *obj,
 		     struct kdat_ia *ia);
 void kdat_obj_publish(struct kdat_obj *obj);
 void kdat_obj_publish_locked(struct kdat_obj *obj);
+void kdat_obj_publish_obj_locked(struct kdat_obj *obj);
 void kdat_obj_abort(struct kdat_obj *obj);
+void kdat_obj_discard(struct kdat_obj *obj);
+struct kdat_file *kdat_file_create(bool kernel);
+void kdat_file_release(struct kdat_file *kfile);
+int kdat_obj_destroy_ptr(struct kdat_obj *obj);
 struct kdat_obj *kdat_obj_get(struct kdat_file *kfile, u32 handle,
 			      enum kdat_obj_type type);
 void kdat_obj_put(struct kdat_obj *obj);
@@ -451,6 +510,55 @@ bool kdat_dev_res_del(struct kdat_device *kdev, struct kdat_dev_res *res);
 void kdat_device_put(struct kdat_device *kdev);
 int kdat_device_count(void);
 int kdat_cmd_device_list(struct kdat_ucmd *ucmd);
+
+/*
+ * The cores the ioctls and the kernel API (kdat_kapi.c) share. The *_new()
+ * functions build an object of @kfile and reserve its handle; the caller
+ * holds kfile->lock, has looked up the parents, and publishes the object
+ * or discards it (kdat_obj_discard()).
+ */
+int kdat_ia_new(struct kdat_file *kfile, const char *name, u32 port_num,
+		struct kdat_ia **iap);
+int kdat_pz_new(struct kdat_file *kfile, struct kdat_ia *ia,
+		struct kdat_pz **pzp);
+int kdat_lmr_new_user(struct kdat_file *kfile, struct kdat_pz *pz, u64 addr,
+		      u64 length, u32 mem_priv, struct kdat_lmr **lmrp);
+int kdat_lmr_new_kernel(struct kdat_file *kfile, struct kdat_pz *pz,
+			struct sg_table *sgt, u64 va, u32 mem_priv,
+			struct kdat_lmr **lmrp);
+int kdat_lmr_dma_walk(const struct kdat_lmr *lmr, u64 va, u64 len,
+		      int (*fn)(void *arg, u64 dma, u32 len), void *arg);
+int kdat_rmr_new(struct kdat_file *kfile, struct kdat_pz *pz,
+		 struct kdat_rmr **rmrp);
+int kdat_rmr_bind_do(struct kdat_file *kfile, struct kdat_rmr_bind *cmd);
+int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
+		 u32 qlen, struct kdat_cno *cno,
+		 const struct kdat_upcall *upcall, struct kdat_evd **evdp);
+int kdat_evd_wait_for(struct kdat_evd *evd, u32 threshold, u64 timeout_us);
+u32 kdat_evd_dequeue_n(struct kdat_evd *evd, struct kdat_event *out, u32 max,
+		       u32 *nmore);
+void kdat_evd_set_upcall(struct kdat_evd *evd,
+			 const struct kdat_upcall *upcall);
+int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
+		struct kdat_evd *recv_evd, struct kdat_evd *req_evd,
+		struct kdat_evd *conn_evd, struct kdat_srq *srq,
+		const struct kdat_ep_attr *attr, struct kdat_ep **epp);
+int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
+		       u64 timeout_us, const void *pdata, u32 pdata_len);
+int kdat_sockaddr_set_qual(struct sockaddr_storage *dst, u64 conn_qual);
+int kdat_ep_disconnect_do(struct kdat_ep *ep, u32 flags);
+int kdat_ep_reset_do(struct kdat_ep *ep);
+int kdat_psp_new(struct kdat_file *kfile, struct kdat_ia *ia,
+		 struct kdat_evd *evd, struct kdat_ep *ep, u64 conn_qual,
+		 struct kdat_psp **pspp);
+int kdat_psp_listen(struct kdat_psp *psp);
+int kdat_cr_reply_do(struct kdat_file *kfile, u32 cr_handle, u32 ep_handle,
+		     const void *pdata, u32 pdata_len, bool accept);
+int kdat_post_do(struct kdat_file *kfile, const struct kdat_post *cmd,
+		 const struct kdat_lmr_triplet *iov);
+int kdat_srq_new(struct kdat_file *kfile, struct kdat_pz *pz,
+		 u32 max_recv_dtos, u32 max_recv_iov, u32 low_watermark,
+		 struct kdat_srq **srqp);
 
 /* kdat_ia.c */
 int kdat_cmd_ia_open(struct kdat_ucmd *ucmd);
@@ -534,6 +642,10 @@ int kdat_dto_check_segment(const struct kdat_lmr *lmr,
 			   const struct kdat_pz *ep_pz, u32 need_priv,
 			   u64 va, u64 len);
 void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc);
+int kdat_dto_check_flags(u32 op, u32 flags, u32 ep_flags);
+void kdat_dto_trim(struct kdat_dto *dto, u64 length);
+u32 kdat_wc_status(enum ib_wc_status status);
+u32 kdat_refused_status(int err);
 int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
 		      const struct kdat_lmr_triplet *iov, u32 num,
 		      const struct kdat_rmr_triplet *remote,

@@ -98,6 +98,7 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 	};
 	struct kdat_device *kdev = psp->ia->kdev;
 	struct kdat_cr *cr;
+	bool alive;
 
 	/* An RSP takes one request; the CM rejects the others. */
 	if (psp->rsp_ep && psp->rsp_fired)
@@ -125,10 +126,21 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 	}
 
 	/*
-	 * The rwsem and the file lock are taken one after the other, never
-	 * nested here: creates take them in the other order.
+	 * This runs under the RDMA CM's handler mutex, which neither the file
+	 * lock nor the device's rwsem may be waited for under: file locks are
+	 * held while waiting for the rwsem (creates), and the rwsem while
+	 * waiting for a handler mutex (a reply, an EP's teardown). So the
+	 * rwsem is only tried (a writer there is the device's removal: the
+	 * request is rejected) and the CR is published under obj_lock alone.
+	 * The PSP's memory is valid: its destroy waits for this handler in
+	 * rdma_destroy_id() of the listener. It may not be published yet, or
+	 * unlinked already: then it must get no new CR. The rwsem, held to
+	 * the end, keeps the removal from taking the CR's resources meanwhile.
 	 */
-	down_read(&kdev->rwsem);
+	if (!down_read_trylock(&kdev->rwsem)) {
+		kdat_obj_abort(&cr->obj);
+		return -ENODEV;
+	}
 	if (id->device != kdev->ibdev) {
 		/* Not our device, or it is going: the CM rejects. */
 		up_read(&kdev->rwsem);
@@ -136,29 +148,22 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 		return -ENODEV;
 	}
 	kdat_dev_res_add(kdev, &cr->res, kdat_cr_disassociate);
-	up_read(&kdev->rwsem);
-	id->context = &cr->cm_kind;
-
-	/*
-	 * The PSP's memory is valid: its destroy waits for this handler in
-	 * rdma_destroy_id() of the listener. It may have been unlinked
-	 * already, then it must get no new CR.
-	 */
-	mutex_lock(&kfile->lock);
-	if (list_empty(&psp->obj.file_node)) {
-		/* The PSP is being destroyed: let the CM reject. */
-		mutex_unlock(&kfile->lock);
-		id->context = &psp->cm_kind;
-		down_read(&kdev->rwsem);
+	spin_lock(&kfile->obj_lock);
+	alive = !list_empty(&psp->obj.file_node);
+	if (alive) {
+		id->context = &cr->cm_kind;
+		atomic_inc(&psp->users);
+		kdat_obj_publish_obj_locked(&cr->obj);
+		psp->rsp_fired = true;
+	}
+	spin_unlock(&kfile->obj_lock);
+	if (!alive) {
 		kdat_dev_res_del(kdev, &cr->res);
 		up_read(&kdev->rwsem);
 		kdat_obj_abort(&cr->obj);
 		return -ENODEV;
 	}
-	atomic_inc(&psp->users);
-	kdat_obj_publish_locked(&cr->obj);
-	psp->rsp_fired = true;
-	mutex_unlock(&kfile->lock);
+	up_read(&kdev->rwsem);
 
 	ev.cr_handle = cr->obj.handle;
 	ev.private_data_len = cr->pdata_len;
@@ -201,7 +206,8 @@ static void kdat_psp_destroy(struct kdat_obj *obj)
 {
 	struct kdat_psp *psp = container_of(obj, struct kdat_psp, obj);
 
-	rdma_destroy_id(psp->cm_id);
+	if (psp->cm_id)
+		rdma_destroy_id(psp->cm_id);
 	if (psp->rsp_ep) {
 		/* Not taken by a connection: the EP is free again. */
 		kdat_ep_reserve(psp->rsp_ep, false);
@@ -216,11 +222,97 @@ static const struct kdat_obj_ops kdat_psp_ops = {
 	.destroy = kdat_psp_destroy,
 };
 
+/*
+ * A PSP (@ep NULL) or RSP (for @ep) of @kfile on @ia for @conn_qual, its
+ * requests reported on @evd; reserved, not listening yet
+ * (kdat_psp_listen()). The caller holds kfile->lock.
+ */
+int kdat_psp_new(struct kdat_file *kfile, struct kdat_ia *ia,
+		 struct kdat_evd *evd, struct kdat_ep *ep, u64 conn_qual,
+		 struct kdat_psp **pspp)
+{
+	struct kdat_psp *psp;
+	int ret;
+
+	if (conn_qual > U16_MAX)
+		return -EINVAL;
+	if (ep && ep->pz->ia != ia)
+		return -EINVAL;
+	/* The EVD may be another IA's of the caller, as for an EP's. */
+	if (!(evd->flags & KDAT_EVD_CR))
+		return -EINVAL;
+	if (!READ_ONCE(ia->kdev->ibdev))
+		return -ENODEV;
+	psp = kdat_obj_alloc(struct kdat_psp, obj, KDAT_OBJ_PSP, &kdat_psp_ops);
+	if (!psp)
+		return -ENOMEM;
+	psp->ia = ia;
+	psp->evd = evd;
+	psp->cm_kind = KDAT_CM_PSP;
+	if (ep) {
+		ret = kdat_ep_reserve(ep, true);
+		if (ret) {
+			kdat_obj_abort(&psp->obj);
+			return ret;
+		}
+		psp->rsp_ep = ep;
+	}
+	psp->conn_qual = conn_qual;
+	atomic_set(&psp->users, 0);
+
+	ret = kdat_obj_reserve(kfile, &psp->obj, ia);
+	if (ret)
+		goto err_free;
+	kdat_evd_use(evd, ia);
+	atomic_inc(&ia->users);
+	if (ep)
+		atomic_inc(&ep->users);
+	*pspp = psp;
+	return 0;
+
+err_free:
+	if (ep)
+		kdat_ep_reserve(ep, false);
+	kdat_obj_abort(&psp->obj);
+	return ret;
+}
+
+/*
+ * Start listening for a built PSP. Called without the file lock: a failure
+ * destroys the cm_id, which waits for the CM's handlers, and those take
+ * the file lock. Requests before the PSP is published are rejected.
+ */
+int kdat_psp_listen(struct kdat_psp *psp)
+{
+	struct sockaddr_in any = {
+		.sin_family = AF_INET,
+		.sin_port = htons(psp->conn_qual),
+	};
+	struct rdma_cm_id *id;
+	int ret;
+
+	id = rdma_create_id(&init_net, kdat_cm_handler, &psp->cm_kind,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = rdma_bind_addr(id, (struct sockaddr *)&any);
+	/* Bound to the any address, that can only mean the port is taken. */
+	if (ret == -EADDRNOTAVAIL)
+		ret = -EADDRINUSE;
+	if (!ret)
+		ret = rdma_listen(id, 0);
+	if (ret) {
+		rdma_destroy_id(id);
+		return ret;
+	}
+	psp->cm_id = id;
+	return 0;
+}
+
 int kdat_cmd_psp_create(struct kdat_ucmd *ucmd)
 {
 	struct kdat_psp_create *cmd = ucmd->cmd;
 	struct kdat_file *kfile = ucmd->kfile;
-	struct sockaddr_in any = { .sin_family = AF_INET };
 	struct kdat_evd *evd = NULL;
 	struct kdat_ep *ep = NULL;
 	struct kdat_ia *ia;
@@ -247,85 +339,32 @@ int kdat_cmd_psp_create(struct kdat_ucmd *ucmd)
 		ret = -EBADF;
 		goto out_put;
 	}
-	if (ep && ep->pz->ia != ia) {
-		ret = -EINVAL;
-		goto out_put;
-	}
-	/* The EVD may be another IA's of the caller, as for an EP's. */
-	if (!(evd->flags & KDAT_EVD_CR)) {
-		ret = -EINVAL;
-		goto out_put;
-	}
-	if (!READ_ONCE(ia->kdev->ibdev)) {
-		ret = -ENODEV;
-		goto out_put;
-	}
-	psp = kdat_obj_alloc(struct kdat_psp, obj, KDAT_OBJ_PSP, &kdat_psp_ops);
-	if (!psp) {
-		ret = -ENOMEM;
-		goto out_put;
-	}
-	psp->ia = ia;
-	psp->evd = evd;
-	psp->cm_kind = KDAT_CM_PSP;
-	if (ep) {
-		ret = kdat_ep_reserve(ep, true);
-		if (ret) {
-			kdat_obj_abort(&psp->obj);
-			goto out_put;
+	ret = kdat_psp_new(kfile, ia, evd, ep, cmd->conn_qual, &psp);
+	mutex_unlock(&kfile->lock);
+	if (!ret) {
+		ret = kdat_psp_listen(psp);
+		if (!ret) {
+			mutex_lock(&kfile->lock);
+			cmd->out_psp_handle = psp->obj.handle;
+			ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
+			if (!ret)
+				kdat_obj_publish_locked(&psp->obj);
+			mutex_unlock(&kfile->lock);
 		}
-		psp->rsp_ep = ep;
+		/* Its parents cannot go: it counts in their users. */
+		if (ret)
+			kdat_obj_discard(&psp->obj);
 	}
-	psp->conn_qual = cmd->conn_qual;
-	atomic_set(&psp->users, 0);
-
-	/* Before the listener exists: requests name the PSP's handle. */
-	ret = kdat_obj_reserve(kfile, &psp->obj, ia);
-	if (ret)
-		goto err_free;
-
-	psp->cm_id = rdma_create_id(&init_net, kdat_cm_handler, &psp->cm_kind,
-				    RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(psp->cm_id)) {
-		ret = PTR_ERR(psp->cm_id);
-		goto err_free;
-	}
-	any.sin_port = htons(cmd->conn_qual);
-	ret = rdma_bind_addr(psp->cm_id, (struct sockaddr *)&any);
-	/* Bound to the any address, that can only mean the port is taken. */
-	if (ret == -EADDRNOTAVAIL)
-		ret = -EADDRINUSE;
-	if (!ret)
-		ret = rdma_listen(psp->cm_id, 0);
-	if (ret)
-		goto err_id;
-
-	cmd->out_psp_handle = psp->obj.handle;
-	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
-	if (ret)
-		goto err_id;
-
-	kdat_evd_use(evd, ia);
-	atomic_inc(&ia->users);
-	if (ep)
-		atomic_inc(&ep->users);
-	kdat_obj_publish_locked(&psp->obj);
-	goto out_put;
-
-err_id:
-	rdma_destroy_id(psp->cm_id);
-err_free:
-	if (ep)
-		kdat_ep_reserve(ep, false);
-	kdat_obj_abort(&psp->obj);
+	goto out_put_unlocked;
 out_put:
+	mutex_unlock(&kfile->lock);
+out_put_unlocked:
 	if (ep)
 		kdat_obj_put(&ep->obj);
 	if (evd)
 		kdat_obj_put(&evd->obj);
 	if (ia)
 		kdat_obj_put(&ia->obj);
-	mutex_unlock(&kfile->lock);
 	return ret;
 }
 
@@ -353,11 +392,14 @@ int kdat_cmd_cr_query(struct kdat_ucmd *ucmd)
 	return kdat_ucmd_respond(ucmd, sizeof(*cmd));
 }
 
-/* Accept (@ep set) or reject the request; the CR is destroyed either way. */
-static int kdat_cr_reply(struct kdat_ucmd *ucmd, bool accept)
+/*
+ * Accept (@ep_handle set) or reject the request @cr_handle of @kfile; the
+ * CR is destroyed either way. The one implementation for the ioctls and
+ * kdat_cr_accept()/kdat_cr_reject(); @pdata is a kernel copy.
+ */
+int kdat_cr_reply_do(struct kdat_file *kfile, u32 cr_handle, u32 ep_handle,
+		     const void *pdata, u32 pdata_len, bool accept)
 {
-	struct kdat_cr_reply *cmd = ucmd->cmd;
-	u8 pdata[KDAT_MAX_PRIVATE_DATA];
 	struct kdat_ep *ep = NULL;
 	struct rdma_cm_id *id;
 	struct kdat_device *kdev;
@@ -365,21 +407,17 @@ static int kdat_cr_reply(struct kdat_ucmd *ucmd, bool accept)
 	u32 handle;
 	int ret;
 
-	if (cmd->private_data_len > KDAT_MAX_PRIVATE_DATA)
+	if (pdata_len > KDAT_MAX_PRIVATE_DATA)
 		return -EINVAL;
-	if (!accept && cmd->ep_handle)
+	if (!accept && ep_handle)
 		return -EINVAL;
-	if (copy_from_user(pdata, u64_to_user_ptr(cmd->private_data),
-			   cmd->private_data_len))
-		return -EFAULT;
 
-	cr = kdat_cr_get(ucmd, cmd->cr_handle);
+	cr = kdat_get(kfile, cr_handle, struct kdat_cr, KDAT_OBJ_CR);
 	if (!cr)
 		return -EBADF;
 	kdev = cr->psp->ia->kdev;
 	if (accept) {
-		ep = kdat_get(ucmd->kfile, cmd->ep_handle, struct kdat_ep,
-			      KDAT_OBJ_EP);
+		ep = kdat_get(kfile, ep_handle, struct kdat_ep, KDAT_OBJ_EP);
 		if (!ep) {
 			kdat_obj_put(&cr->obj);
 			return -EBADF;
@@ -404,15 +442,14 @@ static int kdat_cr_reply(struct kdat_ucmd *ucmd, bool accept)
 	} else if (accept && cr->rsp_ep && cr->rsp_ep != ep) {
 		ret = -EINVAL;	/* an RSP's request is for its own EP */
 	} else if (accept) {
-		ret = kdat_ep_accept(ep, id, pdata, cmd->private_data_len,
-				     cr->rsp_ep);
+		ret = kdat_ep_accept(ep, id, pdata, pdata_len, cr->rsp_ep);
 		if (!ret) {
 			/* The EP owns the id now. */
 			cr->cm_id = NULL;
 			kdat_dev_res_del(kdev, &cr->res);
 		}
 	} else {
-		ret = rdma_reject(id, pdata, cmd->private_data_len,
+		ret = rdma_reject(id, pdata, pdata_len,
 				  IB_CM_REJ_CONSUMER_DEFINED);
 	}
 	rdma_unlock_handler(id);
@@ -429,8 +466,24 @@ out_put:
 	 * again.
 	 */
 	if (!accept || (ret != -EBUSY && ret != -EINVAL))
-		kdat_obj_destroy(ucmd->kfile, handle);
+		kdat_obj_destroy(kfile, handle);
 	return ret;
+}
+
+static int kdat_cr_reply(struct kdat_ucmd *ucmd, bool accept)
+{
+	struct kdat_cr_reply *cmd = ucmd->cmd;
+	u8 pdata[KDAT_MAX_PRIVATE_DATA];
+
+	if (cmd->private_data_len > KDAT_MAX_PRIVATE_DATA)
+		return -EINVAL;
+	if (!accept && cmd->ep_handle)
+		return -EINVAL;
+	if (copy_from_user(pdata, u64_to_user_ptr(cmd->private_data),
+			   cmd->private_data_len))
+		return -EFAULT;
+	return kdat_cr_reply_do(ucmd->kfile, cmd->cr_handle, cmd->ep_handle,
+				pdata, cmd->private_data_len, accept);
 }
 
 int kdat_cmd_cr_accept(struct kdat_ucmd *ucmd)

@@ -36,20 +36,22 @@ int kdat_dto_check_segment(const struct kdat_lmr *lmr,
 }
 
 
-static int kdat_dto_check_flags(const struct kdat_ep *ep, u32 op, u32 flags)
+/*
+ * May a DTO of @op carry the completion flags @flags on an Endpoint whose
+ * completion flags for that queue are @ep_flags? 0 or EINVAL.
+ */
+int kdat_dto_check_flags(u32 op, u32 flags, u32 ep_flags)
 {
-	u32 allowed, ep_flags;
+	u32 allowed;
 
 	if (op == KDAT_DTO_RECEIVE) {
 		allowed = KDAT_COMPLETION_UNSIGNALLED;
-		ep_flags = READ_ONCE(ep->attr.recv_completion_flags);
 	} else {
 		allowed = KDAT_COMPLETION_SUPPRESS |
 			  KDAT_COMPLETION_UNSIGNALLED |
 			  KDAT_COMPLETION_BARRIER_FENCE;
 		if (op == KDAT_DTO_SEND)
 			allowed |= KDAT_COMPLETION_SOLICITED_WAIT;
-		ep_flags = READ_ONCE(ep->attr.request_completion_flags);
 	}
 	if (flags & ~allowed)
 		return -EINVAL;
@@ -60,22 +62,47 @@ static int kdat_dto_check_flags(const struct kdat_ep *ep, u32 op, u32 flags)
 	return 0;
 }
 
+struct kdat_sgl_fill {
+	struct kdat_dto *dto;
+	u32 max_sge;
+	u32 lkey;
+};
+
+static int kdat_sgl_add(void *arg, u64 addr, u32 len)
+{
+	struct kdat_sgl_fill *f = arg;
+	struct ib_sge *sge;
+
+	if (f->dto->num_sge >= f->max_sge)
+		return -EINVAL;	/* more pieces than the QP takes */
+	sge = &f->dto->sge[f->dto->num_sge++];
+	sge->addr = addr;
+	sge->length = len;
+	sge->lkey = f->lkey;
+	return 0;
+}
+
 /*
  * Check @iov, @num kernel copies of the caller's IOV, against the caller's
  * LMRs for a DTO in @pz needing the privileges @need, and build the
- * scatter/gather list. Zero-length segments are skipped.
+ * scatter/gather list, at most @max_sge entries. Zero-length segments are
+ * skipped. A segment of a user LMR is one entry (the MR's iova is the
+ * user address); one of a kernel LMR is an entry per DMA-contiguous piece,
+ * with the PD's local DMA lkey.
  */
 static int kdat_dto_build_sgl(struct kdat_file *kfile,
 			      const struct kdat_pz *pz, u32 need,
 			      const struct kdat_lmr_triplet *iov, u32 num,
-			      struct kdat_dto *dto)
+			      u32 max_sge, struct kdat_dto *dto)
 {
+	struct kdat_sgl_fill fill = { .dto = dto, .max_sge = max_sge };
 	u32 i;
 	int ret;
 
 	dto->length = 0;
 	dto->num_sge = 0;
 	for (i = 0; i < num; i++) {
+		u64 va = iov[i].virtual_address, len = iov[i].segment_length;
 		struct kdat_lmr *lmr;
 
 		if (iov[i].__pad)
@@ -84,20 +111,21 @@ static int kdat_dto_build_sgl(struct kdat_file *kfile,
 			       KDAT_OBJ_LMR);
 		if (!lmr)
 			return -EACCES;	/* an invalid LMR (DAT) */
-		ret = kdat_dto_check_segment(lmr, pz, need,
-					     iov[i].virtual_address,
-					     iov[i].segment_length);
-		if (!ret && !lmr->mr)
+		ret = kdat_dto_check_segment(lmr, pz, need, va, len);
+		if (!ret && (lmr->kernel ? !lmr->mapped : !lmr->mr))
 			ret = -ENODEV;	/* its device is gone */
-		if (!ret && iov[i].segment_length > U32_MAX)
+		if (!ret && len > U32_MAX)
 			ret = -EINVAL;
-		if (!ret && iov[i].segment_length) {
-			struct ib_sge *sge = &dto->sge[dto->num_sge++];
-
-			sge->addr = iov[i].virtual_address;
-			sge->length = iov[i].segment_length;
-			sge->lkey = lmr->mr->lkey;
-			dto->length += iov[i].segment_length;
+		if (!ret && len) {
+			if (lmr->kernel) {
+				fill.lkey = pz->pd->local_dma_lkey;
+				ret = kdat_lmr_dma_walk(lmr, va, len,
+							kdat_sgl_add, &fill);
+			} else {
+				fill.lkey = lmr->mr->lkey;
+				ret = kdat_sgl_add(&fill, va, len);
+			}
+			dto->length += len;
 		}
 		kdat_obj_put(&lmr->obj);
 		if (ret)
@@ -118,7 +146,10 @@ static int kdat_dto_prepare(struct kdat_file *kfile, struct kdat_ep *ep,
 
 	if (dto->op == KDAT_DTO_RECEIVE && ep->srq)
 		return -EINVAL;	/* its receives come from the SRQ */
-	ret = kdat_dto_check_flags(ep, dto->op, dto->flags);
+	ret = kdat_dto_check_flags(dto->op, dto->flags,
+				   dto->op == KDAT_DTO_RECEIVE ?
+				   READ_ONCE(ep->attr.recv_completion_flags) :
+				   READ_ONCE(ep->attr.request_completion_flags));
 	if (ret)
 		return ret;
 	/* What the QP takes: at least the EP's IOV sizes (see EP create). */
@@ -127,10 +158,10 @@ static int kdat_dto_prepare(struct kdat_file *kfile, struct kdat_ep *ep,
 		return -EINVAL;
 	need = dto->op == KDAT_DTO_RECEIVE || dto->op == KDAT_DTO_RDMA_READ ?
 		KDAT_MEM_PRIV_LOCAL_WRITE : KDAT_MEM_PRIV_LOCAL_READ;
-	return kdat_dto_build_sgl(kfile, ep->pz, need, iov, num, dto);
+	return kdat_dto_build_sgl(kfile, ep->pz, need, iov, num, max_iov, dto);
 }
 
-static u32 kdat_wc_status(enum ib_wc_status status)
+u32 kdat_wc_status(enum ib_wc_status status)
 {
 	switch (status) {
 	case IB_WC_SUCCESS:
@@ -175,6 +206,16 @@ static void kdat_dto_event(struct kdat_ep *ep, u32 op, u64 cookie,
 		      &ev);
 }
 
+/* The DTO status of a ring entry refused with @err. */
+u32 kdat_refused_status(int err)
+{
+	if (err == -EACCES || err == -EPERM)
+		return KDAT_DTO_ERR_LOCAL_PROTECTION;
+	if (err == -EMSGSIZE)
+		return KDAT_DTO_ERR_LOCAL_LENGTH;
+	return KDAT_DTO_ERR_LOCAL_EP;
+}
+
 /*
  * A ring entry refused: its completion, on @evd, says why (the errno the
  * ioctl would have returned, and the nearest DTO status).
@@ -190,12 +231,7 @@ void kdat_dto_refused(struct kdat_evd *evd, u32 handle, u32 op, u64 cookie,
 		.post_error = -err,
 	};
 
-	if (err == -EACCES || err == -EPERM)
-		ev.status = KDAT_DTO_ERR_LOCAL_PROTECTION;
-	else if (err == -EMSGSIZE)
-		ev.status = KDAT_DTO_ERR_LOCAL_LENGTH;
-	else
-		ev.status = KDAT_DTO_ERR_LOCAL_EP;
+	ev.status = kdat_refused_status(err);
 	kdat_evd_push(evd, &ev);
 }
 
@@ -353,6 +389,17 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	/* Suppressed: no event for a success, as DAT says. */
 	if ((flags & KDAT_COMPLETION_SUPPRESS) && status == KDAT_DTO_SUCCESS)
 		return;
+	if (op == KDAT_OP_BIND) {
+		struct kdat_event ev = {
+			.event_number = KDAT_EVENT_RMR_BIND_COMPLETION,
+			.status = status,
+			.cookie = cookie,
+			.handle = ctx->rmr_handle,
+		};
+
+		kdat_evd_push(ep->req_evd, &ev);
+		return;
+	}
 	kdat_dto_event(ep, op, cookie, status, length);
 }
 
@@ -365,19 +412,18 @@ int kdat_dto_begin(struct kdat_ep *ep, const struct kdat_dto *dto,
 		   struct kdat_dto_ctx **ctxp)
 {
 	bool recv = dto->op == KDAT_DTO_RECEIVE;
+	enum kdat_ep_verdict verdict;
 	struct kdat_dto_ctx *ctx;
-	enum kdat_ep_state state;
 	unsigned long flags;
 
 	spin_lock_irqsave(&ep->lock, flags);
-	state = ep->state;
-	if (!recv && state != KDAT_EP_STATE_CONNECTED &&
-	    state != KDAT_EP_STATE_DISCONNECTED) {
+	verdict = kdat_ep_allowed(ep->state, recv ? KDAT_EP_OP_POST_RECV :
+						    KDAT_EP_OP_POST_SEND);
+	if (verdict == KDAT_EP_REFUSE) {
 		spin_unlock_irqrestore(&ep->lock, flags);
 		return -EBUSY;
 	}
-	if (state == KDAT_EP_STATE_DISCONNECTED ||
-	    state == KDAT_EP_STATE_DISCONNECT_PENDING) {
+	if (verdict == KDAT_EP_FLUSH) {
 		spin_unlock_irqrestore(&ep->lock, flags);
 		kdat_dto_event(ep, dto->op, dto->cookie, KDAT_DTO_ERR_FLUSHED,
 			       0);
@@ -484,7 +530,7 @@ static int kdat_dto_post(struct kdat_ep *ep, struct kdat_dto *dto)
  * An RDMA read fills the local IOV in order up to the remote length: the
  * front segments whole, one partly, the rest not at all.
  */
-static void kdat_dto_trim(struct kdat_dto *dto, u64 length)
+void kdat_dto_trim(struct kdat_dto *dto, u64 length)
 {
 	u64 left = length;
 	u32 i;
@@ -544,7 +590,7 @@ int kdat_srq_validate(struct kdat_file *kfile, struct kdat_srq *srq,
 	    num > srq->max_recv_iov)
 		return -EINVAL;
 	return kdat_dto_build_sgl(kfile, srq->pz, KDAT_MEM_PRIV_LOCAL_WRITE,
-				  iov, num, dto);
+				  iov, num, srq->max_recv_iov, dto);
 }
 
 /* Take a slot of @srq for the checked @dto; NULL when it is full. */
@@ -576,7 +622,7 @@ void kdat_srq_abort(struct kdat_srq *srq, struct kdat_dto_ctx *ctx)
 }
 
 /* A receive buffer for an SRQ: the same checks as an EP's receive. */
-static int kdat_srq_post(struct kdat_file *kfile, struct kdat_post *cmd,
+static int kdat_srq_post(struct kdat_file *kfile, const struct kdat_post *cmd,
 			 const struct kdat_lmr_triplet *iov)
 {
 	struct kdat_dto dto = { .op = KDAT_DTO_RECEIVE, .cookie = cmd->cookie,
@@ -617,10 +663,14 @@ out:
 	return ret;
 }
 
-int kdat_cmd_post(struct kdat_ucmd *ucmd)
+/*
+ * Post one DTO of @kfile: the one implementation for the ioctl and the
+ * kernel API's kdat_ep_post_*() and kdat_srq_post_recv(). @iov is a kernel
+ * copy of @cmd->num_segments entries.
+ */
+int kdat_post_do(struct kdat_file *kfile, const struct kdat_post *cmd,
+		 const struct kdat_lmr_triplet *iov)
 {
-	struct kdat_post *cmd = ucmd->cmd;
-	struct kdat_lmr_triplet iov[KDAT_DTO_MAX_IOV];
 	struct kdat_dto dto = {
 		.op = cmd->op,
 		.flags = cmd->completion_flags,
@@ -630,6 +680,38 @@ int kdat_cmd_post(struct kdat_ucmd *ucmd)
 	struct kdat_ep *ep;
 	struct kdat_ring *ring;
 	int ret;
+
+	if (cmd->op > KDAT_POST_SRQ_RECV ||
+	    cmd->num_segments > KDAT_DTO_MAX_IOV)
+		return -EINVAL;
+	if (cmd->op == KDAT_POST_SRQ_RECV)
+		return kdat_srq_post(kfile, cmd, iov);
+
+	ep = kdat_get(kfile, cmd->ep_handle, struct kdat_ep, KDAT_OBJ_EP);
+	if (!ep)
+		return -EBADF;
+	/* The QP and the MRs stay while we hold the device's rwsem. */
+	kdev = ep->pz->ia->kdev;
+	down_read(&kdev->rwsem);
+	ring = cmd->op == KDAT_DTO_RECEIVE ? READ_ONCE(ep->rq_ring) :
+					     READ_ONCE(ep->sq_ring);
+	ret = -EBUSY;
+	if (ring)
+		goto out;	/* that queue is fed by its ring */
+	ret = kdat_dto_validate(kfile, ep, iov, cmd->num_segments,
+				&cmd->remote, &dto);
+	if (!ret)
+		ret = kdat_dto_post(ep, &dto);
+out:
+	up_read(&kdev->rwsem);
+	kdat_obj_put(&ep->obj);
+	return ret;
+}
+
+int kdat_cmd_post(struct kdat_ucmd *ucmd)
+{
+	struct kdat_post *cmd = ucmd->cmd;
+	struct kdat_lmr_triplet iov[KDAT_DTO_MAX_IOV];
 
 	if (cmd->__reserved)
 		return -EINVAL;
@@ -641,27 +723,5 @@ int kdat_cmd_post(struct kdat_ucmd *ucmd)
 	if (copy_from_user(iov, u64_to_user_ptr(cmd->iov),
 			   cmd->num_segments * sizeof(iov[0])))
 		return -EFAULT;
-
-	if (cmd->op == KDAT_POST_SRQ_RECV)
-		return kdat_srq_post(ucmd->kfile, cmd, iov);
-
-	ep = kdat_get(ucmd->kfile, cmd->ep_handle, struct kdat_ep, KDAT_OBJ_EP);
-	if (!ep)
-		return -EBADF;
-	/* The QP and the MRs stay while we hold the device's rwsem. */
-	kdev = ep->pz->ia->kdev;
-	down_read(&kdev->rwsem);
-	ring = cmd->op == KDAT_DTO_RECEIVE ? READ_ONCE(ep->rq_ring) :
-					     READ_ONCE(ep->sq_ring);
-	ret = -EBUSY;
-	if (ring)
-		goto out;	/* that queue is fed by its ring */
-	ret = kdat_dto_validate(ucmd->kfile, ep, iov, cmd->num_segments,
-				&cmd->remote, &dto);
-	if (!ret)
-		ret = kdat_dto_post(ep, &dto);
-out:
-	up_read(&kdev->rwsem);
-	kdat_obj_put(&ep->obj);
-	return ret;
+	return kdat_post_do(ucmd->kfile, cmd, iov);
 }

@@ -30,6 +30,78 @@
 #define KDAT_CM_TIMEOUT_MS	5000
 #define KDAT_GRACEFUL_MS	5000
 
+#define S(x)	KDAT_EP_STATE_##x
+#define KDAT_EP_NSTATES	(KDAT_EP_STATE_COMPLETION_PENDING + 1)
+
+/*
+ * The state table. DAT: a send or RDMA is valid when CONNECTED, and on a
+ * DISCONNECTED Endpoint it is flushed at once; a receive is valid in every
+ * state, flushed at once when the connection is going or gone; an RMR
+ * bind needs a connection like a send. Connect from UNCONNECTED (or
+ * DISCONNECTED: kdat starts afresh); accept with an UNCONNECTED EP (an
+ * RSP's RESERVED one for its request); disconnect a connection or an
+ * attempt (nothing to do when it is going or gone); reset a DISCONNECTED
+ * EP; modify one that is not in use. Everything else: DAT_INVALID_STATE.
+ */
+static const u8 kdat_ep_table[KDAT_EP_OP_COUNT][KDAT_EP_NSTATES] = {
+	[KDAT_EP_OP_POST_SEND] = {
+		[S(CONNECTED)] = KDAT_EP_DO,
+		[S(DISCONNECTED)] = KDAT_EP_FLUSH,
+	},
+	[KDAT_EP_OP_POST_RECV] = {
+		[S(UNCONNECTED)] = KDAT_EP_DO,
+		[S(RESERVED)] = KDAT_EP_DO,
+		[S(PASSIVE_CONNECTION_PENDING)] = KDAT_EP_DO,
+		[S(ACTIVE_CONNECTION_PENDING)] = KDAT_EP_DO,
+		[S(TENTATIVE_CONNECTION_PENDING)] = KDAT_EP_DO,
+		[S(CONNECTED)] = KDAT_EP_DO,
+		[S(DISCONNECT_PENDING)] = KDAT_EP_FLUSH,
+		[S(DISCONNECTED)] = KDAT_EP_FLUSH,
+		[S(COMPLETION_PENDING)] = KDAT_EP_DO,
+	},
+	[KDAT_EP_OP_RMR_BIND] = {
+		[S(CONNECTED)] = KDAT_EP_DO,
+		[S(DISCONNECTED)] = KDAT_EP_FLUSH,
+	},
+	[KDAT_EP_OP_CONNECT] = {
+		[S(UNCONNECTED)] = KDAT_EP_DO,
+		[S(DISCONNECTED)] = KDAT_EP_DO,
+	},
+	[KDAT_EP_OP_ACCEPT] = {
+		[S(UNCONNECTED)] = KDAT_EP_DO,
+	},
+	[KDAT_EP_OP_ACCEPT_RSP] = {
+		[S(RESERVED)] = KDAT_EP_DO,
+	},
+	[KDAT_EP_OP_RESERVE] = {
+		[S(UNCONNECTED)] = KDAT_EP_DO,
+	},
+	[KDAT_EP_OP_DISCONNECT] = {
+		[S(PASSIVE_CONNECTION_PENDING)] = KDAT_EP_DO,
+		[S(ACTIVE_CONNECTION_PENDING)] = KDAT_EP_DO,
+		[S(CONNECTED)] = KDAT_EP_DO,
+		[S(DISCONNECT_PENDING)] = KDAT_EP_NOP,
+		[S(DISCONNECTED)] = KDAT_EP_NOP,
+	},
+	[KDAT_EP_OP_RESET] = {
+		[S(UNCONNECTED)] = KDAT_EP_NOP,
+		[S(DISCONNECTED)] = KDAT_EP_DO,
+	},
+	[KDAT_EP_OP_MODIFY] = {
+		[S(UNCONNECTED)] = KDAT_EP_DO,
+		[S(RESERVED)] = KDAT_EP_DO,
+	},
+};
+
+#undef S
+
+enum kdat_ep_verdict kdat_ep_allowed(u32 state, enum kdat_ep_op op)
+{
+	if (state >= KDAT_EP_NSTATES || op >= KDAT_EP_OP_COUNT)
+		return KDAT_EP_REFUSE;
+	return kdat_ep_table[op][state];
+}
+
 static void kdat_ep_set_state(struct kdat_ep *ep, enum kdat_ep_state state)
 {
 	unsigned long flags;
@@ -297,8 +369,8 @@ int kdat_ep_reserve(struct kdat_ep *ep, bool reserve)
 
 	mutex_lock(&ep->cm_lock);
 	if (reserve) {
-		if (kdat_ep_state(ep) != KDAT_EP_STATE_UNCONNECTED ||
-		    ep->cm_id)
+		if (kdat_ep_allowed(kdat_ep_state(ep), KDAT_EP_OP_RESERVE) !=
+		    KDAT_EP_DO || ep->cm_id)
 			ret = -EBUSY;
 		else
 			kdat_ep_set_state(ep, KDAT_EP_STATE_RESERVED);
@@ -326,9 +398,9 @@ int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
 		ret = -ENODEV;
 		goto out;
 	}
-	if (kdat_ep_state(ep) != (reserved ? KDAT_EP_STATE_RESERVED :
-					     KDAT_EP_STATE_UNCONNECTED) ||
-	    ep->cm_id) {
+	if (kdat_ep_allowed(kdat_ep_state(ep), reserved ?
+			    KDAT_EP_OP_ACCEPT_RSP : KDAT_EP_OP_ACCEPT) !=
+	    KDAT_EP_DO || ep->cm_id) {
 		ret = -EBUSY;
 		goto out;
 	}
@@ -591,40 +663,20 @@ static int kdat_ep_check_attr(struct kdat_ep_attr *a,
 	return 0;
 }
 
-int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
+/*
+ * An Endpoint of @kfile and its QP, in INIT, reserved; the caller holds
+ * kfile->lock and has checked that the objects are the caller's.
+ */
+int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
+		struct kdat_evd *recv_evd, struct kdat_evd *req_evd,
+		struct kdat_evd *conn_evd, struct kdat_srq *srq,
+		const struct kdat_ep_attr *attr, struct kdat_ep **epp)
 {
-	struct kdat_ep_create *cmd = ucmd->cmd;
-	struct kdat_file *kfile = ucmd->kfile;
-	struct kdat_evd *recv_evd = NULL, *req_evd = NULL, *conn_evd = NULL;
 	struct ib_qp_init_attr init = {};
-	struct kdat_srq *srq = NULL;
-	struct kdat_pz *pz;
-	struct kdat_ep *ep;
 	struct ib_device *ibdev;
+	struct kdat_ep *ep;
 	int ret;
 
-	if (cmd->flags)
-		return -EOPNOTSUPP;
-
-	mutex_lock(&kfile->lock);
-	if (cmd->srq_handle) {
-		srq = kdat_srq_get(kfile, cmd->srq_handle);
-		if (!srq) {
-			ret = -EBADF;
-			goto out_put;
-		}
-	}
-	pz = kdat_get(kfile, cmd->pz_handle, struct kdat_pz, KDAT_OBJ_PZ);
-	recv_evd = kdat_get(kfile, cmd->recv_evd_handle, struct kdat_evd,
-			    KDAT_OBJ_EVD);
-	req_evd = kdat_get(kfile, cmd->request_evd_handle, struct kdat_evd,
-			   KDAT_OBJ_EVD);
-	conn_evd = kdat_get(kfile, cmd->connect_evd_handle, struct kdat_evd,
-			    KDAT_OBJ_EVD);
-	if (!pz || !recv_evd || !req_evd || !conn_evd) {
-		ret = -EBADF;
-		goto out_put;
-	}
 	/*
 	 * The EVDs may belong to other IAs of the caller (DAT programs such
 	 * as dapltest share one connection EVD between IAs); DTO EVDs must be
@@ -635,16 +687,12 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	    !(req_evd->flags & KDAT_EVD_DTO) ||
 	    !(conn_evd->flags & KDAT_EVD_CONNECTION) ||
 	    recv_evd->ia->kdev != pz->ia->kdev ||
-	    req_evd->ia->kdev != pz->ia->kdev) {
-		ret = -EINVAL;
-		goto out_put;
-	}
+	    req_evd->ia->kdev != pz->ia->kdev)
+		return -EINVAL;
 
 	ep = kdat_obj_alloc(struct kdat_ep, obj, KDAT_OBJ_EP, &kdat_ep_ops);
-	if (!ep) {
-		ret = -ENOMEM;
-		goto out_put;
-	}
+	if (!ep)
+		return -ENOMEM;
 	ep->pz = pz;
 	ep->recv_evd = recv_evd;
 	ep->req_evd = req_evd;
@@ -659,7 +707,7 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	ep->state = KDAT_EP_STATE_UNCONNECTED;
 	mutex_init(&ep->cm_lock);
 	spin_lock_init(&ep->lock);
-	ep->attr = cmd->attr;
+	ep->attr = *attr;
 	if (srq) {
 		/* Receives come from the SRQ; it sizes the receive side. */
 		ep->attr.max_recv_dtos = srq->max_recv_dtos;
@@ -757,11 +805,6 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	ret = kdat_obj_reserve(kfile, &ep->obj, pz->ia);
 	if (ret)
 		goto err_release;
-	cmd->attr = ep->attr;
-	cmd->out_ep_handle = ep->obj.handle;
-	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
-	if (ret)
-		goto err_release;
 
 	kdat_evd_use(recv_evd, pz->ia);
 	kdat_evd_use(req_evd, pz->ia);
@@ -769,8 +812,8 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	atomic_inc(&pz->users);
 	if (srq)
 		atomic_inc(&srq->users);
-	kdat_obj_publish_locked(&ep->obj);
-	goto out_put;
+	*epp = ep;
+	return 0;
 
 err_qp:
 	ib_destroy_qp(ep->qp);
@@ -783,13 +826,55 @@ err_ctx:
 err_unlock_dev:
 	up_read(&pz->ia->kdev->rwsem);
 	kdat_obj_abort(&ep->obj);
-	goto out_put;
+	return ret;
 err_release:
 	kdat_ep_release(ep);
 	kdat_ep_free_ctx(ep);
 	kdat_evd_uncommit(recv_evd, ep->attr.max_recv_dtos);
 	kdat_evd_uncommit(req_evd, ep->attr.max_request_dtos);
 	kdat_obj_abort(&ep->obj);
+	return ret;
+}
+
+int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
+{
+	struct kdat_ep_create *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_evd *recv_evd = NULL, *req_evd = NULL, *conn_evd = NULL;
+	struct kdat_srq *srq = NULL;
+	struct kdat_pz *pz;
+	struct kdat_ep *ep;
+	int ret;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&kfile->lock);
+	if (cmd->srq_handle) {
+		srq = kdat_srq_get(kfile, cmd->srq_handle);
+		if (!srq) {
+			ret = -EBADF;
+			goto out_put;
+		}
+	}
+	pz = kdat_get(kfile, cmd->pz_handle, struct kdat_pz, KDAT_OBJ_PZ);
+	recv_evd = kdat_get(kfile, cmd->recv_evd_handle, struct kdat_evd,
+			    KDAT_OBJ_EVD);
+	req_evd = kdat_get(kfile, cmd->request_evd_handle, struct kdat_evd,
+			   KDAT_OBJ_EVD);
+	conn_evd = kdat_get(kfile, cmd->connect_evd_handle, struct kdat_evd,
+			    KDAT_OBJ_EVD);
+	if (!pz || !recv_evd || !req_evd || !conn_evd) {
+		ret = -EBADF;
+		goto out_put;
+	}
+	ret = kdat_ep_new(kfile, pz, recv_evd, req_evd, conn_evd, srq,
+			  &cmd->attr, &ep);
+	if (!ret) {
+		cmd->attr = ep->attr;
+		cmd->out_ep_handle = ep->obj.handle;
+		ret = kdat_ucmd_finish(ucmd, sizeof(*cmd), &ep->obj);
+	}
 out_put:
 	if (conn_evd)
 		kdat_obj_put(&conn_evd->obj);
@@ -857,36 +942,23 @@ static int kdat_ep_qp_reset(struct kdat_ep *ep)
 	return kdat_ep_qp_to_init(ep);
 }
 
-int kdat_cmd_ep_connect(struct kdat_ucmd *ucmd)
+/*
+ * Start connecting @ep to @dst (its port is the connection qualifier),
+ * sending @pdata; the result comes as a connection event. The one
+ * implementation for the ioctl and kdat_ep_connect().
+ */
+int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
+		       u64 timeout_us, const void *pdata, u32 pdata_len)
 {
-	struct kdat_ep_connect *cmd = ucmd->cmd;
-	struct sockaddr_storage dst;
 	struct rdma_cm_id *id, *old = NULL;
 	enum kdat_ep_state state;
-	struct kdat_ep *ep;
 	unsigned long timeout_ms;
 	int ret;
 
-	if (cmd->flags)
-		return -EOPNOTSUPP;
-	if (cmd->private_data_len > KDAT_MAX_PRIVATE_DATA ||
-	    cmd->conn_qual > U16_MAX)
+	if (pdata_len > KDAT_MAX_PRIVATE_DATA)
 		return -EINVAL;
-	ret = kdat_sockaddr_from_user(&cmd->remote, &dst);
-	if (ret)
-		return ret;
-	if (dst.ss_family == AF_INET)
-		((struct sockaddr_in *)&dst)->sin_port = htons(cmd->conn_qual);
-	else
-		((struct sockaddr_in6 *)&dst)->sin6_port =
-			htons(cmd->conn_qual);
-	timeout_ms = cmd->timeout_us == KDAT_WAIT_FOREVER ?
-		KDAT_CM_TIMEOUT_MS :
-		clamp_t(u64, cmd->timeout_us / 1000, 1, KDAT_CM_TIMEOUT_MS);
-
-	ep = kdat_ep_get(ucmd, cmd->ep_handle);
-	if (!ep)
-		return -EBADF;
+	timeout_ms = timeout_us == KDAT_WAIT_FOREVER ? KDAT_CM_TIMEOUT_MS :
+		clamp_t(u64, timeout_us / 1000, 1, KDAT_CM_TIMEOUT_MS);
 
 	down_read(&kdat_ep_kdev(ep)->rwsem);
 	if (!ep->qp) {
@@ -902,8 +974,7 @@ int kdat_cmd_ep_connect(struct kdat_ucmd *ucmd)
 
 	mutex_lock(&ep->cm_lock);
 	state = kdat_ep_state(ep);
-	if (state != KDAT_EP_STATE_UNCONNECTED &&
-	    state != KDAT_EP_STATE_DISCONNECTED) {
+	if (kdat_ep_allowed(state, KDAT_EP_OP_CONNECT) != KDAT_EP_DO) {
 		ret = -EBUSY;
 		goto err_unlock;
 	}
@@ -913,18 +984,12 @@ int kdat_cmd_ep_connect(struct kdat_ucmd *ucmd)
 		if (ret)
 			goto err_unlock;
 	}
-	ep->pdata_len = cmd->private_data_len;
-	if (copy_from_user(ep->pdata, u64_to_user_ptr(cmd->private_data),
-			   cmd->private_data_len)) {
-		ep->pdata_len = 0;
-		ret = -EFAULT;
-		goto err_unlock;
-	}
+	ep->pdata_len = pdata_len;
+	memcpy(ep->pdata, pdata, pdata_len);
 	old = ep->cm_id;
 	ep->cm_id = id;
 	kdat_ep_set_state(ep, KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING);
-	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
-				timeout_ms);
+	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)dst, timeout_ms);
 	if (ret) {
 		ep->cm_id = old;
 		old = NULL;
@@ -945,24 +1010,59 @@ err_unlock:
 	rdma_destroy_id(id);
 out_unlock_dev:
 	up_read(&kdat_ep_kdev(ep)->rwsem);
+	return ret;
+}
+
+/* Put the connection qualifier in @dst's port; EINVAL beyond 16 bits. */
+int kdat_sockaddr_set_qual(struct sockaddr_storage *dst, u64 conn_qual)
+{
+	if (conn_qual > U16_MAX)
+		return -EINVAL;
+	if (dst->ss_family == AF_INET)
+		((struct sockaddr_in *)dst)->sin_port = htons(conn_qual);
+	else if (dst->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)dst)->sin6_port = htons(conn_qual);
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int kdat_cmd_ep_connect(struct kdat_ucmd *ucmd)
+{
+	struct kdat_ep_connect *cmd = ucmd->cmd;
+	u8 pdata[KDAT_MAX_PRIVATE_DATA];
+	struct sockaddr_storage dst;
+	struct kdat_ep *ep;
+	int ret;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->private_data_len > KDAT_MAX_PRIVATE_DATA)
+		return -EINVAL;
+	ret = kdat_sockaddr_from_user(&cmd->remote, &dst);
+	if (!ret)
+		ret = kdat_sockaddr_set_qual(&dst, cmd->conn_qual);
+	if (ret)
+		return ret;
+	if (copy_from_user(pdata, u64_to_user_ptr(cmd->private_data),
+			   cmd->private_data_len))
+		return -EFAULT;
+
+	ep = kdat_ep_get(ucmd, cmd->ep_handle);
+	if (!ep)
+		return -EBADF;
+	ret = kdat_ep_connect_do(ep, &dst, cmd->timeout_us, pdata,
+				 cmd->private_data_len);
 	kdat_obj_put(&ep->obj);
 	return ret;
 }
 
-int kdat_cmd_ep_disconnect(struct kdat_ucmd *ucmd)
+/* Disconnect @ep (@flags: KDAT_CLOSE_GRACEFUL or 0). */
+int kdat_ep_disconnect_do(struct kdat_ep *ep, u32 flags)
 {
-	struct kdat_ep_handle_cmd *cmd = ucmd->cmd;
 	enum kdat_ep_state state;
-	struct kdat_ep *ep;
 	int ret = 0;
 
-	if (cmd->flags & ~KDAT_CLOSE_GRACEFUL)
-		return -EOPNOTSUPP;
-	if (cmd->__reserved)
-		return -EINVAL;
-	ep = kdat_ep_get(ucmd, cmd->ep_handle);
-	if (!ep)
-		return -EBADF;
 	/* What the rings hold was posted before the disconnect. */
 	kdat_ring_flush(ep->sq_ring);
 	kdat_ring_flush(ep->rq_ring);
@@ -972,8 +1072,15 @@ int kdat_cmd_ep_disconnect(struct kdat_ucmd *ucmd)
 	state = kdat_ep_state(ep);
 	if (!ep->qp)
 		state = KDAT_EP_STATE_DISCONNECTED;	/* device gone */
-	switch (state) {
-	case KDAT_EP_STATE_CONNECTED:
+	switch (kdat_ep_allowed(state, KDAT_EP_OP_DISCONNECT)) {
+	case KDAT_EP_DO:
+		if (state != KDAT_EP_STATE_CONNECTED) {
+			/* An attempt in progress: give it up. */
+			rdma_disconnect(ep->cm_id);
+			kdat_ep_connection_ended(ep,
+				KDAT_EVENT_CONNECTION_DISCONNECTED);
+			break;
+		}
 		/*
 		 * No new request from here on. Graceful: the requests in
 		 * progress may complete first (for a while); abrupt: they are
@@ -982,7 +1089,7 @@ int kdat_cmd_ep_disconnect(struct kdat_ucmd *ucmd)
 		 * answer.
 		 */
 		kdat_ep_set_state(ep, KDAT_EP_STATE_DISCONNECT_PENDING);
-		if (cmd->flags & KDAT_CLOSE_GRACEFUL)
+		if (flags & KDAT_CLOSE_GRACEFUL)
 			wait_event_timeout(ep->idle_wq,
 					   !READ_ONCE(ep->send.posted),
 					   msecs_to_jiffies(KDAT_GRACEFUL_MS));
@@ -991,47 +1098,49 @@ int kdat_cmd_ep_disconnect(struct kdat_ucmd *ucmd)
 			kdat_ep_connection_ended(ep,
 				KDAT_EVENT_CONNECTION_DISCONNECTED);
 		break;
-	case KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING:
-	case KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING:
-		/* Give up the attempt. */
-		rdma_disconnect(ep->cm_id);
-		kdat_ep_connection_ended(ep, KDAT_EVENT_CONNECTION_DISCONNECTED);
-		break;
-	case KDAT_EP_STATE_DISCONNECT_PENDING:
-	case KDAT_EP_STATE_DISCONNECTED:
-		break;	/* nothing to do, as DAT says */
+	case KDAT_EP_NOP:
+		break;	/* going or gone: nothing to do, as DAT says */
 	default:
 		ret = -EBUSY;
 		break;
 	}
 	mutex_unlock(&ep->cm_lock);
 	up_read(&kdat_ep_kdev(ep)->rwsem);
-	kdat_obj_put(&ep->obj);
 	return ret;
 }
 
-int kdat_cmd_ep_reset(struct kdat_ucmd *ucmd)
+int kdat_cmd_ep_disconnect(struct kdat_ucmd *ucmd)
 {
 	struct kdat_ep_handle_cmd *cmd = ucmd->cmd;
-	struct rdma_cm_id *id = NULL;
 	struct kdat_ep *ep;
-	int ret = 0;
+	int ret;
 
-	if (cmd->flags)
+	if (cmd->flags & ~KDAT_CLOSE_GRACEFUL)
 		return -EOPNOTSUPP;
 	if (cmd->__reserved)
 		return -EINVAL;
 	ep = kdat_ep_get(ucmd, cmd->ep_handle);
 	if (!ep)
 		return -EBADF;
+	ret = kdat_ep_disconnect_do(ep, cmd->flags);
+	kdat_obj_put(&ep->obj);
+	return ret;
+}
+
+/* Back to UNCONNECTED from DISCONNECTED (nothing to do when UNCONNECTED). */
+int kdat_ep_reset_do(struct kdat_ep *ep)
+{
+	struct rdma_cm_id *id = NULL;
+	int ret = 0;
+
 	/* What the rings hold was posted before the reset: flushed. */
 	kdat_ring_flush(ep->sq_ring);
 	kdat_ring_flush(ep->rq_ring);
 
 	down_read(&kdat_ep_kdev(ep)->rwsem);
 	mutex_lock(&ep->cm_lock);
-	switch (kdat_ep_state(ep)) {
-	case KDAT_EP_STATE_DISCONNECTED:
+	switch (kdat_ep_allowed(kdat_ep_state(ep), KDAT_EP_OP_RESET)) {
+	case KDAT_EP_DO:
 		if (!ep->qp) {
 			ret = -ENODEV;	/* the device is gone */
 			break;
@@ -1044,7 +1153,7 @@ int kdat_cmd_ep_reset(struct kdat_ucmd *ucmd)
 			ep->pdata_len = 0;
 		}
 		break;
-	case KDAT_EP_STATE_UNCONNECTED:
+	case KDAT_EP_NOP:
 		break;
 	default:
 		ret = -EBUSY;
@@ -1054,6 +1163,23 @@ int kdat_cmd_ep_reset(struct kdat_ucmd *ucmd)
 	if (id)
 		rdma_destroy_id(id);
 	up_read(&kdat_ep_kdev(ep)->rwsem);
+	return ret;
+}
+
+int kdat_cmd_ep_reset(struct kdat_ucmd *ucmd)
+{
+	struct kdat_ep_handle_cmd *cmd = ucmd->cmd;
+	struct kdat_ep *ep;
+	int ret;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
+		return -EINVAL;
+	ep = kdat_ep_get(ucmd, cmd->ep_handle);
+	if (!ep)
+		return -EBADF;
+	ret = kdat_ep_reset_do(ep);
 	kdat_obj_put(&ep->obj);
 	return ret;
 }
@@ -1114,18 +1240,25 @@ int kdat_cmd_ep_modify(struct kdat_ucmd *ucmd)
 
 	if (cmd->__reserved || !cmd->mask || (cmd->mask & ~all))
 		return -EINVAL;
-	/* The file lock orders CQ commitments; cm_lock keeps the state. */
-	mutex_lock(&kfile->lock);
 	ep = kdat_get(kfile, cmd->ep_handle, struct kdat_ep, KDAT_OBJ_EP);
-	if (!ep) {
-		mutex_unlock(&kfile->lock);
+	if (!ep)
 		return -EBADF;
-	}
+	/*
+	 * What the rings hold was posted before the modify: it counts
+	 * against the new limits.
+	 */
+	kdat_ring_flush(ep->sq_ring);
+	kdat_ring_flush(ep->rq_ring);
+	/*
+	 * The file lock orders CQ commitments; cm_lock keeps the state. The
+	 * device's rwsem comes between them, as on every path taking both.
+	 */
+	mutex_lock(&kfile->lock);
 	kdev = ep->pz->ia->kdev;
+	down_read(&kdev->rwsem);
 	mutex_lock(&ep->cm_lock);
 	state = kdat_ep_state(ep);
-	if (state != KDAT_EP_STATE_UNCONNECTED &&
-	    state != KDAT_EP_STATE_RESERVED) {
+	if (kdat_ep_allowed(state, KDAT_EP_OP_MODIFY) != KDAT_EP_DO) {
 		ret = -EBUSY;
 		goto out;
 	}
@@ -1148,7 +1281,6 @@ int kdat_cmd_ep_modify(struct kdat_ucmd *ucmd)
 		}
 	}
 	if (cmd->mask & KDAT_EP_MODIFY_RDMA_READ) {
-		down_read(&kdev->rwsem);
 		if (!kdev->ibdev)
 			ret = -ENODEV;
 		else if (a->max_rdma_read_in >
@@ -1156,7 +1288,6 @@ int kdat_cmd_ep_modify(struct kdat_ucmd *ucmd)
 			 a->max_rdma_read_out >
 			 kdev->ibdev->attrs.max_qp_init_rd_atom)
 			ret = -EINVAL;
-		up_read(&kdev->rwsem);
 		if (ret)
 			goto out;
 	}
@@ -1180,6 +1311,7 @@ int kdat_cmd_ep_modify(struct kdat_ucmd *ucmd)
 	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
 out:
 	mutex_unlock(&ep->cm_lock);
+	up_read(&kdev->rwsem);
 	kdat_obj_put(&ep->obj);
 	mutex_unlock(&kfile->lock);
 	return ret;

@@ -12,6 +12,7 @@
  */
 #include <linux/jiffies.h>
 #include <linux/log2.h>
+#include <linux/rcupdate.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -38,12 +39,22 @@ static void kdat_cno_trigger(struct kdat_cno *cno, struct kdat_evd *evd)
 	wake_up(&cno->wq);
 }
 
-/* Queue an event; any context. */
+/*
+ * Queue an event; any context. An EVD with an upcall (kernel consumers)
+ * hands the event to it instead, outside evd->lock.
+ */
 void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev)
 {
+	struct kdat_upcall up;
 	unsigned long flags;
 
 	spin_lock_irqsave(&evd->lock, flags);
+	up = evd->upcall;
+	if (up.func) {
+		spin_unlock_irqrestore(&evd->lock, flags);
+		up.func(up.context, ev);
+		return;
+	}
 	if (evd->ring) {
 		kdat_ring_evd_push(evd, ev);
 	} else if (evd->count < evd->qlen && !evd->overflowed) {
@@ -123,8 +134,18 @@ static int kdat_evd_can_destroy(struct kdat_obj *obj)
  */
 static void kdat_evd_free_cq(struct kdat_evd *evd)
 {
-	if (evd->cq)
-		ib_free_cq(evd->cq);
+	if (!evd->cq)
+		return;
+	/*
+	 * No QP uses the CQ any more (the EVD has no users), but the softirq
+	 * poller may still be on it: ib_poll_handler() calls irq_poll_complete()
+	 * and only then re-arms the CQ, so ib_free_cq() (irq_poll_disable())
+	 * can free it under that call. Seen in the testbed: a page fault in
+	 * rxe_req_notify_cq() right after a drain's completion woke us. The
+	 * poller runs with bottom halves off, which RCU waits for.
+	 */
+	synchronize_rcu();
+	ib_free_cq(evd->cq);
 	evd->cq = NULL;
 }
 
@@ -175,43 +196,29 @@ static const struct kdat_obj_ops kdat_evd_ops = {
 	.destroy = kdat_evd_destroy,
 };
 
-int kdat_cmd_evd_create(struct kdat_ucmd *ucmd)
+/*
+ * An EVD on @ia of @kfile, reserved; the caller holds kfile->lock. @cno
+ * (or NULL) is the caller's lookup, @upcall (or NULL) a kernel consumer's.
+ */
+int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
+		 u32 qlen, struct kdat_cno *cno,
+		 const struct kdat_upcall *upcall, struct kdat_evd **evdp)
 {
-	struct kdat_evd_create *cmd = ucmd->cmd;
-	struct kdat_file *kfile = ucmd->kfile;
-	struct kdat_cno *cno = NULL;
 	struct kdat_evd *evd;
-	struct kdat_ia *ia;
 	int ret;
 
-	if (cmd->evd_flags & ~KDAT_EVD_ALL_FLAGS)
+	if (evd_flags & ~KDAT_EVD_ALL_FLAGS)
 		return -EOPNOTSUPP;
-	if (!cmd->evd_flags || !cmd->qlen || cmd->qlen > KDAT_EVD_MAX_QLEN ||
-	    cmd->__reserved)
+	if (!evd_flags || !qlen || qlen > KDAT_EVD_MAX_QLEN)
 		return -EINVAL;
-
-	mutex_lock(&kfile->lock);
-	ia = kdat_ia_get(kfile, cmd->ia_handle);
-	if (!ia) {
-		ret = -EBADF;
-		goto out_unlock;
-	}
-	if (cmd->cno_handle) {
-		cno = kdat_get(kfile, cmd->cno_handle, struct kdat_cno,
-			       KDAT_OBJ_CNO);
-		if (!cno) {
-			ret = -EBADF;
-			goto out_put;
-		}
-	}
 	evd = kdat_obj_alloc(struct kdat_evd, obj, KDAT_OBJ_EVD, &kdat_evd_ops);
-	if (!evd) {
-		ret = -ENOMEM;
-		goto out_put;
-	}
+	if (!evd)
+		return -ENOMEM;
 	evd->ia = ia;
-	evd->flags = cmd->evd_flags;
-	evd->qlen = cmd->qlen;
+	evd->flags = evd_flags;
+	evd->qlen = qlen;
+	if (upcall)
+		evd->upcall = *upcall;
 	spin_lock_init(&evd->lock);
 	init_waitqueue_head(&evd->wq);
 	spin_lock_init(&evd->sw_lock);
@@ -251,18 +258,12 @@ int kdat_cmd_evd_create(struct kdat_ucmd *ucmd)
 	ret = kdat_obj_reserve(kfile, &evd->obj, ia);
 	if (ret)
 		goto err_release;
-	cmd->out_evd_handle = evd->obj.handle;
-	cmd->out_qlen = evd->qlen;
-	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
-	if (ret)
-		goto err_release;
 
 	atomic_inc(&ia->users);
 	if (cno) {
 		atomic_inc(&cno->users);
 		evd->cno = cno;
 	}
-	kdat_obj_publish_locked(&evd->obj);
 	if (evd->flags & KDAT_EVD_ASYNC) {
 		unsigned long flags;
 
@@ -271,13 +272,52 @@ int kdat_cmd_evd_create(struct kdat_ucmd *ucmd)
 			ia->async_evd = evd;
 		spin_unlock_irqrestore(&ia->async_lock, flags);
 	}
-	goto out_put;
+	*evdp = evd;
+	return 0;
 
 err_release:
 	kdat_evd_release(evd);
 err_free:
 	kvfree(evd->events);
 	kdat_obj_abort(&evd->obj);
+	return ret;
+}
+
+int kdat_cmd_evd_create(struct kdat_ucmd *ucmd)
+{
+	struct kdat_evd_create *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_cno *cno = NULL;
+	struct kdat_evd *evd;
+	struct kdat_ia *ia;
+	int ret;
+
+	if (cmd->evd_flags & ~KDAT_EVD_ALL_FLAGS)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
+		return -EINVAL;
+
+	mutex_lock(&kfile->lock);
+	ia = kdat_ia_get(kfile, cmd->ia_handle);
+	if (!ia) {
+		ret = -EBADF;
+		goto out_unlock;
+	}
+	if (cmd->cno_handle) {
+		cno = kdat_get(kfile, cmd->cno_handle, struct kdat_cno,
+			       KDAT_OBJ_CNO);
+		if (!cno) {
+			ret = -EBADF;
+			goto out_put;
+		}
+	}
+	ret = kdat_evd_new(kfile, ia, cmd->evd_flags, cmd->qlen, cno, NULL,
+			   &evd);
+	if (!ret) {
+		cmd->out_evd_handle = evd->obj.handle;
+		cmd->out_qlen = evd->qlen;
+		ret = kdat_ucmd_finish(ucmd, sizeof(*cmd), &evd->obj);
+	}
 out_put:
 	if (cno)
 		kdat_obj_put(&cno->obj);
@@ -311,6 +351,76 @@ static u32 kdat_evd_take(struct kdat_evd *evd, struct kdat_event *out,
 /* Events copied out per round, so the kernel buffer stays small. */
 #define KDAT_EVD_BATCH	16
 
+/*
+ * Wait until @threshold events are queued on @evd (threshold > 0), for at
+ * most @timeout_us (KDAT_WAIT_FOREVER: no limit); then, or at once for a
+ * threshold of 0, bring in the receive completions solicited-wait EPs hold
+ * back. EBUSY: another thread waits, or the EVD is unwaitable; ETIMEDOUT;
+ * EINTR.
+ */
+int kdat_evd_wait_for(struct kdat_evd *evd, u32 threshold, u64 timeout_us)
+{
+	unsigned long flags;
+	long timeout;
+	int ret = 0;
+
+	if (threshold > evd->qlen)
+		return -EINVAL;
+	if (threshold) {
+		spin_lock_irqsave(&evd->lock, flags);
+		if (evd->waiting || evd->unwaitable)
+			ret = -EBUSY;
+		evd->waiting = !ret;
+		spin_unlock_irqrestore(&evd->lock, flags);
+		if (ret)
+			return ret;
+
+		if (timeout_us == KDAT_WAIT_FOREVER)
+			timeout = MAX_SCHEDULE_TIMEOUT;
+		else
+			timeout = usecs_to_jiffies(min_t(u64, timeout_us,
+							 U32_MAX));
+		timeout = wait_event_interruptible_timeout(evd->wq,
+				kdat_ring_evd_count(evd) >= threshold ||
+				READ_ONCE(evd->unwaitable),
+				timeout);
+		spin_lock_irqsave(&evd->lock, flags);
+		evd->waiting = false;
+		/* Made unwaitable under the waiter: it returns at once. */
+		if (evd->unwaitable && timeout >= 0)
+			ret = -EBUSY;
+		spin_unlock_irqrestore(&evd->lock, flags);
+		if (ret)
+			return ret;
+		if (timeout < 0)
+			return -EINTR;
+		if (!timeout && kdat_ring_evd_count(evd) < threshold)
+			return -ETIMEDOUT;
+	} else {
+		struct kdat_ep *ep;
+
+		/* Dequeue: the unnotified receives count too. */
+		spin_lock_irqsave(&evd->sw_lock, flags);
+		list_for_each_entry(ep, &evd->sw_eps, sw_node)
+			kdat_ep_sw_poll(ep);
+		spin_unlock_irqrestore(&evd->sw_lock, flags);
+	}
+	return 0;
+}
+
+/* Take up to @max queued events into @out; how many, *@nmore what is left. */
+u32 kdat_evd_dequeue_n(struct kdat_evd *evd, struct kdat_event *out, u32 max,
+		       u32 *nmore)
+{
+	unsigned long flags;
+	u32 n;
+
+	spin_lock_irqsave(&evd->lock, flags);
+	n = kdat_evd_take(evd, out, max, nmore);
+	spin_unlock_irqrestore(&evd->lock, flags);
+	return n;
+}
+
 int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
 {
 	struct kdat_evd_wait *cmd = ucmd->cmd;
@@ -318,8 +428,6 @@ int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
 	struct kdat_event __user *uev;
 	struct kdat_evd *evd;
 	u32 done = 0, n, nmore = 0;
-	unsigned long flags;
-	long timeout;
 	int ret = 0;
 
 	evd = kdat_get(ucmd->kfile, cmd->evd_handle, struct kdat_evd,
@@ -331,59 +439,11 @@ int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
 		ret = -EINVAL;
 		goto out_put;
 	}
-	if (cmd->threshold > evd->qlen) {
-		ret = -EINVAL;
-		goto out_put;
-	}
 	uev = u64_to_user_ptr(cmd->events);
+	ret = kdat_evd_wait_for(evd, cmd->threshold, cmd->timeout_us);
+	if (ret)
+		goto out_put;
 
-	if (cmd->threshold) {
-		spin_lock_irqsave(&evd->lock, flags);
-		if (evd->waiting || evd->unwaitable)
-			ret = -EBUSY;
-		evd->waiting = !ret;
-		spin_unlock_irqrestore(&evd->lock, flags);
-		if (ret)
-			goto out_put;
-
-		if (cmd->timeout_us == KDAT_WAIT_FOREVER)
-			timeout = MAX_SCHEDULE_TIMEOUT;
-		else
-			timeout = usecs_to_jiffies(min_t(u64, cmd->timeout_us,
-							 U32_MAX));
-		timeout = wait_event_interruptible_timeout(evd->wq,
-				kdat_ring_evd_count(evd) >= cmd->threshold ||
-				READ_ONCE(evd->unwaitable),
-				timeout);
-		spin_lock_irqsave(&evd->lock, flags);
-		evd->waiting = false;
-		/* Made unwaitable under the waiter: it returns at once. */
-		if (evd->unwaitable && timeout >= 0)
-			ret = -EBUSY;
-		spin_unlock_irqrestore(&evd->lock, flags);
-		if (ret)
-			goto out_put;
-		if (timeout < 0) {
-			ret = timeout;	/* -ERESTARTSYS */
-			if (ret == -ERESTARTSYS)
-				ret = -EINTR;
-			goto out_put;
-		}
-		if (!timeout && kdat_ring_evd_count(evd) < cmd->threshold) {
-			ret = -ETIMEDOUT;
-			goto out_put;
-		}
-	}
-
-	if (!cmd->threshold) {
-		struct kdat_ep *ep;
-
-		/* Dequeue: the unnotified receives count too. */
-		spin_lock_irqsave(&evd->sw_lock, flags);
-		list_for_each_entry(ep, &evd->sw_eps, sw_node)
-			kdat_ep_sw_poll(ep);
-		spin_unlock_irqrestore(&evd->sw_lock, flags);
-	}
 	if (!cmd->max_events) {
 		cmd->out_count = 0;
 		cmd->out_nmore = kdat_ring_evd_count(evd);
@@ -392,11 +452,9 @@ int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
 	}
 
 	while (done < cmd->max_events) {
-		spin_lock_irqsave(&evd->lock, flags);
-		n = kdat_evd_take(evd, batch,
-				  min_t(u32, KDAT_EVD_BATCH,
-					cmd->max_events - done), &nmore);
-		spin_unlock_irqrestore(&evd->lock, flags);
+		n = kdat_evd_dequeue_n(evd, batch,
+				       min_t(u32, KDAT_EVD_BATCH,
+					     cmd->max_events - done), &nmore);
 		if (!n)
 			break;
 		/*
@@ -419,6 +477,20 @@ int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
 out_put:
 	kdat_obj_put(&evd->obj);
 	return ret;
+}
+
+/* A kernel consumer changes its EVD's upcall (NULL: queue the events). */
+void kdat_evd_set_upcall(struct kdat_evd *evd,
+			 const struct kdat_upcall *upcall)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&evd->lock, flags);
+	if (upcall)
+		evd->upcall = *upcall;
+	else
+		memset(&evd->upcall, 0, sizeof(evd->upcall));
+	spin_unlock_irqrestore(&evd->lock, flags);
 }
 
 static int kdat_cno_can_destroy(struct kdat_obj *obj)

@@ -41,19 +41,18 @@ struct kdat_ia *kdat_ia_get(struct kdat_file *kfile, u32 handle)
 	return kdat_get(kfile, handle, struct kdat_ia, KDAT_OBJ_IA);
 }
 
-int kdat_cmd_ia_open(struct kdat_ucmd *ucmd)
+/*
+ * Build an IA of @kfile on port @port_num of the device @name; its handle
+ * is reserved, it is not published (kdat_ucmd_finish(), kdat_ia_open()).
+ */
+int kdat_ia_new(struct kdat_file *kfile, const char *name, u32 port_num,
+		struct kdat_ia **iap)
 {
-	struct kdat_ia_open *cmd = ucmd->cmd;
 	struct kdat_device *kdev;
 	struct kdat_ia *ia;
 	int ret;
 
-	if (cmd->flags)
-		return -EOPNOTSUPP;
-	if (!memchr(cmd->name, '\0', sizeof(cmd->name)))
-		return -EINVAL;
-
-	kdev = kdat_device_find(cmd->name);
+	kdev = kdat_device_find(name);
 	if (!kdev)
 		return -ENODEV;
 
@@ -68,28 +67,22 @@ int kdat_cmd_ia_open(struct kdat_ucmd *ucmd)
 		ret = -ENODEV;
 		goto err_unlock;
 	}
-	if (!rdma_is_port_valid(kdev->ibdev, cmd->port_num)) {
+	if (!rdma_is_port_valid(kdev->ibdev, port_num)) {
 		ret = -EINVAL;
 		goto err_unlock;
 	}
 	ia->node_guid = kdev->ibdev->node_guid;
 	up_read(&kdev->rwsem);
 
-	ia->kdev = kdev;
-	ia->port_num = cmd->port_num;
+	ia->port_num = port_num;
 	spin_lock_init(&ia->async_lock);
-	strscpy(ia->name, cmd->name, sizeof(ia->name));
+	strscpy(ia->name, name, sizeof(ia->name));
 
-	ret = kdat_obj_reserve(ucmd->kfile, &ia->obj, ia);
+	ret = kdat_obj_reserve(kfile, &ia->obj, ia);
 	if (ret)
 		goto err_abort;
-
-	cmd->out_ia_handle = ia->obj.handle;
-	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
-	if (ret)
-		goto err_abort;
-
-	kdat_obj_publish(&ia->obj);
+	ia->kdev = kdev;	/* the IA's reference from here on */
+	*iap = ia;
 	return 0;
 
 err_unlock:
@@ -98,6 +91,28 @@ err_abort:
 	kdat_obj_abort(&ia->obj);
 err_put_kdev:
 	kdat_device_put(kdev);
+	return ret;
+}
+
+int kdat_cmd_ia_open(struct kdat_ucmd *ucmd)
+{
+	struct kdat_ia_open *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_ia *ia;
+	int ret;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (!memchr(cmd->name, '\0', sizeof(cmd->name)))
+		return -EINVAL;
+
+	mutex_lock(&kfile->lock);
+	ret = kdat_ia_new(kfile, cmd->name, cmd->port_num, &ia);
+	if (!ret) {
+		cmd->out_ia_handle = ia->obj.handle;
+		ret = kdat_ucmd_finish(ucmd, sizeof(*cmd), &ia->obj);
+	}
+	mutex_unlock(&kfile->lock);
 	return ret;
 }
 

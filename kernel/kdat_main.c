@@ -21,12 +21,9 @@ static int kdat_fops_open(struct inode *inode, struct file *filp)
 {
 	struct kdat_file *kfile;
 
-	kfile = kzalloc(sizeof(*kfile), GFP_KERNEL);
+	kfile = kdat_file_create(false);
 	if (!kfile)
 		return -ENOMEM;
-	mutex_init(&kfile->lock);
-	INIT_LIST_HEAD(&kfile->objects);
-	kdat_file_rings_init(kfile);
 	filp->private_data = kfile;
 	atomic_inc(&kdat_open_files);
 	return 0;
@@ -36,12 +33,25 @@ static int kdat_fops_release(struct inode *inode, struct file *filp)
 {
 	struct kdat_file *kfile = filp->private_data;
 
-	kdat_file_destroy_all(kfile);
-	kdat_file_rings_fini(kfile);
-	mutex_destroy(&kfile->lock);
-	kfree(kfile);
+	kdat_file_release(kfile);
 	atomic_dec(&kdat_open_files);
 	return 0;
+}
+
+/*
+ * Answer a create: copy the command back and publish @obj, or, when the
+ * copy fails, undo it. The caller holds the file's lock.
+ */
+int kdat_ucmd_finish(struct kdat_ucmd *ucmd, size_t cmd_len,
+		     struct kdat_obj *obj)
+{
+	int ret = kdat_ucmd_respond(ucmd, cmd_len);
+
+	if (ret)
+		kdat_obj_discard(obj);
+	else
+		kdat_obj_publish_locked(obj);
+	return ret;
 }
 
 /* Copy the command back, no more than the caller's struct holds. */

@@ -55,28 +55,16 @@ static const struct kdat_obj_ops kdat_pz_ops = {
 	.destroy = kdat_pz_destroy,
 };
 
-int kdat_cmd_pz_create(struct kdat_ucmd *ucmd)
+/* A PZ on @ia of @kfile, reserved; the caller holds kfile->lock. */
+int kdat_pz_new(struct kdat_file *kfile, struct kdat_ia *ia,
+		struct kdat_pz **pzp)
 {
-	struct kdat_pz_create *cmd = ucmd->cmd;
-	struct kdat_file *kfile = ucmd->kfile;
-	struct kdat_ia *ia;
 	struct kdat_pz *pz;
 	int ret;
 
-	if (cmd->flags)
-		return -EOPNOTSUPP;
-
-	mutex_lock(&kfile->lock);
-	ia = kdat_ia_get(kfile, cmd->ia_handle);
-	if (!ia) {
-		ret = -EBADF;
-		goto out_unlock;
-	}
 	pz = kdat_obj_alloc(struct kdat_pz, obj, KDAT_OBJ_PZ, &kdat_pz_ops);
-	if (!pz) {
-		ret = -ENOMEM;
-		goto out_put;
-	}
+	if (!pz)
+		return -ENOMEM;
 	pz->ia = ia;
 	atomic_set(&pz->users, 0);
 	INIT_LIST_HEAD(&pz->res.node);
@@ -99,31 +87,58 @@ int kdat_cmd_pz_create(struct kdat_ucmd *ucmd)
 	ret = kdat_obj_reserve(kfile, &pz->obj, ia);
 	if (ret)
 		goto err_pd;
-	cmd->out_pz_handle = pz->obj.handle;
-	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
-	if (ret)
-		goto err_pd;
-
 	atomic_inc(&ia->users);
-	kdat_obj_publish_locked(&pz->obj);
-	goto out_put;
+	*pzp = pz;
+	return 0;
 
 err_pd:
 	kdat_pz_release(pz);
 err_free:
 	kdat_obj_abort(&pz->obj);
-out_put:
+	return ret;
+}
+
+int kdat_cmd_pz_create(struct kdat_ucmd *ucmd)
+{
+	struct kdat_pz_create *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_ia *ia;
+	struct kdat_pz *pz;
+	int ret;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&kfile->lock);
+	ia = kdat_ia_get(kfile, cmd->ia_handle);
+	if (!ia) {
+		ret = -EBADF;
+		goto out_unlock;
+	}
+	ret = kdat_pz_new(kfile, ia, &pz);
+	if (!ret) {
+		cmd->out_pz_handle = pz->obj.handle;
+		ret = kdat_ucmd_finish(ucmd, sizeof(*cmd), &pz->obj);
+	}
 	kdat_obj_put(&ia->obj);
 out_unlock:
 	mutex_unlock(&kfile->lock);
 	return ret;
 }
 
-/* Unpins and uncharges the pages. */
+/* Unpins and uncharges the pages; or unmaps the kernel memory. */
 static void kdat_lmr_disassociate(struct kdat_dev_res *res)
 {
 	struct kdat_lmr *lmr = container_of(res, struct kdat_lmr, res);
 
+	if (lmr->kernel) {
+		if (lmr->mapped)
+			ib_dma_unmap_sgtable_attrs(lmr->pz->pd->device,
+						   &lmr->sgt,
+						   DMA_BIDIRECTIONAL, 0);
+		lmr->mapped = false;
+		return;
+	}
 	ib_dereg_mr(lmr->mr);
 	lmr->mr = NULL;
 }
@@ -143,6 +158,8 @@ static void kdat_lmr_destroy(struct kdat_obj *obj)
 	struct kdat_lmr *lmr = container_of(obj, struct kdat_lmr, obj);
 
 	kdat_lmr_release(lmr);
+	if (lmr->kernel)
+		sg_free_table(&lmr->sgt);
 	atomic_dec(&lmr->pz->users);
 }
 
@@ -164,54 +181,55 @@ static int kdat_mem_priv_to_ib(u32 priv)
 	return access;
 }
 
-int kdat_cmd_lmr_create(struct kdat_ucmd *ucmd)
+static struct kdat_lmr *kdat_lmr_alloc(struct kdat_pz *pz, u64 addr,
+				       u64 length, u32 mem_priv)
 {
-	struct kdat_lmr_create *cmd = ucmd->cmd;
-	struct kdat_file *kfile = ucmd->kfile;
 	struct kdat_lmr *lmr;
-	struct kdat_pz *pz;
-	u64 end;
-	int ret;
 
-	if (cmd->flags)
-		return -EOPNOTSUPP;
-	if (cmd->__reserved || cmd->mem_priv & ~KDAT_MEM_PRIV_ALL)
-		return -EINVAL;
-	if (!cmd->length || check_add_overflow(cmd->addr, cmd->length, &end) ||
-	    end > TASK_SIZE)
-		return -EINVAL;
-
-	mutex_lock(&kfile->lock);
-	pz = kdat_get(kfile, cmd->pz_handle, struct kdat_pz, KDAT_OBJ_PZ);
-	if (!pz) {
-		ret = -EBADF;
-		goto out_unlock;
-	}
 	lmr = kdat_obj_alloc(struct kdat_lmr, obj, KDAT_OBJ_LMR, &kdat_lmr_ops);
-	if (!lmr) {
-		ret = -ENOMEM;
-		goto out_put;
-	}
+	if (!lmr)
+		return NULL;
 	lmr->pz = pz;
-	lmr->addr = cmd->addr;
-	lmr->length = cmd->length;
+	lmr->addr = addr;
+	lmr->length = length;
 	/*
 	 * Local write implies local read, as on every RDMA device (and as
 	 * DAT programs written for OFA's provider rely on: dtest sends from
 	 * buffers registered for local write only).
 	 */
-	lmr->mem_priv = cmd->mem_priv;
+	lmr->mem_priv = mem_priv;
 	if (lmr->mem_priv & KDAT_MEM_PRIV_LOCAL_WRITE)
 		lmr->mem_priv |= KDAT_MEM_PRIV_LOCAL_READ;
 	INIT_LIST_HEAD(&lmr->res.node);
+	return lmr;
+}
+
+/*
+ * An LMR on [@addr, @addr + @length) of the calling process's memory,
+ * reserved; the caller holds kfile->lock.
+ */
+int kdat_lmr_new_user(struct kdat_file *kfile, struct kdat_pz *pz, u64 addr,
+		      u64 length, u32 mem_priv, struct kdat_lmr **lmrp)
+{
+	struct kdat_lmr *lmr;
+	u64 end;
+	int ret;
+
+	if (mem_priv & ~KDAT_MEM_PRIV_ALL)
+		return -EINVAL;
+	if (!length || check_add_overflow(addr, length, &end) ||
+	    end > TASK_SIZE)
+		return -EINVAL;
+	lmr = kdat_lmr_alloc(pz, addr, length, mem_priv);
+	if (!lmr)
+		return -ENOMEM;
 
 	down_read(&pz->ia->kdev->rwsem);
 	if (!pz->pd)
 		lmr->mr = ERR_PTR(-ENODEV);
 	else
-		lmr->mr = ib_reg_user_mr(pz->pd, cmd->addr, cmd->length,
-					 cmd->addr,
-					 kdat_mem_priv_to_ib(cmd->mem_priv));
+		lmr->mr = ib_reg_user_mr(pz->pd, addr, length, addr,
+					 kdat_mem_priv_to_ib(mem_priv));
 	if (IS_ERR(lmr->mr)) {
 		up_read(&pz->ia->kdev->rwsem);
 		/* Pinning fails with EFAULT for an unmapped range. */
@@ -224,22 +242,140 @@ int kdat_cmd_lmr_create(struct kdat_ucmd *ucmd)
 	ret = kdat_obj_reserve(kfile, &lmr->obj, pz->ia);
 	if (ret)
 		goto err_mr;
-	cmd->out_lmr_handle = lmr->obj.handle;
-	cmd->out_lmr_context = lmr->obj.handle;
-	cmd->out_rmr_context = lmr->mr->rkey;
-	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
-	if (ret)
-		goto err_mr;
-
 	atomic_inc(&pz->users);
-	kdat_obj_publish_locked(&lmr->obj);
-	goto out_put;
+	*lmrp = lmr;
+	return 0;
 
 err_mr:
 	kdat_lmr_release(lmr);
 err_free:
 	kdat_obj_abort(&lmr->obj);
-out_put:
+	return ret;
+}
+
+/*
+ * An LMR on kernel memory: the pages of @sgt (the LMR takes the table;
+ * it is freed with the LMR, or here on failure), named [@va, @va +
+ * length) in IOVs. DMA-mapped for the LMR's life. Remote privileges are
+ * refused (EINVAL): a kernel consumer grants remote access with an RMR
+ * bound on an Endpoint, whose QP carries the registration.
+ */
+int kdat_lmr_new_kernel(struct kdat_file *kfile, struct kdat_pz *pz,
+			struct sg_table *sgt, u64 va, u32 mem_priv,
+			struct kdat_lmr **lmrp)
+{
+	struct scatterlist *sg;
+	struct kdat_lmr *lmr;
+	u64 length = 0, end;
+	unsigned int i;
+	int ret;
+
+	for_each_sgtable_sg(sgt, sg, i)
+		length += sg->length;
+	if (mem_priv & ~(KDAT_MEM_PRIV_LOCAL_READ |
+			 KDAT_MEM_PRIV_LOCAL_WRITE) || !mem_priv || !length ||
+	    check_add_overflow(va, length, &end)) {
+		ret = -EINVAL;
+		goto err_table;
+	}
+	lmr = kdat_lmr_alloc(pz, va, length, mem_priv);
+	if (!lmr) {
+		ret = -ENOMEM;
+		goto err_table;
+	}
+	lmr->kernel = true;
+	lmr->sgt = *sgt;
+
+	down_read(&pz->ia->kdev->rwsem);
+	ret = -ENODEV;
+	if (pz->pd)
+		ret = ib_dma_map_sgtable_attrs(pz->pd->device, &lmr->sgt,
+					       DMA_BIDIRECTIONAL, 0);
+	if (ret) {
+		up_read(&pz->ia->kdev->rwsem);
+		goto err_free;
+	}
+	lmr->mapped = true;
+	kdat_dev_res_add(pz->ia->kdev, &lmr->res, kdat_lmr_disassociate);
+	up_read(&pz->ia->kdev->rwsem);
+
+	ret = kdat_obj_reserve(kfile, &lmr->obj, pz->ia);
+	if (ret) {
+		kdat_lmr_release(lmr);
+		goto err_free;
+	}
+	atomic_inc(&pz->users);
+	*lmrp = lmr;
+	return 0;
+
+err_free:
+	kdat_obj_abort(&lmr->obj);
+err_table:
+	sg_free_table(sgt);
+	return ret;
+}
+
+/*
+ * Walk the DMA segments of kernel LMR @lmr under [@va, @va + @len), which
+ * the caller has checked against the LMR's bounds: @fn gets each piece's
+ * DMA address and length. Returns @fn's first non-zero result, or 0.
+ */
+int kdat_lmr_dma_walk(const struct kdat_lmr *lmr, u64 va, u64 len,
+		      int (*fn)(void *arg, u64 dma, u32 len), void *arg)
+{
+	u64 off = va - lmr->addr, pos = 0;
+	struct scatterlist *sg;
+	unsigned int i;
+	int ret;
+
+	for_each_sgtable_dma_sg(&lmr->sgt, sg, i) {
+		u64 seg = sg_dma_len(sg), skip, take;
+
+		if (!len)
+			break;
+		if (off >= pos + seg) {
+			pos += seg;
+			continue;
+		}
+		skip = off - pos;
+		take = min(seg - skip, len);
+		ret = fn(arg, sg_dma_address(sg) + skip, take);
+		if (ret)
+			return ret;
+		off += take;
+		len -= take;
+		pos += seg;
+	}
+	return len ? -EINVAL : 0;
+}
+
+int kdat_cmd_lmr_create(struct kdat_ucmd *ucmd)
+{
+	struct kdat_lmr_create *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_lmr *lmr;
+	struct kdat_pz *pz;
+	int ret;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
+		return -EINVAL;
+
+	mutex_lock(&kfile->lock);
+	pz = kdat_get(kfile, cmd->pz_handle, struct kdat_pz, KDAT_OBJ_PZ);
+	if (!pz) {
+		ret = -EBADF;
+		goto out_unlock;
+	}
+	ret = kdat_lmr_new_user(kfile, pz, cmd->addr, cmd->length,
+				cmd->mem_priv, &lmr);
+	if (!ret) {
+		cmd->out_lmr_handle = lmr->obj.handle;
+		cmd->out_lmr_context = lmr->obj.handle;
+		cmd->out_rmr_context = lmr->mr->rkey;
+		ret = kdat_ucmd_finish(ucmd, sizeof(*cmd), &lmr->obj);
+	}
 	kdat_obj_put(&pz->obj);
 out_unlock:
 	mutex_unlock(&kfile->lock);
@@ -271,6 +407,40 @@ static const struct kdat_obj_ops kdat_rmr_ops = {
 	.destroy = kdat_rmr_destroy,
 };
 
+/* An RMR in @pz, reserved; the caller holds kfile->lock. */
+int kdat_rmr_new(struct kdat_file *kfile, struct kdat_pz *pz,
+		 struct kdat_rmr **rmrp)
+{
+	struct kdat_rmr *rmr;
+	int ret;
+
+	rmr = kdat_obj_alloc(struct kdat_rmr, obj, KDAT_OBJ_RMR, &kdat_rmr_ops);
+	if (!rmr)
+		return -ENOMEM;
+	rmr->pz = pz;
+	mutex_init(&rmr->lock);
+	INIT_LIST_HEAD(&rmr->res.node);
+	ret = kdat_obj_reserve(kfile, &rmr->obj, pz->ia);
+	if (ret)
+		goto err_free;
+	down_read(&pz->ia->kdev->rwsem);
+	if (!pz->pd) {
+		up_read(&pz->ia->kdev->rwsem);
+		ret = -ENODEV;
+		goto err_free;
+	}
+	/* Listed from the start: a bind adds an MR under the rwsem. */
+	kdat_dev_res_add(pz->ia->kdev, &rmr->res, kdat_rmr_disassociate);
+	up_read(&pz->ia->kdev->rwsem);
+	atomic_inc(&pz->users);
+	*rmrp = rmr;
+	return 0;
+
+err_free:
+	kdat_obj_abort(&rmr->obj);
+	return ret;
+}
+
 int kdat_cmd_rmr_create(struct kdat_ucmd *ucmd)
 {
 	struct kdat_rmr_create *cmd = ucmd->cmd;
@@ -287,41 +457,11 @@ int kdat_cmd_rmr_create(struct kdat_ucmd *ucmd)
 		ret = -EBADF;
 		goto out_unlock;
 	}
-	rmr = kdat_obj_alloc(struct kdat_rmr, obj, KDAT_OBJ_RMR, &kdat_rmr_ops);
-	if (!rmr) {
-		ret = -ENOMEM;
-		goto out_put;
+	ret = kdat_rmr_new(kfile, pz, &rmr);
+	if (!ret) {
+		cmd->out_rmr_handle = rmr->obj.handle;
+		ret = kdat_ucmd_finish(ucmd, sizeof(*cmd), &rmr->obj);
 	}
-	rmr->pz = pz;
-	mutex_init(&rmr->lock);
-	INIT_LIST_HEAD(&rmr->res.node);
-	ret = kdat_obj_reserve(kfile, &rmr->obj, pz->ia);
-	if (ret)
-		goto err_free;
-	down_read(&pz->ia->kdev->rwsem);
-	if (!pz->pd) {
-		up_read(&pz->ia->kdev->rwsem);
-		ret = -ENODEV;
-		goto err_free;
-	}
-	/* Listed from the start: a bind adds an MR under the rwsem. */
-	kdat_dev_res_add(pz->ia->kdev, &rmr->res, kdat_rmr_disassociate);
-	up_read(&pz->ia->kdev->rwsem);
-	cmd->out_rmr_handle = rmr->obj.handle;
-	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
-	if (ret) {
-		down_read(&pz->ia->kdev->rwsem);
-		kdat_dev_res_del(pz->ia->kdev, &rmr->res);
-		up_read(&pz->ia->kdev->rwsem);
-		goto err_free;
-	}
-	atomic_inc(&pz->users);
-	kdat_obj_publish_locked(&rmr->obj);
-	goto out_put;
-
-err_free:
-	kdat_obj_abort(&rmr->obj);
-out_put:
 	kdat_obj_put(&pz->obj);
 out_unlock:
 	mutex_unlock(&kfile->lock);
@@ -345,18 +485,118 @@ static int kdat_rmr_check(const struct kdat_rmr *rmr,
 	return kdat_dto_check_segment(lmr, rmr->pz, need, addr, len);
 }
 
-int kdat_cmd_rmr_bind(struct kdat_ucmd *ucmd)
+struct kdat_sub_sg {
+	struct scatterlist *sg;
+	unsigned int n, max;
+};
+
+static int kdat_sub_sg_add(void *arg, u64 dma, u32 len)
 {
-	struct kdat_rmr_bind *cmd = ucmd->cmd;
-	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_sub_sg *s = arg;
+
+	if (s->n == s->max)
+		return -EINVAL;
+	sg_dma_address(&s->sg[s->n]) = dma;
+	sg_dma_len(&s->sg[s->n]) = len;
+	s->n++;
+	return 0;
+}
+
+/*
+ * Bind @rmr to part of a kernel LMR: a fast-registration MR over the
+ * range's pages, its iova the range's address, registered by a REG_MR
+ * work request on @ep's send queue. Its completion is the bind's event.
+ * Called with the device's rwsem and rmr->lock held, @ep connected.
+ */
+static int kdat_rmr_bind_frwr(struct kdat_rmr *rmr, struct kdat_lmr *lmr,
+			      struct kdat_ep *ep, struct kdat_rmr_bind *cmd,
+			      struct ib_mr **mrp)
+{
+	struct kdat_sub_sg sub = { .max = lmr->sgt.nents };
+	struct kdat_dto_ctx *ctx;
+	struct ib_reg_wr wr = {};
+	unsigned long flags;
+	struct ib_mr *mr;
+	u32 npages;
+	int ret, n;
+
+	sub.sg = kcalloc(sub.max, sizeof(*sub.sg), GFP_KERNEL);
+	if (!sub.sg)
+		return -ENOMEM;
+	sg_init_table(sub.sg, sub.max);
+	ret = kdat_lmr_dma_walk(lmr, cmd->addr, cmd->length, kdat_sub_sg_add,
+				&sub);
+	if (ret)
+		goto out_free;
+	npages = DIV_ROUND_UP((cmd->addr & ~PAGE_MASK) + cmd->length,
+			      PAGE_SIZE) + sub.n;
+	mr = ib_alloc_mr(rmr->pz->pd, IB_MR_TYPE_MEM_REG, npages);
+	if (IS_ERR(mr)) {
+		ret = PTR_ERR(mr);
+		goto out_free;
+	}
+	sg_mark_end(&sub.sg[sub.n - 1]);
+	n = ib_map_mr_sg(mr, sub.sg, sub.n, NULL, PAGE_SIZE);
+	/*
+	 * Every piece must map (pages in the middle are whole) and the range
+	 * must keep its offset in the page: the peer names it by @addr.
+	 */
+	if (n != sub.n || ((mr->iova ^ cmd->addr) & ~PAGE_MASK)) {
+		ret = -EINVAL;
+		goto err_mr;
+	}
+	mr->iova = cmd->addr;
+
+	spin_lock_irqsave(&ep->lock, flags);
+	ctx = kdat_slot_get(&ep->send);
+	spin_unlock_irqrestore(&ep->lock, flags);
+	if (!ctx) {
+		ret = -ENOMEM;
+		goto err_mr;
+	}
+	ctx->op = KDAT_OP_BIND;
+	ctx->cookie = cmd->cookie;
+	ctx->flags = cmd->completion_flags;
+	ctx->length = 0;
+	ctx->rmr_handle = rmr->obj.handle;
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.wr.wr_cqe = &ctx->cqe;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.mr = mr;
+	wr.key = mr->rkey;
+	wr.access = kdat_mem_priv_to_ib(cmd->mem_priv);
+	ret = ib_post_send(ep->qp, &wr.wr, NULL);
+	if (ret) {
+		kdat_dto_abort(ep, ctx);
+		ret = -ENOMEM;
+		goto err_mr;
+	}
+	*mrp = mr;
+	goto out_free;
+
+err_mr:
+	ib_dereg_mr(mr);
+out_free:
+	kfree(sub.sg);
+	return ret;
+}
+
+/*
+ * Bind (or unbind, @cmd->length 0) an RMR of @kfile: the one
+ * implementation for the ioctl and kdat_rmr_bind(). Sets
+ * @cmd->out_rmr_context.
+ */
+int kdat_rmr_bind_do(struct kdat_file *kfile, struct kdat_rmr_bind *cmd)
+{
 	struct kdat_event ev = {
 		.event_number = KDAT_EVENT_RMR_BIND_COMPLETION,
 		.cookie = cmd->cookie,
 		.status = KDAT_DTO_SUCCESS,
 	};
 	struct kdat_lmr *lmr = NULL;
+	enum kdat_ep_verdict verdict;
 	struct kdat_device *kdev;
-	enum kdat_ep_state state;
+	bool posted = false;
 	struct kdat_rmr *rmr;
 	struct kdat_ep *ep;
 	struct ib_mr *mr;
@@ -394,18 +634,22 @@ int kdat_cmd_rmr_bind(struct kdat_ucmd *ucmd)
 	kdev = rmr->pz->ia->kdev;
 	down_read(&kdev->rwsem);
 	mutex_lock(&rmr->lock);
-	state = READ_ONCE(ep->state);
-	if (state == KDAT_EP_STATE_DISCONNECTED) {
+	verdict = kdat_ep_allowed(READ_ONCE(ep->state), KDAT_EP_OP_RMR_BIND);
+	if (verdict == KDAT_EP_FLUSH) {
 		ev.status = KDAT_DTO_ERR_FLUSHED;	/* nothing bound */
 		ret = 0;
-	} else if (state != KDAT_EP_STATE_CONNECTED) {
+	} else if (verdict != KDAT_EP_DO) {
 		ret = -EBUSY;
-	} else if (!rmr->pz->pd || (lmr && !lmr->mr)) {
+	} else if (!rmr->pz->pd || (lmr && !lmr->kernel && !lmr->mr) ||
+		   (lmr && lmr->kernel && !lmr->mapped) || !ep->qp) {
 		ret = -ENODEV;
 	} else {
 		mr = NULL;
 		ret = 0;
-		if (cmd->length) {
+		if (lmr && lmr->kernel) {
+			ret = kdat_rmr_bind_frwr(rmr, lmr, ep, cmd, &mr);
+			posted = !ret;
+		} else if (cmd->length) {
 			mr = ib_reg_user_mr(rmr->pz->pd, cmd->addr,
 					    cmd->length, cmd->addr,
 					    kdat_mem_priv_to_ib(cmd->mem_priv));
@@ -422,10 +666,10 @@ int kdat_cmd_rmr_bind(struct kdat_ucmd *ucmd)
 	}
 	mutex_unlock(&rmr->lock);
 	up_read(&kdev->rwsem);
-	if (!ret)
-		ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
-	if (!ret && !(ev.status == KDAT_DTO_SUCCESS &&
-		      cmd->completion_flags & KDAT_COMPLETION_SUPPRESS))
+	/* A REG_MR's completion is the event (kdat_dto_done()). */
+	if (!ret && !posted &&
+	    !(ev.status == KDAT_DTO_SUCCESS &&
+	      cmd->completion_flags & KDAT_COMPLETION_SUPPRESS))
 		kdat_evd_push(ep->req_evd, &ev);
 out_put:
 	if (lmr)
@@ -434,5 +678,20 @@ out_put_ep:
 	kdat_obj_put(&ep->obj);
 out_put_rmr:
 	kdat_obj_put(&rmr->obj);
+	return ret;
+}
+
+int kdat_cmd_rmr_bind(struct kdat_ucmd *ucmd)
+{
+	struct kdat_rmr_bind *cmd = ucmd->cmd;
+	int ret;
+
+	/*
+	 * The event is queued before the answer: the caller learns the
+	 * context from either. A failed copy leaves the binding made.
+	 */
+	ret = kdat_rmr_bind_do(ucmd->kfile, cmd);
+	if (!ret)
+		ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
 	return ret;
 }

@@ -57,16 +57,25 @@ int kdat_obj_reserve(struct kdat_file *kfile, struct kdat_obj *obj,
 	return 0;
 }
 
-/* Make a fully built object visible; the caller holds its file's lock. */
-void kdat_obj_publish_locked(struct kdat_obj *obj)
+/* Make a built object visible; obj->file->obj_lock held. */
+void kdat_obj_publish_obj_locked(struct kdat_obj *obj)
 {
 	void *old;
 
-	lockdep_assert_held(&obj->file->lock);
+	lockdep_assert_held(&obj->file->obj_lock);
 	list_add_tail(&obj->file_node, &obj->file->objects);
-	old = xa_store(&kdat_handles, obj->handle, obj, GFP_KERNEL);
 	/* Storing over a reserved slot never allocates nor fails. */
+	old = xa_store(&kdat_handles, obj->handle, obj, GFP_NOWAIT);
 	WARN_ON(old);
+}
+
+/* Make a fully built object visible; the caller holds its file's lock. */
+void kdat_obj_publish_locked(struct kdat_obj *obj)
+{
+	lockdep_assert_held(&obj->file->lock);
+	spin_lock(&obj->file->obj_lock);
+	kdat_obj_publish_obj_locked(obj);
+	spin_unlock(&obj->file->obj_lock);
 }
 
 /* Make a fully built object visible. */
@@ -85,6 +94,42 @@ void kdat_obj_abort(struct kdat_obj *obj)
 	if (obj->file)
 		xa_erase(&kdat_handles, obj->handle);
 	kdat_obj_free(obj);
+}
+
+/*
+ * Undo a built, reserved, unpublished object: its destroy op releases
+ * what it holds (the create functions leave an object in the state its
+ * destroy expects before they return it), then the handle goes.
+ */
+void kdat_obj_discard(struct kdat_obj *obj)
+{
+	if (obj->ops->destroy)
+		obj->ops->destroy(obj);
+	kdat_obj_abort(obj);
+}
+
+struct kdat_file *kdat_file_create(bool kernel)
+{
+	struct kdat_file *kfile;
+
+	kfile = kzalloc(sizeof(*kfile), GFP_KERNEL);
+	if (!kfile)
+		return NULL;
+	mutex_init(&kfile->lock);
+	spin_lock_init(&kfile->obj_lock);
+	INIT_LIST_HEAD(&kfile->objects);
+	kfile->kernel = kernel;
+	kdat_file_rings_init(kfile);
+	return kfile;
+}
+
+/* The owner goes: every object it still has, newest first, then itself. */
+void kdat_file_release(struct kdat_file *kfile)
+{
+	kdat_file_destroy_all(kfile);
+	kdat_file_rings_fini(kfile);
+	mutex_destroy(&kfile->lock);
+	kfree(kfile);
 }
 
 struct kdat_obj *kdat_obj_get(struct kdat_file *kfile, u32 handle,
@@ -126,11 +171,17 @@ static void kdat_obj_finish(struct kdat_obj *obj)
 	kdat_obj_free(obj);
 }
 
-/* Caller holds kfile->lock. */
+/* Caller holds kfile->lock and kfile->obj_lock. */
 static void kdat_obj_unlink(struct kdat_obj *obj)
 {
 	xa_erase(&kdat_handles, obj->handle);
 	list_del_init(&obj->file_node);
+}
+
+/* Destroy an object a kernel consumer names by pointer. */
+int kdat_obj_destroy_ptr(struct kdat_obj *obj)
+{
+	return kdat_obj_destroy(obj->file, obj->handle);
 }
 
 int kdat_obj_destroy(struct kdat_file *kfile, u32 handle)
@@ -139,9 +190,14 @@ int kdat_obj_destroy(struct kdat_file *kfile, u32 handle)
 	int ret = 0;
 
 	mutex_lock(&kfile->lock);
-	/* Only this file's objects, and those change only under its lock. */
+	/*
+	 * Only this file's objects, and those go only under its locks. The
+	 * check and the unlink are one step under obj_lock: a CR published
+	 * by the CM handler in between would count in its PSP's users.
+	 */
+	spin_lock(&kfile->obj_lock);
 	obj = xa_load(&kdat_handles, handle);
-	if (!obj || obj->file != kfile) {
+	if (!obj || obj->file != kfile || list_empty(&obj->file_node)) {
 		ret = -EBADF;
 		goto out_unlock;
 	}
@@ -151,12 +207,14 @@ int kdat_obj_destroy(struct kdat_file *kfile, u32 handle)
 			goto out_unlock;
 	}
 	kdat_obj_unlink(obj);
+	spin_unlock(&kfile->obj_lock);
 	mutex_unlock(&kfile->lock);
 
 	kdat_obj_finish(obj);
 	return 0;
 
 out_unlock:
+	spin_unlock(&kfile->obj_lock);
 	mutex_unlock(&kfile->lock);
 	return ret;
 }
@@ -171,12 +229,14 @@ void kdat_file_destroy_all(struct kdat_file *kfile)
 
 	for (;;) {
 		mutex_lock(&kfile->lock);
+		spin_lock(&kfile->obj_lock);
 		obj = NULL;
 		if (!list_empty(&kfile->objects)) {
 			obj = list_last_entry(&kfile->objects, struct kdat_obj,
 					      file_node);
 			kdat_obj_unlink(obj);
 		}
+		spin_unlock(&kfile->obj_lock);
 		mutex_unlock(&kfile->lock);
 		if (!obj)
 			break;
@@ -213,20 +273,25 @@ int kdat_ia_destroy_all(struct kdat_file *kfile, u32 handle)
 	for (;;) {
 		struct kdat_obj *victim = NULL;
 
+		spin_lock(&kfile->obj_lock);
 		list_for_each_entry_reverse(obj, &kfile->objects, file_node) {
 			if (obj->ia == ia && obj != iaobj) {
 				victim = obj;
 				break;
 			}
 		}
+		if (victim)
+			kdat_obj_unlink(victim);
+		spin_unlock(&kfile->obj_lock);
 		if (!victim)
 			break;
-		kdat_obj_unlink(victim);
 		mutex_unlock(&kfile->lock);
 		kdat_obj_finish(victim);
 		mutex_lock(&kfile->lock);
 	}
+	spin_lock(&kfile->obj_lock);
 	list_del_init(&iaobj->file_node);
+	spin_unlock(&kfile->obj_lock);
 	mutex_unlock(&kfile->lock);
 	kdat_obj_finish(iaobj);
 	return 0;

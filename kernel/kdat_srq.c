@@ -77,40 +77,27 @@ static const struct kdat_obj_ops kdat_srq_ops = {
 	.destroy = kdat_srq_destroy,
 };
 
-int kdat_cmd_srq_create(struct kdat_ucmd *ucmd)
+/* An SRQ of @kfile in @pz, reserved; the caller holds kfile->lock. */
+int kdat_srq_new(struct kdat_file *kfile, struct kdat_pz *pz,
+		 u32 max_recv_dtos, u32 max_recv_iov, u32 low_watermark,
+		 struct kdat_srq **srqp)
 {
-	struct kdat_srq_create *cmd = ucmd->cmd;
-	struct kdat_file *kfile = ucmd->kfile;
 	struct ib_srq_init_attr init = {};
-	struct kdat_device *kdev;
+	struct kdat_device *kdev = pz->ia->kdev;
 	struct kdat_srq *srq;
-	struct kdat_pz *pz;
 	int ret;
 
-	if (cmd->flags)
-		return -EOPNOTSUPP;
-	if (cmd->__reserved || !cmd->max_recv_dtos ||
-	    cmd->low_watermark >= cmd->max_recv_dtos)
+	if (!max_recv_dtos || low_watermark >= max_recv_dtos)
 		return -EINVAL;
-	if (cmd->max_recv_dtos > KDAT_SRQ_MAX_DTOS ||
-	    cmd->max_recv_iov > KDAT_SRQ_MAX_IOV)
+	if (max_recv_dtos > KDAT_SRQ_MAX_DTOS ||
+	    max_recv_iov > KDAT_SRQ_MAX_IOV)
 		return -ENOMEM;
-
-	mutex_lock(&kfile->lock);
-	pz = kdat_get(kfile, cmd->pz_handle, struct kdat_pz, KDAT_OBJ_PZ);
-	if (!pz) {
-		ret = -EBADF;
-		goto out_unlock;
-	}
-	kdev = pz->ia->kdev;
 	srq = kdat_obj_alloc(struct kdat_srq, obj, KDAT_OBJ_SRQ, &kdat_srq_ops);
-	if (!srq) {
-		ret = -ENOMEM;
-		goto out_put;
-	}
+	if (!srq)
+		return -ENOMEM;
 	srq->pz = pz;
-	srq->max_recv_dtos = cmd->max_recv_dtos;
-	srq->max_recv_iov = cmd->max_recv_iov ?: 1;
+	srq->max_recv_dtos = max_recv_dtos;
+	srq->max_recv_iov = max_recv_iov ?: 1;
 	atomic_set(&srq->users, 0);
 	spin_lock_init(&srq->lock);
 	INIT_LIST_HEAD(&srq->res.node);
@@ -134,7 +121,7 @@ int kdat_cmd_srq_create(struct kdat_ucmd *ucmd)
 	init.srq_type = IB_SRQT_BASIC;
 	init.attr.max_wr = srq->max_recv_dtos;
 	init.attr.max_sge = srq->max_recv_iov;
-	init.attr.srq_limit = cmd->low_watermark;
+	init.attr.srq_limit = low_watermark;
 	srq->srq = ib_create_srq(pz->pd, &init);
 	if (IS_ERR(srq->srq)) {
 		up_read(&kdev->rwsem);
@@ -144,23 +131,42 @@ int kdat_cmd_srq_create(struct kdat_ucmd *ucmd)
 	}
 	kdat_dev_res_add(kdev, &srq->res, kdat_srq_disassociate);
 	up_read(&kdev->rwsem);
-
-	cmd->out_srq_handle = srq->obj.handle;
-	cmd->max_recv_iov = srq->max_recv_iov;
-	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
-	if (ret)
-		goto err_release;
-
 	atomic_inc(&pz->users);
-	kdat_obj_publish_locked(&srq->obj);
-	goto out_put;
+	*srqp = srq;
+	return 0;
 
-err_release:
-	kdat_srq_release(srq);
 err_free:
 	kdat_slots_fini(&srq->slots);
 	kdat_obj_abort(&srq->obj);
-out_put:
+	return ret;
+}
+
+int kdat_cmd_srq_create(struct kdat_ucmd *ucmd)
+{
+	struct kdat_srq_create *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_srq *srq;
+	struct kdat_pz *pz;
+	int ret;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
+		return -EINVAL;
+
+	mutex_lock(&kfile->lock);
+	pz = kdat_get(kfile, cmd->pz_handle, struct kdat_pz, KDAT_OBJ_PZ);
+	if (!pz) {
+		ret = -EBADF;
+		goto out_unlock;
+	}
+	ret = kdat_srq_new(kfile, pz, cmd->max_recv_dtos, cmd->max_recv_iov,
+			   cmd->low_watermark, &srq);
+	if (!ret) {
+		cmd->out_srq_handle = srq->obj.handle;
+		cmd->max_recv_iov = srq->max_recv_iov;
+		ret = kdat_ucmd_finish(ucmd, sizeof(*cmd), &srq->obj);
+	}
 	kdat_obj_put(&pz->obj);
 out_unlock:
 	mutex_unlock(&kfile->lock);
