@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suites for kdat's logic that needs no device: ring index
- * arithmetic, the IOV-against-LMR check, the DTO slot allocator. Built into
- * kdat.ko when the kernel has CONFIG_KUNIT (the debug kernel).
+ * arithmetic, the IOV-against-LMR check, the DTO slot allocator, the
+ * Endpoint state table, completion flags, IOV fill order, the DAT status
+ * mapping and the handle table. Built into kdat.ko when the kernel has
+ * CONFIG_KUNIT (the debug kernel); they run when the module loads.
+ *
+ * The expectations are written from the DAT man pages, in a different form
+ * from the code they test (rules here, a table there), so that one cannot
+ * simply restate the other.
  */
 #include <kunit/test.h>
 
@@ -148,10 +154,417 @@ static void kdat_test_slots(struct kunit *test)
 	kdat_slots_fini(&s);
 }
 
+/* ---- the Endpoint state table --------------------------------------- */
+
+static const char *const ep_state_names[] = {
+	"UNCONNECTED", "RESERVED", "PASSIVE_CONNECTION_PENDING",
+	"ACTIVE_CONNECTION_PENDING", "TENTATIVE_CONNECTION_PENDING",
+	"CONNECTED", "DISCONNECT_PENDING", "DISCONNECTED",
+	"COMPLETION_PENDING",
+};
+
+static const char *const ep_op_names[] = {
+	[KDAT_EP_OP_POST_SEND] = "post_send",
+	[KDAT_EP_OP_POST_RECV] = "post_recv",
+	[KDAT_EP_OP_RMR_BIND] = "rmr_bind",
+	[KDAT_EP_OP_CONNECT] = "connect",
+	[KDAT_EP_OP_ACCEPT] = "accept",
+	[KDAT_EP_OP_ACCEPT_RSP] = "accept (RSP)",
+	[KDAT_EP_OP_RESERVE] = "RSP create",
+	[KDAT_EP_OP_DISCONNECT] = "disconnect",
+	[KDAT_EP_OP_RESET] = "reset",
+	[KDAT_EP_OP_MODIFY] = "modify",
+};
+
+#define EP_NSTATES	ARRAY_SIZE(ep_state_names)
+#define EP_NCASES	(EP_NSTATES * KDAT_EP_OP_COUNT)
+
+/* The oracle: what the man pages (and kdat's documented choices) say. */
+static enum kdat_ep_verdict ep_expected(u32 state, enum kdat_ep_op op)
+{
+	bool connected = state == KDAT_EP_STATE_CONNECTED;
+	bool disconnected = state == KDAT_EP_STATE_DISCONNECTED;
+	bool pending = state == KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING ||
+		       state == KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING;
+
+	switch (op) {
+	case KDAT_EP_OP_POST_SEND:
+	case KDAT_EP_OP_RMR_BIND:
+		/*
+		 * dat_ep_post_send(3DAT): "valid for the Endpoint in the
+		 * DAT_EP_STATE_CONNECTED and DAT_EP_STATE_DISCONNECTED states
+		 * ... in the DAT_EP_STATE_DISCONNECTED state, the posted Send
+		 * is immediately flushed"; RDMA read/write and binds alike.
+		 */
+		if (connected)
+			return KDAT_EP_DO;
+		return disconnected ? KDAT_EP_FLUSH : KDAT_EP_REFUSE;
+	case KDAT_EP_OP_POST_RECV:
+		/*
+		 * dat_ep_post_recv(3DAT): "valid for all states"; on a
+		 * DISCONNECTED Endpoint "immediately flushed". kdat flushes
+		 * once the local disconnect has begun too (the QP is in
+		 * error then).
+		 */
+		if (disconnected || state == KDAT_EP_STATE_DISCONNECT_PENDING)
+			return KDAT_EP_FLUSH;
+		return KDAT_EP_DO;
+	case KDAT_EP_OP_CONNECT:
+		return state == KDAT_EP_STATE_UNCONNECTED || disconnected ?
+			KDAT_EP_DO : KDAT_EP_REFUSE;
+	case KDAT_EP_OP_ACCEPT:
+	case KDAT_EP_OP_RESERVE:
+		return state == KDAT_EP_STATE_UNCONNECTED ?
+			KDAT_EP_DO : KDAT_EP_REFUSE;
+	case KDAT_EP_OP_ACCEPT_RSP:
+		return state == KDAT_EP_STATE_RESERVED ?
+			KDAT_EP_DO : KDAT_EP_REFUSE;
+	case KDAT_EP_OP_DISCONNECT:
+		if (connected || pending)
+			return KDAT_EP_DO;
+		if (disconnected || state == KDAT_EP_STATE_DISCONNECT_PENDING)
+			return KDAT_EP_NOP;
+		return KDAT_EP_REFUSE;
+	case KDAT_EP_OP_RESET:
+		if (disconnected)
+			return KDAT_EP_DO;
+		return state == KDAT_EP_STATE_UNCONNECTED ?
+			KDAT_EP_NOP : KDAT_EP_REFUSE;
+	case KDAT_EP_OP_MODIFY:
+		return state == KDAT_EP_STATE_UNCONNECTED ||
+		       state == KDAT_EP_STATE_RESERVED ?
+			KDAT_EP_DO : KDAT_EP_REFUSE;
+	default:
+		return KDAT_EP_REFUSE;
+	}
+}
+
+/* One parameter per (state, operation): its index into this array. */
+static const u8 ep_cases[EP_NCASES];
+
+static const void *ep_gen_params(const void *prev, char *desc)
+{
+	const u8 *p = prev ? (const u8 *)prev + 1 : ep_cases;
+	size_t i = p - ep_cases;
+
+	if (i >= EP_NCASES)
+		return NULL;
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s in %s",
+		 ep_op_names[i % KDAT_EP_OP_COUNT],
+		 ep_state_names[i / KDAT_EP_OP_COUNT]);
+	return p;
+}
+
+static void kdat_test_ep_state(struct kunit *test)
+{
+	size_t i = (const u8 *)test->param_value - ep_cases;
+	u32 state = i / KDAT_EP_OP_COUNT;
+	enum kdat_ep_op op = i % KDAT_EP_OP_COUNT;
+
+	KUNIT_EXPECT_EQ(test, kdat_ep_allowed(state, op),
+			ep_expected(state, op));
+}
+
+static void kdat_test_ep_state_bounds(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, kdat_ep_allowed(EP_NSTATES, KDAT_EP_OP_POST_RECV),
+			KDAT_EP_REFUSE);
+	KUNIT_EXPECT_EQ(test, kdat_ep_allowed(U32_MAX, KDAT_EP_OP_RESET),
+			KDAT_EP_REFUSE);
+	KUNIT_EXPECT_EQ(test, kdat_ep_allowed(KDAT_EP_STATE_CONNECTED,
+					      KDAT_EP_OP_COUNT),
+			KDAT_EP_REFUSE);
+}
+
+/* ---- completion flags against the Endpoint's ------------------------- */
+
+#define SUP	KDAT_COMPLETION_SUPPRESS
+#define SOL	KDAT_COMPLETION_SOLICITED_WAIT
+#define UNS	KDAT_COMPLETION_UNSIGNALLED
+#define FEN	KDAT_COMPLETION_BARRIER_FENCE
+
+struct flags_case {
+	const char *name;
+	u32 op, flags, ep_flags;
+	int want;
+};
+
+static const struct flags_case flags_cases[] = {
+	{ "send, default", KDAT_DTO_SEND, 0, 0, 0 },
+	{ "send, suppress", KDAT_DTO_SEND, SUP, 0, 0 },
+	{ "send, solicited", KDAT_DTO_SEND, SOL, 0, 0 },
+	{ "send, fence", KDAT_DTO_SEND, FEN, 0, 0 },
+	{ "send, all but unsignalled", KDAT_DTO_SEND, SUP | SOL | FEN, 0, 0 },
+	{ "send, unsignalled, EP not configured", KDAT_DTO_SEND, UNS, 0,
+	  -EINVAL },
+	{ "send, unsignalled, EP configured", KDAT_DTO_SEND, UNS, UNS, 0 },
+	{ "send, unknown bit", KDAT_DTO_SEND, 0x10, 0, -EINVAL },
+	{ "RDMA write, solicited", KDAT_DTO_RDMA_WRITE, SOL, 0, -EINVAL },
+	{ "RDMA write, suppress + fence", KDAT_DTO_RDMA_WRITE, SUP | FEN, 0,
+	  0 },
+	{ "RDMA read, solicited", KDAT_DTO_RDMA_READ, SOL, 0, -EINVAL },
+	{ "RDMA read, unsignalled, EP configured", KDAT_DTO_RDMA_READ, UNS,
+	  UNS, 0 },
+	{ "recv, default", KDAT_DTO_RECEIVE, 0, 0, 0 },
+	{ "recv, suppress", KDAT_DTO_RECEIVE, SUP, 0, -EINVAL },
+	{ "recv, solicited", KDAT_DTO_RECEIVE, SOL, SOL, -EINVAL },
+	{ "recv, fence", KDAT_DTO_RECEIVE, FEN, 0, -EINVAL },
+	{ "recv, unsignalled, EP not configured", KDAT_DTO_RECEIVE, UNS, 0,
+	  -EINVAL },
+	{ "recv, unsignalled, EP configured", KDAT_DTO_RECEIVE, UNS, UNS, 0 },
+};
+
+static void flags_desc(const struct flags_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(flags, flags_cases, flags_desc);
+
+static void kdat_test_completion_flags(struct kunit *test)
+{
+	const struct flags_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, kdat_dto_check_flags(c->op, c->flags,
+						   c->ep_flags), c->want);
+}
+
+/* ---- IOV fill order of an RDMA read ---------------------------------- */
+
+struct fill_case {
+	const char *name;
+	u32 seg[4];
+	u32 nseg;
+	u64 length;
+	u32 want[4];
+	u32 want_nseg;
+};
+
+static const struct fill_case fill_cases[] = {
+	{ "exact", { 100, 200 }, 2, 300, { 100, 200 }, 2 },
+	{ "front whole, one partly", { 100, 200, 300 }, 3, 150,
+	  { 100, 50 }, 2 },
+	{ "first partly", { 100, 200 }, 2, 10, { 10 }, 1 },
+	{ "boundary: the rest untouched", { 100, 200, 300 }, 3, 300,
+	  { 100, 200 }, 2 },
+	{ "zero length", { 100 }, 1, 0, { 0 }, 0 },
+};
+
+static void fill_desc(const struct fill_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(fill, fill_cases, fill_desc);
+
+static void kdat_test_fill_order(struct kunit *test)
+{
+	const struct fill_case *c = test->param_value;
+	struct kdat_dto *dto;
+	u64 addr = 0x1000;
+	u32 i;
+
+	dto = kunit_kzalloc(test, sizeof(*dto), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, dto);
+	for (i = 0; i < c->nseg; i++) {
+		dto->sge[i].addr = addr;
+		dto->sge[i].length = c->seg[i];
+		dto->sge[i].lkey = 7;
+		dto->length += c->seg[i];
+		addr += c->seg[i];
+	}
+	dto->num_sge = c->nseg;
+	kdat_dto_trim(dto, c->length);
+	KUNIT_EXPECT_EQ(test, dto->num_sge, c->want_nseg);
+	KUNIT_EXPECT_EQ(test, dto->length, c->length);
+	for (i = 0; i < c->want_nseg; i++) {
+		KUNIT_EXPECT_EQ(test, dto->sge[i].length, c->want[i]);
+		/* Segments keep their place: filled in IOV order. */
+		KUNIT_EXPECT_EQ(test, dto->sge[i].addr,
+				0x1000ULL + (i ? c->seg[0] : 0) +
+				(i > 1 ? c->seg[1] : 0));
+	}
+}
+
+/* ---- DAT status codes from the device's and from refusals ------------ */
+
+struct status_case {
+	const char *name;
+	enum ib_wc_status wc;
+	u32 want;
+};
+
+static const struct status_case status_cases[] = {
+	{ "success", IB_WC_SUCCESS, KDAT_DTO_SUCCESS },
+	{ "flushed", IB_WC_WR_FLUSH_ERR, KDAT_DTO_ERR_FLUSHED },
+	{ "local length", IB_WC_LOC_LEN_ERR, KDAT_DTO_ERR_LOCAL_LENGTH },
+	{ "local QP op", IB_WC_LOC_QP_OP_ERR, KDAT_DTO_ERR_LOCAL_EP },
+	{ "local protection", IB_WC_LOC_PROT_ERR,
+	  KDAT_DTO_ERR_LOCAL_PROTECTION },
+	{ "bad response", IB_WC_BAD_RESP_ERR, KDAT_DTO_ERR_BAD_RESPONSE },
+	{ "remote access", IB_WC_REM_ACCESS_ERR,
+	  KDAT_DTO_ERR_REMOTE_ACCESS },
+	{ "remote op", IB_WC_REM_OP_ERR, KDAT_DTO_ERR_REMOTE_RESPONDER },
+	{ "RNR retries", IB_WC_RNR_RETRY_EXC_ERR,
+	  KDAT_DTO_ERR_RECEIVER_NOT_READY },
+	{ "transport retries", IB_WC_RETRY_EXC_ERR, KDAT_DTO_ERR_TRANSPORT },
+	{ "fatal", IB_WC_FATAL_ERR, KDAT_DTO_ERR_TRANSPORT },
+};
+
+static void status_desc(const struct status_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(status, status_cases, status_desc);
+
+static void kdat_test_wc_status(struct kunit *test)
+{
+	const struct status_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, kdat_wc_status(c->wc), c->want);
+}
+
+static void kdat_test_refused_status(struct kunit *test)
+{
+	/* The uapi table: what a refused ring entry's event says. */
+	KUNIT_EXPECT_EQ(test, kdat_refused_status(-EACCES),
+			(u32)KDAT_DTO_ERR_LOCAL_PROTECTION);
+	KUNIT_EXPECT_EQ(test, kdat_refused_status(-EPERM),
+			(u32)KDAT_DTO_ERR_LOCAL_PROTECTION);
+	KUNIT_EXPECT_EQ(test, kdat_refused_status(-EMSGSIZE),
+			(u32)KDAT_DTO_ERR_LOCAL_LENGTH);
+	KUNIT_EXPECT_EQ(test, kdat_refused_status(-EINVAL),
+			(u32)KDAT_DTO_ERR_LOCAL_EP);
+	KUNIT_EXPECT_EQ(test, kdat_refused_status(-EBUSY),
+			(u32)KDAT_DTO_ERR_LOCAL_EP);
+}
+
+/* ---- the handle table ------------------------------------------------- */
+
+struct fake_obj {
+	struct kdat_obj obj;
+	int busy;		/* can_destroy answers EBUSY while set */
+	int *log;		/* destroy order */
+	int *nlog;
+	int id;
+};
+
+static int fake_can_destroy(struct kdat_obj *obj)
+{
+	return container_of(obj, struct fake_obj, obj)->busy ? -EBUSY : 0;
+}
+
+static void fake_destroy(struct kdat_obj *obj)
+{
+	struct fake_obj *f = container_of(obj, struct fake_obj, obj);
+
+	if (f->log)
+		f->log[(*f->nlog)++] = f->id;
+}
+
+static const struct kdat_obj_ops fake_ops = {
+	.can_destroy = fake_can_destroy,
+	.destroy = fake_destroy,
+};
+
+/* Handles of a type with no device behind it; CNO is such a type. */
+#define FAKE_TYPE	KDAT_OBJ_CNO
+
+static struct fake_obj *fake_new(struct kunit *test, struct kdat_file *kf,
+				 int id, int *log, int *nlog)
+{
+	struct fake_obj *f;
+
+	f = kdat_obj_alloc(struct fake_obj, obj, FAKE_TYPE, &fake_ops);
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	f->id = id;
+	f->log = log;
+	f->nlog = nlog;
+	KUNIT_ASSERT_EQ(test, kdat_obj_reserve(kf, &f->obj, NULL), 0);
+	return f;
+}
+
+static void kdat_test_handles(struct kunit *test)
+{
+	struct kdat_file *a = kdat_file_create(true);
+	struct kdat_file *b = kdat_file_create(true);
+	struct kdat_obj *got;
+	struct fake_obj *f;
+	u32 h;
+
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	f = fake_new(test, a, 1, NULL, NULL);
+	h = f->obj.handle;
+	KUNIT_EXPECT_NE(test, h, 0U);
+	/* Reserved, not published: nobody finds it. */
+	KUNIT_EXPECT_NULL(test, kdat_obj_get(a, h, FAKE_TYPE));
+	mutex_lock(&a->lock);
+	kdat_obj_publish_locked(&f->obj);
+	mutex_unlock(&a->lock);
+	got = kdat_obj_get(a, h, FAKE_TYPE);
+	KUNIT_EXPECT_PTR_EQ(test, got, &f->obj);
+	if (got)
+		kdat_obj_put(got);
+	/* Another owner, or another type: not found. */
+	KUNIT_EXPECT_NULL(test, kdat_obj_get(b, h, FAKE_TYPE));
+	KUNIT_EXPECT_NULL(test, kdat_obj_get(a, h, KDAT_OBJ_EP));
+	KUNIT_EXPECT_EQ(test, kdat_obj_destroy(b, h), -EBADF);
+	/* In use by other objects: refused, and still there. */
+	f->busy = 1;
+	KUNIT_EXPECT_EQ(test, kdat_obj_destroy(a, h), -EBUSY);
+	got = kdat_obj_get(a, h, FAKE_TYPE);
+	KUNIT_EXPECT_PTR_EQ(test, got, &f->obj);
+	if (got)
+		kdat_obj_put(got);
+	f->busy = 0;
+	KUNIT_EXPECT_EQ(test, kdat_obj_destroy(a, h), 0);
+	/* Gone: neither found nor destroyed twice. */
+	KUNIT_EXPECT_NULL(test, kdat_obj_get(a, h, FAKE_TYPE));
+	KUNIT_EXPECT_EQ(test, kdat_obj_destroy(a, h), -EBADF);
+	kdat_file_release(a);
+	kdat_file_release(b);
+}
+
+static void kdat_test_handles_release_order(struct kunit *test)
+{
+	struct kdat_file *kf = kdat_file_create(true);
+	int log[4] = {}, nlog = 0, i;
+	struct fake_obj *f;
+	u32 gone;
+
+	KUNIT_ASSERT_NOT_NULL(test, kf);
+	for (i = 1; i <= 3; i++) {
+		f = fake_new(test, kf, i, log, &nlog);
+		mutex_lock(&kf->lock);
+		kdat_obj_publish_locked(&f->obj);
+		mutex_unlock(&kf->lock);
+	}
+	/* Discarding an unpublished object runs its destroy, frees it. */
+	f = fake_new(test, kf, 4, log, &nlog);
+	gone = f->obj.handle;
+	kdat_obj_discard(&f->obj);
+	KUNIT_EXPECT_EQ(test, nlog, 1);
+	KUNIT_EXPECT_EQ(test, log[0], 4);
+	KUNIT_EXPECT_NULL(test, kdat_obj_get(kf, gone, FAKE_TYPE));
+	/* The owner goes: newest first (children before parents). */
+	nlog = 0;
+	kdat_file_release(kf);
+	KUNIT_EXPECT_EQ(test, nlog, 3);
+	KUNIT_EXPECT_EQ(test, log[0], 3);
+	KUNIT_EXPECT_EQ(test, log[1], 2);
+	KUNIT_EXPECT_EQ(test, log[2], 1);
+}
+
 static struct kunit_case kdat_logic_cases[] = {
 	KUNIT_CASE_PARAM(kdat_test_ring_span, span_gen_params),
 	KUNIT_CASE_PARAM(kdat_test_check_segment, seg_gen_params),
 	KUNIT_CASE(kdat_test_slots),
+	KUNIT_CASE_PARAM(kdat_test_completion_flags, flags_gen_params),
+	KUNIT_CASE_PARAM(kdat_test_fill_order, fill_gen_params),
+	KUNIT_CASE_PARAM(kdat_test_wc_status, status_gen_params),
+	KUNIT_CASE(kdat_test_refused_status),
 	{}
 };
 
@@ -160,4 +573,27 @@ static struct kunit_suite kdat_logic_suite = {
 	.test_cases = kdat_logic_cases,
 };
 
-kunit_test_suite(kdat_logic_suite);
+static struct kunit_case kdat_ep_state_cases[] = {
+	KUNIT_CASE_PARAM(kdat_test_ep_state, ep_gen_params),
+	KUNIT_CASE(kdat_test_ep_state_bounds),
+	{}
+};
+
+static struct kunit_suite kdat_ep_state_suite = {
+	.name = "kdat-ep-state",
+	.test_cases = kdat_ep_state_cases,
+};
+
+static struct kunit_case kdat_handle_cases[] = {
+	KUNIT_CASE(kdat_test_handles),
+	KUNIT_CASE(kdat_test_handles_release_order),
+	{}
+};
+
+static struct kunit_suite kdat_handle_suite = {
+	.name = "kdat-handles",
+	.test_cases = kdat_handle_cases,
+};
+
+kunit_test_suites(&kdat_logic_suite, &kdat_ep_state_suite,
+		  &kdat_handle_suite);
