@@ -34,9 +34,10 @@ echo "1..$(((${#tests[@]} + 1) * ${#providers[@]}))"
 for p in "${providers[@]}"; do
 	for t in "${tests[@]}"; do
 		n=$((n + 1))
+		before=$(rdma_listeners)
 		timeout 300 dapltest -T S -D "$p" > "$work/srv" 2>&1 &
 		spid=$!
-		sleep 2
+		wait_rdma_listen "$before" 60
 		rc=0
 		# shellcheck disable=SC2086 # the test is a list of words
 		timeout 240 dapltest -T ${t%% *} -s "$KDAT_TEST_IP" -D "$p" \

@@ -27,7 +27,10 @@ run() {
 	# shellcheck disable=SC2086 # the mode is a list of options
 	timeout 120 dtest -s -P "$p" $mode > "$out.srv" 2>&1 &
 	spid=$!
-	sleep 2
+	# The client asks the server for its parameters over TCP first:
+	# start it once the server listens (registering 1 MiB buffers takes
+	# seconds on the debug kernel).
+	wait_tcp_listen "$spid" 60
 	# shellcheck disable=SC2086
 	timeout 120 dtest -P "$p" $mode -h "$KDAT_TEST_IP" > "$out.cli" 2>&1 ||
 		rc=1

@@ -29,3 +29,42 @@ providers_setup() {
 	KDAT=kdat-$dev-$port
 	OFA=ofa-$dev
 }
+
+# The servers are ready when they listen; a fixed sleep is not enough on
+# the debug kernel. Each waits SECONDS at most and says so when it gives up
+# (the client then fails, visibly).
+
+# wait_tcp_listen PID SECONDS: a process of PID or its children listens on
+# a TCP port (dtest's server hands its parameters out over TCP).
+wait_tcp_listen() {
+	local pid=$1 i pids socks
+	for ((i = 0; i < $2 * 10; i++)); do
+		pids=$(pgrep -P "$pid" | tr '\n' '|')
+		socks=$(ss -ltnpH 2>/dev/null)
+		[[ $socks =~ pid=(${pids}$pid), ]] && return 0
+		sleep 0.1
+	done
+	echo "# no TCP listener from pid $pid after $2 s"
+	return 1
+}
+
+# rdma_listeners: how many RDMA CM ids listen now, user's and kernel's.
+rdma_listeners() {
+	local ids
+
+	ids=$(rdma resource show cm_id 2>/dev/null)
+	grep -c 'state LISTEN' <<< "$ids"
+}
+
+# wait_rdma_listen BEFORE SECONDS: more RDMA CM listeners than BEFORE
+# (dapltest's server listens on its service point).
+wait_rdma_listen() {
+	local i
+
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ "$(rdma_listeners)" -gt "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "# no new RDMA CM listener after $2 s"
+	return 1
+}

@@ -199,12 +199,24 @@ static void sqe_fill(struct kdat_sqe *e, uint8_t op, uint64_t cookie,
 	e->iov[0].segment_length = len;
 }
 
-/* One post: fill the entry at tail and publish it. */
+/*
+ * One post: wait (10 s at most) for the poller to free a slot, as any
+ * producer must, then fill the entry at tail and publish it. Publishing
+ * past a full ring would be a bad tail, which the kernel ignores.
+ */
 static int post(struct ring *r, uint8_t op, uint64_t cookie, struct side *s,
 		size_t off, uint64_t len)
 {
 	uint32_t t = *r->tail;
+	double t0 = now_s();
 
+	/* Signed: a head some test wrote ahead of the tail is not "full". */
+	while ((int32_t)(t - ld(r->head)) > (int32_t)r->mask) {
+		if (now_s() - t0 > 10)
+			KTAP_FAIL("ring full for 10 s (head %u tail %u)",
+				  ld(r->head), t);
+		sched_yield();
+	}
 	sqe_fill(slot(r, t), op, cookie, s->lctx, s->buf + off, len);
 	return publish(r, t + 1);
 }
