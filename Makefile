@@ -2,7 +2,8 @@
 #
 # kdat top-level Makefile.
 #
-#   make            kdat.ko, libdat.so, the tests and tools
+#   make            kdat.ko, libdat.so, the tests and tools, the sample
+#                   kernel consumer (tests/kernel/kdat_consumer.ko)
 #   make check      every test suite, in the VM testbed (scripts/vm-run)
 #   make demo       the demo, in the VM testbed
 #   make lint       checkpatch + sparse on the kernel code
@@ -30,10 +31,10 @@ DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 	     tests/dat/ring_test
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 
-.PHONY: all module lib tools tests setup check demo lint checkpatch sparse bench \
+.PHONY: all module kmod lib tools tests setup check demo lint checkpatch sparse bench \
 	clean install FORCE
 
-all: module lib tools tests
+all: module kmod lib tools tests
 
 # scripts/setup is run whenever a package is missing.
 setup:
@@ -41,6 +42,14 @@ setup:
 
 module: $(SETUP_STAMP)
 	$(MAKE) -C $(KDIR) M=$(TOP) W=1 modules
+
+# The sample kernel consumer links against kdat.ko's exports. Kbuild does
+# not notice when their CRCs change (KBUILD_EXTRA_SYMBOLS is no
+# prerequisite): dropping the consumer's symbol dump makes modpost run.
+kmod: module
+	rm -f $(TOP)/tests/kernel/Module.symvers
+	$(MAKE) -C $(KDIR) M=$(TOP)/tests/kernel W=1 \
+		KBUILD_EXTRA_SYMBOLS=$(TOP)/Module.symvers modules
 
 lib: $(LIB)
 tools: $(TOOLS)
@@ -123,5 +132,6 @@ install: lib tools
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
+	-$(MAKE) -C $(KDIR) M=$(TOP)/tests/kernel clean
 	rm -f user/*.o user/*.so user/*.so.* $(TOOLS) $(SELFTESTS) \
 		$(TEST_HELPERS) $(DAT_TESTS)
