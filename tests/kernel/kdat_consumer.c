@@ -17,7 +17,9 @@
  *
  *   mode=test  the functional cases, one KTAP line each
  *   mode=bw    B keeps @depth receives posted, A sends @count messages of
- *              @size bytes with @depth outstanding; one "bw ..." line
+ *              @size bytes with @depth outstanding, the thread asleep
+ *              between completions or, with poll=1, polling; one "bw ..."
+ *              line
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -70,6 +72,10 @@ MODULE_PARM_DESC(count, "bw: messages to send (default 100000)");
 static unsigned int kc_depth = 64;
 module_param_named(depth, kc_depth, uint, 0444);
 MODULE_PARM_DESC(depth, "bw: sends outstanding, and receives posted (default 64)");
+
+static bool kc_poll;
+module_param_named(poll, kc_poll, bool, 0444);
+MODULE_PARM_DESC(poll, "bw: poll for completions instead of sleeping until an upcall wakes the thread (default 0)");
 
 #define KC_TIMEOUT_MS		5000	/* for any one event */
 #define KC_ERR_TIMEOUT_MS	10000	/* for a send the peer refused */
@@ -1252,6 +1258,26 @@ static bool kc_bw_moved(struct kc_ctx *c, u64 sdone, u64 rdone)
 	       kc_evq_done(&c->b.q, NULL) != rdone;
 }
 
+/*
+ * Until a count moves, KC_TIMEOUT_MS at most: asleep until an upcall
+ * wakes us, or (poll=1) polling, as a user-space DAT consumer spinning on
+ * dat_evd_dequeue() does. Returns false on timeout.
+ */
+static bool kc_bw_wait(struct kc_ctx *c, u64 sdone, u64 rdone)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(KC_TIMEOUT_MS);
+
+	if (!kc_poll)
+		return wait_event_timeout(c->wq, kc_bw_moved(c, sdone, rdone),
+					  msecs_to_jiffies(KC_TIMEOUT_MS));
+	while (!kc_bw_moved(c, sdone, rdone)) {
+		if (time_after(jiffies, end))
+			return false;
+		cond_resched();
+	}
+	return true;
+}
+
 static void kc_bw_report_bad(struct kc_ctx *c, struct kc_side *s)
 {
 	const struct kdat_event *ev = &s->q.first_bad;
@@ -1303,8 +1329,7 @@ static void kc_bandwidth(struct kc_ctx *c)
 			}
 			sent++;
 		}
-		if (!wait_event_timeout(c->wq, kc_bw_moved(c, sdone, rdone),
-					msecs_to_jiffies(KC_TIMEOUT_MS))) {
+		if (!kc_bw_wait(c, sdone, rdone)) {
 			kc_fail(c, "no completion in %u ms: %llu/%u sends, %llu/%u receives",
 				KC_TIMEOUT_MS, sdone, kc_count, rdone,
 				kc_count);
@@ -1318,8 +1343,8 @@ static void kc_bandwidth(struct kc_ctx *c)
 	/* Bytes per microsecond are MB (10^6 bytes) per second. */
 	bytes = (u64)kc_count * kc_size;
 	mb_int = div_u64_rem(div64_u64(bytes * 100, elapsed), 100, &frac);
-	pr_info("bw size=%u depth=%u count=%u msgs_per_sec=%llu MB_per_sec=%llu.%02u elapsed_us=%llu\n",
-		kc_size, kc_depth, kc_count,
+	pr_info("bw size=%u depth=%u count=%u poll=%d msgs_per_sec=%llu MB_per_sec=%llu.%02u elapsed_us=%llu\n",
+		kc_size, kc_depth, kc_count, kc_poll,
 		div64_u64((u64)kc_count * USEC_PER_SEC, elapsed), mb_int,
 		frac, elapsed);
 out:
