@@ -538,18 +538,14 @@ int kdat_cmd_cno_create(struct kdat_ucmd *ucmd)
 	spin_lock_init(&cno->lock);
 	init_waitqueue_head(&cno->wq);
 	ret = kdat_obj_reserve(kfile, &cno->obj, ia);
-	if (ret)
-		goto err_free;
-	cmd->out_cno_handle = cno->obj.handle;
-	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
-	if (ret)
-		goto err_free;
+	if (ret) {
+		kdat_obj_abort(&cno->obj);
+		goto out_put;
+	}
+	/* Counted before the answer: a failed copy undoes it by destroy. */
 	atomic_inc(&ia->users);
-	kdat_obj_publish_locked(&cno->obj);
-	goto out_put;
-
-err_free:
-	kdat_obj_abort(&cno->obj);
+	cmd->out_cno_handle = cno->obj.handle;
+	ret = kdat_ucmd_finish(ucmd, sizeof(*cmd), &cno->obj);
 out_put:
 	kdat_obj_put(&ia->obj);
 out_unlock:
