@@ -31,7 +31,7 @@ DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 	     tests/dat/ring_test
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 
-.PHONY: all module kmod lib tools tests setup check demo lint checkpatch sparse bench \
+.PHONY: all module kmod lib tools tests setup check demo lint checkpatch sparse shellcheck bench \
 	clean install FORCE
 
 all: module kmod lib tools tests
@@ -99,13 +99,16 @@ demo: all
 bench: all
 	$(TOP)/scripts/vm-run $(TOP)/scripts/bench
 
-lint: checkpatch sparse
+lint: checkpatch sparse shellcheck
 
 checkpatch: $(SETUP_STAMP)
 	$(TOP)/scripts/checkpatch
 
 sparse: $(SETUP_STAMP)
 	KDIR=$(KDIR) $(TOP)/scripts/sparse
+
+shellcheck: $(SETUP_STAMP)
+	$(TOP)/scripts/shellcheck
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: libdat (versioned, with
 # its pkg-config file), kdat-info, kdat-datconf, the uapi header. kdat.ko

@@ -64,7 +64,7 @@ END {
 	exit (n == 0 || bad > 0)
 }'
 rc=$?
-if ! echo "$log" | grep -q '# Subtest: kdat-'; then
+if ! grep -q '# Subtest: kdat-' <<< "$log"; then
 	echo "not ok - no kdat KUnit suite ran at load"
 	rc=1
 fi

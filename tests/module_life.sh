@@ -99,7 +99,7 @@ holder_cmd() {
 stop_holder() {
 	local pid=${HOLDER_PID:-}
 	[ -n "$pid" ] || return 0
-	echo exit >&"${HOLDER[1]}" 2>/dev/null
+	{ echo exit >&"${HOLDER[1]}"; } 2>/dev/null
 	wait "$pid" 2>/dev/null
 	return 0
 }
@@ -206,7 +206,7 @@ case_device_removed_under_ia() {
 	[ "$ans" = "destroy 0" ] || { diag "close after removal: '$ans'"; rc=1; }
 	stop_holder
 	expect_objects 0 0 || rc=1
-	if "$TOP/user/kdat-info" | grep -q "^$DEV "; then
+	if grep -q "^$DEV " <<< "$("$TOP/user/kdat-info")"; then
 		diag "$DEV still listed after removal"
 		rc=1
 	fi
