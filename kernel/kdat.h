@@ -17,8 +17,25 @@
  *    reference, waits for the last in-flight user (obj->released), then
  *    frees the type's resources and the memory (after an RCU grace period,
  *    since lookups read the xarray under RCU).
- *  - An object that other objects depend on is not destroyed: destroy
- *    answers EBUSY (DAT_INVALID_STATE).
+ *
+ * Dependencies. Every pointer from one object to another (an EP to its
+ * PZ, EVDs and SRQ, an EVD to its CNO, a PSP to its EVD, a CR to its PSP,
+ * any object to its IA, ...) is counted in the target's kdat_obj.users:
+ * kdat_obj_use() when the pointer is set (at create, under the file lock,
+ * or at modify), kdat_obj_unuse() when it is dropped (in the pointing
+ * object's destroy, or the modify that changes it). The rule has no
+ * exceptions:
+ *  - destroy of an object with users answers EBUSY (DAT_INVALID_STATE);
+ *  - the sweeps (file release, abrupt IA close) first make every victim
+ *    unreachable (handle erased, obj->dead set, in one step under the file
+ *    locks), then destroy, newest first, each victim that nothing uses any
+ *    more, whatever the order in which the pointers were made;
+ *  - a use that crosses IAs (an EP of IA2 on an EVD of IA1, an EVD on
+ *    another IA's CNO) is also counted in the target IA's foreign_users,
+ *    and an abrupt close of an IA whose objects others use is refused.
+ * Creates hold the file lock from the parents' lookup to the child's
+ * publication, so a parent cannot be unlinked in between; the parents'
+ * memory is therefore valid for the whole life of the child.
  */
 #ifndef KDAT_H
 #define KDAT_H
@@ -58,10 +75,11 @@ struct kdat_obj;
 
 struct kdat_obj_ops {
 	/*
-	 * May the object go now? Called with the owner's kdat_file.lock held;
-	 * returns 0 or EBUSY while other objects still use it.
+	 * Optional: the object is unlinked; end the sleeps that hold a
+	 * reference to it (waiters return EBADF) so destroy does not wait
+	 * for them forever.
 	 */
-	int (*can_destroy)(struct kdat_obj *obj);
+	void (*kill)(struct kdat_obj *obj);
 	/* Release the type's resources; no user is left. May sleep. */
 	void (*destroy)(struct kdat_obj *obj);
 };
@@ -84,6 +102,12 @@ struct kdat_file {
 	spinlock_t obj_lock;
 	struct list_head objects;
 	const struct cred *cred;	/* the opener's: the poller's */
+	/*
+	 * The opener's network namespace (a reference): its RDMA CM ids live
+	 * there, and only devices it may use (rdma_dev_access_netns()) are
+	 * listed and opened. Kernel consumers: init_net.
+	 */
+	struct net *net;
 
 	/*
 	 * Rings (kdat_ring.c). @ring_lock protects @sq_rings, the submission
@@ -97,6 +121,8 @@ struct kdat_file {
 	/* The poller, while there are submission rings; under @poller_lock. */
 	struct mutex poller_lock;
 	struct kdat_poller *poller;
+	/* Objects reserved and not yet freed, against max_objects. */
+	atomic_t nr_objects;
 	bool kernel;
 };
 
@@ -114,6 +140,10 @@ struct kdat_obj {
 	enum kdat_obj_type type;
 	u32 handle;
 	struct list_head file_node;	/* in file->objects, under file->lock */
+	/* Objects that point at this one (see "Dependencies" above). */
+	atomic_t users;
+	/* Unlinked for destruction; set under file->obj_lock. */
+	bool dead;
 	struct rcu_head rcu;
 };
 
@@ -156,13 +186,12 @@ struct kdat_ia {
 	u32 port_num;
 	char name[IB_DEVICE_NAME_MAX];	/* at open time */
 	__be64 node_guid;
-	atomic_t users;			/* objects built on this IA */
 	/*
-	 * Objects of other IAs of the same file that use this IA's EVDs (an
-	 * EP or a PSP may take its connection events, an EP its DTO events
-	 * on the same device, from an EVD of another IA). An abrupt close
-	 * is refused while there are any: it would pull objects from under
-	 * another IA.
+	 * Uses of this IA's objects by objects of other IAs of the same file
+	 * (an EP or a PSP may take its connection events, an EP its DTO
+	 * events on the same device, from an EVD of another IA). An abrupt
+	 * close is refused while there are any: it would pull objects from
+	 * under another IA.
 	 */
 	atomic_t foreign_users;
 	/* The IA's first async EVD, if any: gets the IA's async events. */
@@ -172,21 +201,27 @@ struct kdat_ia {
 
 void kdat_ia_async_event(struct kdat_ia *ia, const struct kdat_event *ev);
 
-/*
- * Dependencies between objects. An object built on others (an EP on its PZ
- * and EVDs, ...) counts itself in their @users when it is published and
- * uncounts itself when it is destroyed; an object whose @users is not zero
- * refuses destroy with EBUSY (DAT_INVALID_STATE). Create ioctls hold the
- * owner's kdat_file.lock from the lookup of the parents to the publication
- * of the child, so a parent cannot go in between. The parents' memory is
- * therefore valid for the whole life of the child without a kref.
- */
+/* An object created on @ia starts pointing at @target. */
+static inline void kdat_obj_use(struct kdat_obj *target, struct kdat_ia *ia)
+{
+	atomic_inc(&target->users);
+	if (target->ia != ia)
+		atomic_inc(&target->ia->foreign_users);
+}
+
+/* ... and stops; @target is alive (it has a user until this returns). */
+static inline void kdat_obj_unuse(struct kdat_obj *target, struct kdat_ia *ia)
+{
+	if (target->ia != ia)
+		atomic_dec(&target->ia->foreign_users);
+	atomic_dec(&target->users);
+}
+
 struct kdat_pz {
 	struct kdat_obj obj;
 	struct kdat_dev_res res;
 	struct kdat_ia *ia;
 	struct ib_pd *pd;
-	atomic_t users;
 };
 
 /*
@@ -223,7 +258,6 @@ struct kdat_ep;
 struct kdat_cno {
 	struct kdat_obj obj;
 	struct kdat_ia *ia;
-	atomic_t users;			/* EVDs that trigger it */
 	spinlock_t lock;
 	u32 triggered;			/* EVD handle, 0: none; under lock */
 	wait_queue_head_t wq;
@@ -242,7 +276,6 @@ struct kdat_evd {
 	u32 qlen;
 	struct ib_cq *cq;		/* DTO EVDs */
 	u32 cq_size;
-	atomic_t users;
 
 	spinlock_t lock;		/* the fields below */
 	u32 cq_committed;		/* DTOs the EPs on it may have out */
@@ -270,6 +303,7 @@ struct kdat_slots;
 /* A send-queue slot's op besides enum kdat_dto_op: an RMR bind (REG_MR). */
 #define KDAT_OP_BIND		8
 #define KDAT_SRQ_MAX_DTOS	4096
+#define KDAT_SRQ_EP_HASH	16
 
 /* A checked DTO: what a work request is built from. */
 struct kdat_dto {
@@ -336,10 +370,25 @@ struct kdat_ep {
 	struct kdat_evd *req_evd;
 	struct kdat_evd *conn_evd;
 	struct kdat_srq *srq;		/* or NULL */
-	atomic_t users;			/* RSPs reserving it */
 	struct kdat_ep_attr attr;
 	u32 send_sge, recv_sge;		/* what the QP takes per WR */
+	/*
+	 * Completions this EP may put in its EVDs' CQs, committed there
+	 * (kdat_evd_commit()): every DTO it may have out, and one drain
+	 * marker per queue. Changed under the file lock.
+	 */
+	u32 send_cqes, recv_cqes;
 	struct ib_qp *qp;
+	/*
+	 * On an SRQ: a QP without traffic whose queues report to the receive
+	 * EVD's CQ. Teardown flushes a receive through it: when that marker
+	 * completes, every completion queued before it, those of the EP's
+	 * QP included, has been handled (an RC QP on an SRQ cannot be drained
+	 * itself, and rxe raises no LAST_WQE_REACHED).
+	 */
+	struct ib_qp *barrier_qp;
+	const void *srq_key;		/* the QP's address, in srq->eps */
+	struct hlist_node srq_node;	/* under srq->lock */
 	enum kdat_cm_kind cm_kind;	/* KDAT_CM_EP */
 
 	/* Serialises connect, accept, disconnect, reset and teardown. */
@@ -408,9 +457,16 @@ struct kdat_srq {
 	struct ib_srq *srq;
 	u32 max_recv_dtos;
 	u32 max_recv_iov;
-	atomic_t users;			/* EPs on it */
 
 	spinlock_t lock;		/* the fields below */
+	/*
+	 * The EPs on this SRQ by the address of their QP: a receive
+	 * completion finds its EP by the value of wc->qp, never through it
+	 * (a completion still in the CQ may outlive the QP). An EP is here
+	 * from its QP's creation until its teardown has reaped its
+	 * completions (kdat_ep_srq_reap()).
+	 */
+	struct hlist_head eps[KDAT_SRQ_EP_HASH];
 	struct kdat_slots slots;
 	struct kdat_ring *ring;		/* or NULL; set under ring_lock */
 };
@@ -424,7 +480,6 @@ struct kdat_psp {
 	enum kdat_cm_kind cm_kind;	/* KDAT_CM_PSP */
 	struct rdma_cm_id *cm_id;
 	u64 conn_qual;
-	atomic_t users;
 };
 
 struct kdat_cr {
@@ -433,7 +488,13 @@ struct kdat_cr {
 	struct kdat_psp *psp;
 	struct kdat_ep *rsp_ep;		/* from an RSP: its Endpoint */
 	enum kdat_cm_kind cm_kind;	/* KDAT_CM_CR */
-	/* NULL once accepted (the EP owns it) or rejected. */
+	/*
+	 * One reply at a time: held from reading @cm_id until the reply is
+	 * done with it, so a reply never takes the handler lock of an id a
+	 * concurrent accept gave to an EP (which may destroy it).
+	 */
+	struct mutex reply_lock;
+	/* NULL once accepted (the EP owns it) or the device is gone. */
 	struct rdma_cm_id *cm_id;
 	u64 conn_qual;
 	struct sockaddr_storage remote;
@@ -487,6 +548,7 @@ void kdat_obj_publish(struct kdat_obj *obj);
 void kdat_obj_publish_locked(struct kdat_obj *obj);
 void kdat_obj_publish_obj_locked(struct kdat_obj *obj);
 void kdat_obj_abort(struct kdat_obj *obj);
+bool kdat_obj_alive(struct kdat_obj *obj);
 void kdat_obj_discard(struct kdat_obj *obj);
 struct kdat_file *kdat_file_create(bool kernel);
 void kdat_file_release(struct kdat_file *kfile);
@@ -503,7 +565,7 @@ void kdat_obj_cleanup(void);
 /* kdat_device.c */
 int kdat_device_init(void);
 void kdat_device_exit(void);
-struct kdat_device *kdat_device_find(const char *name);
+struct kdat_device *kdat_device_find(const char *name, struct net *net);
 void kdat_dev_res_add(struct kdat_device *kdev, struct kdat_dev_res *res,
 		      void (*disassociate)(struct kdat_dev_res *res));
 bool kdat_dev_res_del(struct kdat_device *kdev, struct kdat_dev_res *res);
@@ -551,7 +613,6 @@ int kdat_ep_reset_do(struct kdat_ep *ep);
 int kdat_psp_new(struct kdat_file *kfile, struct kdat_ia *ia,
 		 struct kdat_evd *evd, struct kdat_ep *ep, u64 conn_qual,
 		 struct kdat_psp **pspp);
-int kdat_psp_listen(struct kdat_psp *psp);
 int kdat_cr_reply_do(struct kdat_file *kfile, u32 cr_handle, u32 ep_handle,
 		     const void *pdata, u32 pdata_len, bool accept);
 int kdat_post_do(struct kdat_file *kfile, const struct kdat_post *cmd,
@@ -584,20 +645,6 @@ int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd);
 void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev);
 int kdat_evd_commit(struct kdat_evd *evd, u32 n);
 
-/* An object created on @ia starts or stops using @evd (its users count). */
-static inline void kdat_evd_use(struct kdat_evd *evd, struct kdat_ia *ia)
-{
-	atomic_inc(&evd->users);
-	if (evd->ia != ia)
-		atomic_inc(&evd->ia->foreign_users);
-}
-
-static inline void kdat_evd_unuse(struct kdat_evd *evd, struct kdat_ia *ia)
-{
-	if (evd->ia != ia)
-		atomic_dec(&evd->ia->foreign_users);
-	atomic_dec(&evd->users);
-}
 int kdat_cmd_cno_create(struct kdat_ucmd *ucmd);
 int kdat_cmd_cno_wait(struct kdat_ucmd *ucmd);
 int kdat_cmd_evd_modify_cno(struct kdat_ucmd *ucmd);
@@ -665,5 +712,8 @@ int kdat_srq_validate(struct kdat_file *kfile, struct kdat_srq *srq,
 struct kdat_dto_ctx *kdat_srq_begin(struct kdat_srq *srq,
 				    const struct kdat_dto *dto);
 void kdat_srq_abort(struct kdat_srq *srq, struct kdat_dto_ctx *ctx);
+int kdat_srq_add_ep(struct kdat_srq *srq, struct kdat_ep *ep);
+void kdat_srq_del_ep(struct kdat_srq *srq, struct kdat_ep *ep);
+struct kdat_ep *kdat_srq_find_ep(struct kdat_srq *srq, const void *key);
 
 #endif /* KDAT_H */

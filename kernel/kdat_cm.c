@@ -16,6 +16,11 @@
 
 #include "kdat.h"
 
+static unsigned int max_conn_requests = 64;
+module_param(max_conn_requests, uint, 0644);
+MODULE_PARM_DESC(max_conn_requests,
+		 "connection requests a PSP holds unanswered (at most its EVD's length); more are rejected");
+
 int kdat_sockaddr_from_user(const struct kdat_sockaddr *ua,
 			    struct sockaddr_storage *ss)
 {
@@ -79,7 +84,7 @@ static void kdat_cr_destroy(struct kdat_obj *obj)
 	if (kdat_dev_res_del(kdev, &cr->res))
 		kdat_cr_disassociate(&cr->res);
 	up_read(&kdev->rwsem);
-	atomic_dec(&cr->psp->users);
+	kdat_obj_unuse(&cr->psp->obj, cr->obj.ia);
 }
 
 static const struct kdat_obj_ops kdat_cr_ops = {
@@ -98,6 +103,7 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 	};
 	struct kdat_device *kdev = psp->ia->kdev;
 	struct kdat_cr *cr;
+	u32 backlog;
 	bool alive;
 
 	/* An RSP takes one request; the CM rejects the others. */
@@ -111,6 +117,7 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 	cr->psp = psp;
 	cr->rsp_ep = psp->rsp_ep;
 	cr->cm_kind = KDAT_CM_CR;
+	mutex_init(&cr->reply_lock);
 	cr->cm_id = id;
 	cr->conn_qual = psp->conn_qual;
 	memcpy(&cr->remote, &id->route.addr.dst_addr, sizeof(cr->remote));
@@ -148,11 +155,19 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 		return -ENODEV;
 	}
 	kdat_dev_res_add(kdev, &cr->res, kdat_cr_disassociate);
+	/*
+	 * Every unanswered request keeps a CR and its cm_id: a bounded
+	 * backlog, no longer than the EVD that reports them (a request whose
+	 * event is lost could never be answered). The PSP's users are its
+	 * CRs. Past it the CM rejects, as a full listen backlog does.
+	 */
+	backlog = min_t(u32, READ_ONCE(max_conn_requests), psp->evd->qlen);
 	spin_lock(&kfile->obj_lock);
-	alive = !list_empty(&psp->obj.file_node);
+	alive = kdat_obj_alive(&psp->obj) &&
+		atomic_read(&psp->obj.users) < backlog;
 	if (alive) {
 		id->context = &cr->cm_kind;
-		atomic_inc(&psp->users);
+		kdat_obj_use(&psp->obj, psp->ia);
 		kdat_obj_publish_obj_locked(&cr->obj);
 		psp->rsp_fired = true;
 	}
@@ -195,13 +210,6 @@ int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 	return 0;
 }
 
-static int kdat_psp_can_destroy(struct kdat_obj *obj)
-{
-	struct kdat_psp *psp = container_of(obj, struct kdat_psp, obj);
-
-	return atomic_read(&psp->users) ? -EBUSY : 0;
-}
-
 static void kdat_psp_destroy(struct kdat_obj *obj)
 {
 	struct kdat_psp *psp = container_of(obj, struct kdat_psp, obj);
@@ -211,21 +219,25 @@ static void kdat_psp_destroy(struct kdat_obj *obj)
 	if (psp->rsp_ep) {
 		/* Not taken by a connection: the EP is free again. */
 		kdat_ep_reserve(psp->rsp_ep, false);
-		atomic_dec(&psp->rsp_ep->users);
+		kdat_obj_unuse(&psp->rsp_ep->obj, psp->ia);
 	}
-	kdat_evd_unuse(psp->evd, psp->ia);
-	atomic_dec(&psp->ia->users);
+	kdat_obj_unuse(&psp->evd->obj, psp->ia);
+	kdat_obj_unuse(&psp->ia->obj, psp->ia);
 }
 
+static int kdat_psp_listen(struct kdat_psp *psp);
+
 static const struct kdat_obj_ops kdat_psp_ops = {
-	.can_destroy = kdat_psp_can_destroy,
 	.destroy = kdat_psp_destroy,
 };
 
 /*
  * A PSP (@ep NULL) or RSP (for @ep) of @kfile on @ia for @conn_qual, its
- * requests reported on @evd; reserved, not listening yet
- * (kdat_psp_listen()). The caller holds kfile->lock.
+ * requests reported on @evd; reserved and listening. The caller holds
+ * kfile->lock from the parents' lookup to the publication, as for every
+ * create: requests that arrive before it publishes are rejected (the CM
+ * handler takes only obj_lock, never the file lock, so listening and a
+ * failed listen's rdma_destroy_id() may run under it).
  */
 int kdat_psp_new(struct kdat_file *kfile, struct kdat_ia *ia,
 		 struct kdat_evd *evd, struct kdat_ep *ep, u64 conn_qual,
@@ -258,15 +270,19 @@ int kdat_psp_new(struct kdat_file *kfile, struct kdat_ia *ia,
 		psp->rsp_ep = ep;
 	}
 	psp->conn_qual = conn_qual;
-	atomic_set(&psp->users, 0);
 
 	ret = kdat_obj_reserve(kfile, &psp->obj, ia);
 	if (ret)
 		goto err_free;
-	kdat_evd_use(evd, ia);
-	atomic_inc(&ia->users);
+	kdat_obj_use(&evd->obj, ia);
+	kdat_obj_use(&ia->obj, ia);
 	if (ep)
-		atomic_inc(&ep->users);
+		kdat_obj_use(&ep->obj, ia);
+	ret = kdat_psp_listen(psp);
+	if (ret) {
+		kdat_obj_discard(&psp->obj);
+		return ret;
+	}
 	*pspp = psp;
 	return 0;
 
@@ -277,12 +293,8 @@ err_free:
 	return ret;
 }
 
-/*
- * Start listening for a built PSP. Called without the file lock: a failure
- * destroys the cm_id, which waits for the CM's handlers, and those take
- * the file lock. Requests before the PSP is published are rejected.
- */
-int kdat_psp_listen(struct kdat_psp *psp)
+/* Start listening for a built PSP, in the opener's network namespace. */
+static int kdat_psp_listen(struct kdat_psp *psp)
 {
 	struct sockaddr_in any = {
 		.sin_family = AF_INET,
@@ -291,7 +303,8 @@ int kdat_psp_listen(struct kdat_psp *psp)
 	struct rdma_cm_id *id;
 	int ret;
 
-	id = rdma_create_id(&init_net, kdat_cm_handler, &psp->cm_kind,
+	id = rdma_create_id(psp->obj.file->net, kdat_cm_handler,
+			    &psp->cm_kind,
 			    RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
@@ -340,25 +353,12 @@ int kdat_cmd_psp_create(struct kdat_ucmd *ucmd)
 		goto out_put;
 	}
 	ret = kdat_psp_new(kfile, ia, evd, ep, cmd->conn_qual, &psp);
-	mutex_unlock(&kfile->lock);
 	if (!ret) {
-		ret = kdat_psp_listen(psp);
-		if (!ret) {
-			mutex_lock(&kfile->lock);
-			cmd->out_psp_handle = psp->obj.handle;
-			ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
-			if (!ret)
-				kdat_obj_publish_locked(&psp->obj);
-			mutex_unlock(&kfile->lock);
-		}
-		/* Its parents cannot go: it counts in their users. */
-		if (ret)
-			kdat_obj_discard(&psp->obj);
+		cmd->out_psp_handle = psp->obj.handle;
+		ret = kdat_ucmd_finish(ucmd, sizeof(*cmd), &psp->obj);
 	}
-	goto out_put_unlocked;
 out_put:
 	mutex_unlock(&kfile->lock);
-out_put_unlocked:
 	if (ep)
 		kdat_obj_put(&ep->obj);
 	if (evd)
@@ -425,21 +425,21 @@ int kdat_cr_reply_do(struct kdat_file *kfile, u32 cr_handle, u32 ep_handle,
 	}
 
 	/*
-	 * Under the rwsem the CR's id stays valid: only the CR's own destroy
-	 * and the device's removal drop it, and a reply that gave it to an
-	 * EP takes it off the device list.
+	 * Under reply_lock and the rwsem the CR's id stays valid: only the
+	 * CR's own destroy (it waits for our reference), the device's removal
+	 * (it waits for the rwsem) and an accept (under reply_lock) drop it.
 	 */
+	mutex_lock(&cr->reply_lock);
 	down_read(&kdev->rwsem);
 	id = cr->cm_id;
 	if (!id) {
 		up_read(&kdev->rwsem);
-		ret = -ENODEV;	/* the device is gone */
+		mutex_unlock(&cr->reply_lock);
+		ret = -ENODEV;	/* the device is gone, or accepted already */
 		goto out_put;
 	}
 	rdma_lock_handler(id);
-	if (cr->cm_id != id) {
-		ret = -EBUSY;	/* a concurrent reply won */
-	} else if (accept && cr->rsp_ep && cr->rsp_ep != ep) {
+	if (accept && cr->rsp_ep && cr->rsp_ep != ep) {
 		ret = -EINVAL;	/* an RSP's request is for its own EP */
 	} else if (accept) {
 		ret = kdat_ep_accept(ep, id, pdata, pdata_len, cr->rsp_ep);
@@ -454,6 +454,7 @@ int kdat_cr_reply_do(struct kdat_file *kfile, u32 cr_handle, u32 ep_handle,
 	}
 	rdma_unlock_handler(id);
 	up_read(&kdev->rwsem);
+	mutex_unlock(&cr->reply_lock);
 
 out_put:
 	handle = cr->obj.handle;

@@ -133,14 +133,28 @@ static struct ib_client kdat_client = {
 	.rename = kdat_rename_one,
 };
 
-/* Find a present device by name; returns it with a reference, or NULL. */
-struct kdat_device *kdat_device_find(const char *name)
+/*
+ * May a process of @net use @kdev? As for uverbs: in the RDMA subsystem's
+ * exclusive netns mode a device is seen only from its own namespace.
+ * Called under kdat_devices_lock (@kdev is on the list: ibdev is valid).
+ */
+static bool kdat_device_visible(struct kdat_device *kdev, struct net *net)
+{
+	return rdma_dev_access_netns(kdev->ibdev, net);
+}
+
+/*
+ * Find a present device that @net may use, by name; returns it with a
+ * reference, or NULL.
+ */
+struct kdat_device *kdat_device_find(const char *name, struct net *net)
 {
 	struct kdat_device *kdev;
 
 	mutex_lock(&kdat_devices_lock);
 	list_for_each_entry(kdev, &kdat_devices, node) {
-		if (!strcmp(kdev->name, name)) {
+		if (!strcmp(kdev->name, name) &&
+		    kdat_device_visible(kdev, net)) {
 			kref_get(&kdev->ref);
 			mutex_unlock(&kdat_devices_lock);
 			return kdev;
@@ -193,7 +207,7 @@ static void kdat_fill_port_info(struct kdat_device *kdev, u32 port,
  * Snapshot every port of every device into a kernel array, so nothing is
  * copied to user space under kdat_devices_lock.
  */
-static struct kdat_port_info *kdat_snapshot_ports(u32 *nr)
+static struct kdat_port_info *kdat_snapshot_ports(struct net *net, u32 *nr)
 {
 	struct kdat_port_info *infos;
 	struct kdat_device *kdev;
@@ -202,13 +216,16 @@ static struct kdat_port_info *kdat_snapshot_ports(u32 *nr)
 	mutex_lock(&kdat_devices_lock);
 	/* Devices on the list have not been removed: ibdev is valid. */
 	list_for_each_entry(kdev, &kdat_devices, node)
-		n += rdma_end_port(kdev->ibdev) - rdma_start_port(kdev->ibdev) + 1;
-	infos = kcalloc(max(n, 1U), sizeof(*infos), GFP_KERNEL);
+		if (kdat_device_visible(kdev, net))
+			n += rdma_end_port(kdev->ibdev) -
+			     rdma_start_port(kdev->ibdev) + 1;
+	infos = kcalloc(max(n, 1U), sizeof(*infos), GFP_KERNEL_ACCOUNT);
 	if (!infos)
 		goto out_unlock;
 	list_for_each_entry(kdev, &kdat_devices, node)
-		rdma_for_each_port(kdev->ibdev, port)
-			kdat_fill_port_info(kdev, port, &infos[i++]);
+		if (kdat_device_visible(kdev, net))
+			rdma_for_each_port(kdev->ibdev, port)
+				kdat_fill_port_info(kdev, port, &infos[i++]);
 	*nr = n;
 out_unlock:
 	mutex_unlock(&kdat_devices_lock);
@@ -231,7 +248,7 @@ int kdat_cmd_device_list(struct kdat_ucmd *ucmd)
 	room = cmd->num_entries;
 	uentries = u64_to_user_ptr(cmd->entries);
 
-	infos = kdat_snapshot_ports(&nr);
+	infos = kdat_snapshot_ports(ucmd->kfile->net, &nr);
 	if (!infos)
 		return -ENOMEM;
 

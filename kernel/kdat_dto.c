@@ -247,7 +247,7 @@ static struct kdat_slot_chunk *kdat_slot_chunk_alloc(u32 n,
 	struct kdat_slot_chunk *c;
 	u32 i;
 
-	c = kvzalloc(struct_size(c, ctx, n), GFP_KERNEL);
+	c = kvzalloc(struct_size(c, ctx, n), GFP_KERNEL_ACCOUNT);
 	if (!c)
 		return NULL;
 	for (i = 0; i < n; i++) {
@@ -331,18 +331,26 @@ void kdat_slot_put(struct kdat_slots *s, struct kdat_dto_ctx *ctx)
 }
 
 /* A receive from an SRQ completed on @ep: free the SRQ's slot. */
-static void kdat_srq_done(struct kdat_srq *srq, struct kdat_ep *ep,
+/*
+ * A receive of @srq completed on the QP at @qp (an address only: the QP
+ * may be gone, see struct kdat_srq). Its EP is alive: it leaves the map
+ * only after its teardown has seen its last completion through.
+ */
+static void kdat_srq_done(struct kdat_srq *srq, const struct ib_qp *qp,
 			  struct kdat_dto_ctx *ctx, u32 status, u64 length)
 {
 	u64 cookie = ctx->cookie;
 	unsigned long flags;
+	struct kdat_ep *ep;
 
 	spin_lock_irqsave(&srq->lock, flags);
+	ep = kdat_srq_find_ep(srq, qp);
 	kdat_slot_put(&srq->slots, ctx);
 	if (srq->ring)
 		kdat_ring_completed(srq->ring, 1);
 	spin_unlock_irqrestore(&srq->lock, flags);
-	kdat_dto_event(ep, KDAT_DTO_RECEIVE, cookie, status, length);
+	if (ep)
+		kdat_dto_event(ep, KDAT_DTO_RECEIVE, cookie, status, length);
 }
 
 /* A DTO completed (the CQ's softirq poller). */
@@ -372,9 +380,7 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 		status = KDAT_DTO_ERR_LOCAL_LENGTH;
 
 	if (ctx->srq) {
-		/* The EP that took the buffer: its QP's context. */
-		kdat_srq_done(ctx->srq, wc->qp->qp_context, ctx, status,
-			      length);
+		kdat_srq_done(ctx->srq, wc->qp, ctx, status, length);
 		return;
 	}
 

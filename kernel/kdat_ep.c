@@ -180,7 +180,7 @@ static int kdat_ep_qp_connect(struct kdat_ep *ep, struct rdma_cm_id *id)
 	return ret;
 }
 
-static int kdat_ep_qp_to_init(struct kdat_ep *ep)
+static int kdat_ep_qp_to_init(struct kdat_ep *ep, struct ib_qp *qp)
 {
 	struct ib_qp_attr attr = {
 		.qp_state = IB_QPS_INIT,
@@ -191,8 +191,50 @@ static int kdat_ep_qp_to_init(struct kdat_ep *ep)
 				   IB_ACCESS_REMOTE_WRITE,
 	};
 
-	return ib_modify_qp(ep->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			    IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+}
+
+/*
+ * An EP joins its SRQ: its barrier QP (see struct kdat_ep), in INIT so
+ * that ib_drain_rq() can move it to ERR, and its place in the SRQ's map.
+ * Its one receive completion has room in the CQ: the EP committed one
+ * more than the SRQ's buffers for its receive queue's drain.
+ */
+static int kdat_ep_srq_join(struct kdat_ep *ep, struct ib_pd *pd,
+			    struct ib_cq *cq)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.send_cq = cq,
+		.recv_cq = cq,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = {
+			.max_send_wr = 1,
+			.max_recv_wr = 1,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.port_num = ep->pz->ia->port_num,
+	};
+	struct ib_qp *qp;
+	int ret;
+
+	qp = ib_create_qp(pd, &init);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	ret = kdat_ep_qp_to_init(ep, qp);
+	if (!ret) {
+		ep->srq_key = ep->qp;
+		/* A rare reuse of a QP address still being reaped. */
+		ret = kdat_srq_add_ep(ep->srq, ep) ? -ENOMEM : 0;
+	}
+	if (ret) {
+		ib_destroy_qp(qp);
+		return ret;
+	}
+	ep->barrier_qp = qp;
+	return 0;
 }
 
 static int kdat_ep_qp_reset(struct kdat_ep *ep);
@@ -517,6 +559,22 @@ static void kdat_ep_drain(struct kdat_ep *ep)
 		       ep->obj.handle);
 }
 
+/*
+ * The QP of an EP on an SRQ is gone (no completion of it is made any
+ * more); some may still wait in the receive CQ. A receive flushed through
+ * the barrier QP completes after them: once it has, none is left, and the
+ * EP leaves the SRQ's map.
+ */
+static void kdat_ep_srq_reap(struct kdat_ep *ep)
+{
+	if (!ep->barrier_qp)
+		return;
+	ib_drain_rq(ep->barrier_qp);
+	ib_destroy_qp(ep->barrier_qp);
+	ep->barrier_qp = NULL;
+	kdat_srq_del_ep(ep->srq, ep);
+}
+
 /* The solicited-wait CQ goes after the QP. */
 static void kdat_ep_sw_destroy(struct kdat_ep *ep)
 {
@@ -558,6 +616,7 @@ static enum kdat_ep_state kdat_ep_teardown(struct kdat_ep *ep)
 
 	kdat_ep_drain(ep);
 	ib_destroy_qp(ep->qp);
+	kdat_ep_srq_reap(ep);
 	ep->qp = NULL;
 	kdat_ep_sw_destroy(ep);
 	return state;
@@ -609,25 +668,17 @@ static void kdat_ep_destroy(struct kdat_obj *obj)
 	kdat_ring_detach(ep->rq_ring);
 	kdat_ep_free_ctx(ep);
 
-	kdat_evd_unuse(ep->recv_evd, ep->pz->ia);
-	kdat_evd_unuse(ep->req_evd, ep->pz->ia);
-	kdat_evd_unuse(ep->conn_evd, ep->pz->ia);
-	kdat_evd_uncommit(ep->recv_evd, ep->attr.max_recv_dtos);
-	kdat_evd_uncommit(ep->req_evd, ep->attr.max_request_dtos);
-	atomic_dec(&ep->pz->users);
+	kdat_obj_unuse(&ep->recv_evd->obj, ep->obj.ia);
+	kdat_obj_unuse(&ep->req_evd->obj, ep->obj.ia);
+	kdat_obj_unuse(&ep->conn_evd->obj, ep->obj.ia);
+	kdat_evd_uncommit(ep->recv_evd, ep->recv_cqes);
+	kdat_evd_uncommit(ep->req_evd, ep->send_cqes);
+	kdat_obj_unuse(&ep->pz->obj, ep->obj.ia);
 	if (ep->srq)
-		atomic_dec(&ep->srq->users);
-}
-
-static int kdat_ep_can_destroy(struct kdat_obj *obj)
-{
-	struct kdat_ep *ep = container_of(obj, struct kdat_ep, obj);
-
-	return atomic_read(&ep->users) ? -EBUSY : 0;
+		kdat_obj_unuse(&ep->srq->obj, ep->obj.ia);
 }
 
 static const struct kdat_obj_ops kdat_ep_ops = {
-	.can_destroy = kdat_ep_can_destroy,
 	.destroy = kdat_ep_destroy,
 };
 
@@ -698,11 +749,11 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	ep->req_evd = req_evd;
 	ep->conn_evd = conn_evd;
 	ep->srq = srq;
-	atomic_set(&ep->users, 0);
 	INIT_WORK(&ep->sw_work, kdat_ep_sw_work);
 	init_waitqueue_head(&ep->idle_wq);
 	spin_lock_init(&ep->sw_lock);
 	INIT_LIST_HEAD(&ep->sw_node);
+	INIT_HLIST_NODE(&ep->srq_node);
 	ep->cm_kind = KDAT_CM_EP;
 	ep->state = KDAT_EP_STATE_UNCONNECTED;
 	mutex_init(&ep->cm_lock);
@@ -724,15 +775,22 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	ret = kdat_ep_check_attr(&ep->attr, &ibdev->attrs);
 	if (ret)
 		goto err_unlock_dev;
-	/* The CQs must hold every completion the EPs on them may produce. */
-	ret = kdat_evd_commit(recv_evd, ep->attr.max_recv_dtos);
+	/*
+	 * The CQs must hold every completion the EPs on them may produce:
+	 * each DTO's and the drain marker ib_drain_qp() posts last (lost in
+	 * a full CQ, it would leave the drain waiting forever). With an SRQ
+	 * every buffer of it may complete here (kdat_srq_commit_eps()).
+	 */
+	ret = kdat_evd_commit(recv_evd, ep->attr.max_recv_dtos + 1);
 	if (ret)
 		goto err_unlock_dev;
-	ret = kdat_evd_commit(req_evd, ep->attr.max_request_dtos);
+	ep->recv_cqes = ep->attr.max_recv_dtos + 1;
+	ret = kdat_evd_commit(req_evd, ep->attr.max_request_dtos + 1);
 	if (ret) {
-		kdat_evd_uncommit(recv_evd, ep->attr.max_recv_dtos);
+		kdat_evd_uncommit(recv_evd, ep->recv_cqes);
 		goto err_unlock_dev;
 	}
+	ep->send_cqes = ep->attr.max_request_dtos + 1;
 	if (kdat_slots_init(&ep->send, ep->attr.max_request_dtos, ep, NULL) ||
 	    kdat_slots_init(&ep->recv, srq ? 0 : ep->attr.max_recv_dtos, ep,
 			    NULL)) {
@@ -785,9 +843,14 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	}
 	ep->send_sge = min_t(u32, init.cap.max_send_sge, KDAT_EP_MAX_IOV);
 	ep->recv_sge = min_t(u32, init.cap.max_recv_sge, KDAT_EP_MAX_IOV);
-	ret = kdat_ep_qp_to_init(ep);
+	ret = kdat_ep_qp_to_init(ep, ep->qp);
 	if (ret)
 		goto err_qp;
+	if (srq) {
+		ret = kdat_ep_srq_join(ep, pz->pd, recv_evd->cq);
+		if (ret)
+			goto err_qp;
+	}
 	if (ep->sw_cq) {
 		unsigned long flags;
 
@@ -806,12 +869,12 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	if (ret)
 		goto err_release;
 
-	kdat_evd_use(recv_evd, pz->ia);
-	kdat_evd_use(req_evd, pz->ia);
-	kdat_evd_use(conn_evd, pz->ia);
-	atomic_inc(&pz->users);
+	kdat_obj_use(&recv_evd->obj, pz->ia);
+	kdat_obj_use(&req_evd->obj, pz->ia);
+	kdat_obj_use(&conn_evd->obj, pz->ia);
+	kdat_obj_use(&pz->obj, pz->ia);
 	if (srq)
-		atomic_inc(&srq->users);
+		kdat_obj_use(&srq->obj, pz->ia);
 	*epp = ep;
 	return 0;
 
@@ -821,8 +884,8 @@ err_ctx:
 	if (ep->sw_cq)
 		ib_destroy_cq(ep->sw_cq);
 	kdat_ep_free_ctx(ep);
-	kdat_evd_uncommit(recv_evd, ep->attr.max_recv_dtos);
-	kdat_evd_uncommit(req_evd, ep->attr.max_request_dtos);
+	kdat_evd_uncommit(recv_evd, ep->recv_cqes);
+	kdat_evd_uncommit(req_evd, ep->send_cqes);
 err_unlock_dev:
 	up_read(&pz->ia->kdev->rwsem);
 	kdat_obj_abort(&ep->obj);
@@ -830,8 +893,8 @@ err_unlock_dev:
 err_release:
 	kdat_ep_release(ep);
 	kdat_ep_free_ctx(ep);
-	kdat_evd_uncommit(recv_evd, ep->attr.max_recv_dtos);
-	kdat_evd_uncommit(req_evd, ep->attr.max_request_dtos);
+	kdat_evd_uncommit(recv_evd, ep->recv_cqes);
+	kdat_evd_uncommit(req_evd, ep->send_cqes);
 	kdat_obj_abort(&ep->obj);
 	return ret;
 }
@@ -939,7 +1002,7 @@ static int kdat_ep_qp_reset(struct kdat_ep *ep)
 	ret = ib_modify_qp(ep->qp, &attr, IB_QP_STATE);
 	if (ret)
 		return ret;
-	return kdat_ep_qp_to_init(ep);
+	return kdat_ep_qp_to_init(ep, ep->qp);
 }
 
 /*
@@ -965,7 +1028,7 @@ int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 		ret = -ENODEV;
 		goto out_unlock_dev;
 	}
-	id = rdma_create_id(&init_net, kdat_cm_handler, &ep->cm_kind,
+	id = rdma_create_id(ep->obj.file->net, kdat_cm_handler, &ep->cm_kind,
 			    RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id)) {
 		ret = PTR_ERR(id);
@@ -1197,6 +1260,36 @@ static int kdat_ep_set_limit(struct kdat_slots *s, u32 n)
 	return 0;
 }
 
+/* Grow @ep's commitment on @evd from @old to @new DTOs; 0 if not larger. */
+static int kdat_ep_commit_more(struct kdat_evd *evd, u32 *cqes, u32 old,
+			       u32 new)
+{
+	int ret;
+
+	if (new <= old)
+		return 0;
+	ret = kdat_evd_commit(evd, new - old);
+	if (!ret)
+		*cqes += new - old;
+	return ret;
+}
+
+/* Shrink it back (the undo of the above, or a smaller count). */
+static void kdat_ep_commit_less(struct kdat_evd *evd, u32 *cqes, u32 old,
+				u32 new)
+{
+	if (new < old) {
+		kdat_evd_uncommit(evd, old - new);
+		*cqes -= old - new;
+	}
+}
+
+/*
+ * New DTO counts, up to the QP's: the CQs grow first (the only step that
+ * can fail for want of room), then the limits, then what is no longer
+ * needed is given back; a failure at any step leaves everything as it
+ * was. The caller holds the file lock (CQ commitments).
+ */
 static int kdat_ep_modify_dtos(struct kdat_ep *ep, const struct kdat_ep_attr *a)
 {
 	u32 old_recv = ep->attr.max_recv_dtos;
@@ -1206,6 +1299,19 @@ static int kdat_ep_modify_dtos(struct kdat_ep *ep, const struct kdat_ep_attr *a)
 
 	if (ep->srq && a->max_recv_dtos != old_recv)
 		return -EINVAL;	/* the SRQ's */
+	if (!a->max_recv_dtos || !a->max_request_dtos)
+		return -EINVAL;
+	if (a->max_request_dtos > ep->send.nr ||
+	    (!ep->srq && a->max_recv_dtos > ep->recv.nr))
+		return -EOPNOTSUPP;	/* the QP cannot grow */
+	ret = kdat_ep_commit_more(ep->recv_evd, &ep->recv_cqes, old_recv,
+				  a->max_recv_dtos);
+	if (ret)
+		return ret;
+	ret = kdat_ep_commit_more(ep->req_evd, &ep->send_cqes, old_req,
+				  a->max_request_dtos);
+	if (ret)
+		goto err_recv;
 	spin_lock_irqsave(&ep->lock, flags);
 	ret = kdat_ep_set_limit(&ep->send, a->max_request_dtos);
 	if (!ret && !ep->srq) {
@@ -1215,15 +1321,22 @@ static int kdat_ep_modify_dtos(struct kdat_ep *ep, const struct kdat_ep_attr *a)
 	}
 	spin_unlock_irqrestore(&ep->lock, flags);
 	if (ret)
-		return ret;
-	/* Smaller or equal: the CQs hold the new commitment as they are. */
-	kdat_evd_uncommit(ep->recv_evd, old_recv);
-	kdat_evd_uncommit(ep->req_evd, old_req);
-	WARN_ON(kdat_evd_commit(ep->recv_evd, a->max_recv_dtos));
-	WARN_ON(kdat_evd_commit(ep->req_evd, a->max_request_dtos));
+		goto err_req;
+	kdat_ep_commit_less(ep->recv_evd, &ep->recv_cqes, old_recv,
+			    a->max_recv_dtos);
+	kdat_ep_commit_less(ep->req_evd, &ep->send_cqes, old_req,
+			    a->max_request_dtos);
 	ep->attr.max_recv_dtos = a->max_recv_dtos;
 	ep->attr.max_request_dtos = a->max_request_dtos;
 	return 0;
+
+err_req:
+	kdat_ep_commit_less(ep->req_evd, &ep->send_cqes, a->max_request_dtos,
+			    old_req);
+err_recv:
+	kdat_ep_commit_less(ep->recv_evd, &ep->recv_cqes, a->max_recv_dtos,
+			    old_recv);
+	return ret;
 }
 
 int kdat_cmd_ep_modify(struct kdat_ucmd *ucmd)

@@ -121,13 +121,6 @@ void kdat_evd_uncommit(struct kdat_evd *evd, u32 n)
 	spin_unlock_irqrestore(&evd->lock, flags);
 }
 
-static int kdat_evd_can_destroy(struct kdat_obj *obj)
-{
-	struct kdat_evd *evd = container_of(obj, struct kdat_evd, obj);
-
-	return atomic_read(&evd->users) ? -EBUSY : 0;
-}
-
 /*
  * The device is going (or the EVD is): free the CQ. The device's removal
  * also reports itself on the IA's async EVDs, which stay usable.
@@ -186,13 +179,19 @@ static void kdat_evd_destroy(struct kdat_obj *obj)
 	kdat_evd_release(evd);
 	kdat_ring_detach(evd->ring);
 	if (evd->cno)
-		atomic_dec(&evd->cno->users);
+		kdat_obj_unuse(&evd->cno->obj, evd->ia);
 	kvfree(evd->events);
-	atomic_dec(&evd->ia->users);
+	kdat_obj_unuse(&evd->ia->obj, evd->ia);
+}
+
+/* Unlinked: a thread asleep in a wait returns (EBADF) and lets it go. */
+static void kdat_evd_kill(struct kdat_obj *obj)
+{
+	wake_up_all(&container_of(obj, struct kdat_evd, obj)->wq);
 }
 
 static const struct kdat_obj_ops kdat_evd_ops = {
-	.can_destroy = kdat_evd_can_destroy,
+	.kill = kdat_evd_kill,
 	.destroy = kdat_evd_destroy,
 };
 
@@ -223,9 +222,8 @@ int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
 	init_waitqueue_head(&evd->wq);
 	spin_lock_init(&evd->sw_lock);
 	INIT_LIST_HEAD(&evd->sw_eps);
-	atomic_set(&evd->users, 0);
 	evd->events = kvcalloc(evd->qlen + 1, sizeof(*evd->events),
-			       GFP_KERNEL);
+			       GFP_KERNEL_ACCOUNT);
 	if (!evd->events) {
 		ret = -ENOMEM;
 		goto err_free;
@@ -259,9 +257,9 @@ int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
 	if (ret)
 		goto err_release;
 
-	atomic_inc(&ia->users);
+	kdat_obj_use(&ia->obj, ia);
 	if (cno) {
-		atomic_inc(&cno->users);
+		kdat_obj_use(&cno->obj, ia);
 		evd->cno = cno;
 	}
 	if (evd->flags & KDAT_EVD_ASYNC) {
@@ -308,6 +306,11 @@ int kdat_cmd_evd_create(struct kdat_ucmd *ucmd)
 			       KDAT_OBJ_CNO);
 		if (!cno) {
 			ret = -EBADF;
+			goto out_put;
+		}
+		/* As for dat_evd_modify_cno: a CNO of the EVD's own IA. */
+		if (cno->ia != ia) {
+			ret = -EINVAL;
 			goto out_put;
 		}
 	}
@@ -382,12 +385,16 @@ int kdat_evd_wait_for(struct kdat_evd *evd, u32 threshold, u64 timeout_us)
 							 U32_MAX));
 		timeout = wait_event_interruptible_timeout(evd->wq,
 				kdat_ring_evd_count(evd) >= threshold ||
-				READ_ONCE(evd->unwaitable),
+				READ_ONCE(evd->unwaitable) ||
+				READ_ONCE(evd->obj.dead),
 				timeout);
 		spin_lock_irqsave(&evd->lock, flags);
 		evd->waiting = false;
+		/* Destroyed under the waiter (kdat_evd_kill()). */
+		if (READ_ONCE(evd->obj.dead))
+			ret = -EBADF;
 		/* Made unwaitable under the waiter: it returns at once. */
-		if (evd->unwaitable && timeout >= 0)
+		if (!ret && evd->unwaitable && timeout >= 0)
 			ret = -EBUSY;
 		spin_unlock_irqrestore(&evd->lock, flags);
 		if (ret)
@@ -493,22 +500,20 @@ void kdat_evd_set_upcall(struct kdat_evd *evd,
 	spin_unlock_irqrestore(&evd->lock, flags);
 }
 
-static int kdat_cno_can_destroy(struct kdat_obj *obj)
-{
-	struct kdat_cno *cno = container_of(obj, struct kdat_cno, obj);
-
-	return atomic_read(&cno->users) ? -EBUSY : 0;
-}
-
 static void kdat_cno_destroy(struct kdat_obj *obj)
 {
 	struct kdat_cno *cno = container_of(obj, struct kdat_cno, obj);
 
-	atomic_dec(&cno->ia->users);
+	kdat_obj_unuse(&cno->ia->obj, cno->ia);
+}
+
+static void kdat_cno_kill(struct kdat_obj *obj)
+{
+	wake_up_all(&container_of(obj, struct kdat_cno, obj)->wq);
 }
 
 static const struct kdat_obj_ops kdat_cno_ops = {
-	.can_destroy = kdat_cno_can_destroy,
+	.kill = kdat_cno_kill,
 	.destroy = kdat_cno_destroy,
 };
 
@@ -534,7 +539,6 @@ int kdat_cmd_cno_create(struct kdat_ucmd *ucmd)
 		goto out_put;
 	}
 	cno->ia = ia;
-	atomic_set(&cno->users, 0);
 	spin_lock_init(&cno->lock);
 	init_waitqueue_head(&cno->wq);
 	ret = kdat_obj_reserve(kfile, &cno->obj, ia);
@@ -543,7 +547,7 @@ int kdat_cmd_cno_create(struct kdat_ucmd *ucmd)
 		goto out_put;
 	}
 	/* Counted before the answer: a failed copy undoes it by destroy. */
-	atomic_inc(&ia->users);
+	kdat_obj_use(&ia->obj, ia);
 	cmd->out_cno_handle = cno->obj.handle;
 	ret = kdat_ucmd_finish(ucmd, sizeof(*cmd), &cno->obj);
 out_put:
@@ -586,9 +590,12 @@ int kdat_cmd_cno_wait(struct kdat_ucmd *ucmd)
 		timeout = usecs_to_jiffies(min_t(u64, cmd->timeout_us,
 						 U32_MAX));
 	timeout = wait_event_interruptible_timeout(cno->wq,
-						   (h = kdat_cno_take(cno)),
+						   (h = kdat_cno_take(cno)) ||
+						   READ_ONCE(cno->obj.dead),
 						   timeout);
-	if (timeout < 0)
+	if (READ_ONCE(cno->obj.dead))
+		ret = -EBADF;
+	else if (timeout < 0)
 		ret = -EINTR;
 	else if (!h)
 		ret = -ETIMEDOUT;
@@ -631,14 +638,14 @@ int kdat_cmd_evd_modify_cno(struct kdat_ucmd *ucmd)
 			ret = -EINVAL;
 			goto out_put;
 		}
-		atomic_inc(&cno->users);
+		kdat_obj_use(&cno->obj, evd->ia);
 	}
 	spin_lock_irqsave(&evd->lock, flags);
 	old = evd->cno;
 	evd->cno = cno;
 	spin_unlock_irqrestore(&evd->lock, flags);
 	if (old)
-		atomic_dec(&old->users);
+		kdat_obj_unuse(&old->obj, evd->ia);
 out_put:
 	if (cno)
 		kdat_obj_put(&cno->obj);
@@ -663,7 +670,7 @@ static int kdat_evd_resize(struct kdat_evd *evd, u32 qlen)
 	if (READ_ONCE(evd->ring))
 		return kdat_ring_evd_resize(evd, qlen);
 	/* One spare slot for the overflow event, as at create. */
-	events = kvcalloc(qlen + 1, sizeof(*events), GFP_KERNEL);
+	events = kvcalloc(qlen + 1, sizeof(*events), GFP_KERNEL_ACCOUNT);
 	if (!events)
 		return -ENOMEM;
 	spin_lock_irqsave(&evd->lock, flags);

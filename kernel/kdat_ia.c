@@ -13,15 +13,7 @@ static void kdat_ia_destroy(struct kdat_obj *obj)
 	kdat_device_put(ia->kdev);
 }
 
-static int kdat_ia_can_destroy(struct kdat_obj *obj)
-{
-	struct kdat_ia *ia = container_of(obj, struct kdat_ia, obj);
-
-	return atomic_read(&ia->users) ? -EBUSY : 0;
-}
-
 static const struct kdat_obj_ops kdat_ia_ops = {
-	.can_destroy = kdat_ia_can_destroy,
 	.destroy = kdat_ia_destroy,
 };
 
@@ -52,7 +44,7 @@ int kdat_ia_new(struct kdat_file *kfile, const char *name, u32 port_num,
 	struct kdat_ia *ia;
 	int ret;
 
-	kdev = kdat_device_find(name);
+	kdev = kdat_device_find(name, kfile->net);
 	if (!kdev)
 		return -ENODEV;
 

@@ -741,18 +741,11 @@ static int kdat_kapi_psp(struct kdat_ia *ia, u64 conn_qual,
 		return -EBADF;
 	mutex_lock(&kfile->lock);
 	ret = kdat_psp_new(kfile, ia, evd, ep, conn_qual, &psp);
+	if (!ret)
+		kdat_obj_publish_locked(&psp->obj);
 	mutex_unlock(&kfile->lock);
 	if (ret)
 		return ret;
-	/* Listening takes no file lock (see kdat_psp_listen()). */
-	ret = kdat_psp_listen(psp);
-	if (ret) {
-		kdat_obj_discard(&psp->obj);
-		return ret;
-	}
-	mutex_lock(&kfile->lock);
-	kdat_obj_publish_locked(&psp->obj);
-	mutex_unlock(&kfile->lock);
 	*pspp = psp;
 	return 0;
 }

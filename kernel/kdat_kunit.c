@@ -444,27 +444,23 @@ static void kdat_test_refused_status(struct kunit *test)
 
 struct fake_obj {
 	struct kdat_obj obj;
-	int busy;		/* can_destroy answers EBUSY while set */
+	struct fake_obj *uses;	/* a pointer to another fake, counted */
 	int *log;		/* destroy order */
 	int *nlog;
 	int id;
 };
 
-static int fake_can_destroy(struct kdat_obj *obj)
-{
-	return container_of(obj, struct fake_obj, obj)->busy ? -EBUSY : 0;
-}
-
 static void fake_destroy(struct kdat_obj *obj)
 {
 	struct fake_obj *f = container_of(obj, struct fake_obj, obj);
 
+	if (f->uses)
+		kdat_obj_unuse(&f->uses->obj, NULL);
 	if (f->log)
 		f->log[(*f->nlog)++] = f->id;
 }
 
 static const struct kdat_obj_ops fake_ops = {
-	.can_destroy = fake_can_destroy,
 	.destroy = fake_destroy,
 };
 
@@ -512,13 +508,13 @@ static void kdat_test_handles(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, kdat_obj_get(a, h, KDAT_OBJ_EP));
 	KUNIT_EXPECT_EQ(test, kdat_obj_destroy(b, h), -EBADF);
 	/* In use by other objects: refused, and still there. */
-	f->busy = 1;
+	kdat_obj_use(&f->obj, NULL);
 	KUNIT_EXPECT_EQ(test, kdat_obj_destroy(a, h), -EBUSY);
 	got = kdat_obj_get(a, h, FAKE_TYPE);
 	KUNIT_EXPECT_PTR_EQ(test, got, &f->obj);
 	if (got)
 		kdat_obj_put(got);
-	f->busy = 0;
+	kdat_obj_unuse(&f->obj, NULL);
 	KUNIT_EXPECT_EQ(test, kdat_obj_destroy(a, h), 0);
 	/* Gone: neither found nor destroyed twice. */
 	KUNIT_EXPECT_NULL(test, kdat_obj_get(a, h, FAKE_TYPE));
@@ -557,6 +553,43 @@ static void kdat_test_handles_release_order(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, log[2], 1);
 }
 
+/*
+ * A pointer from an older object to a newer one (an EVD given a newer CNO
+ * by dat_evd_modify_cno): the sweep at release must destroy the user
+ * before what it uses, whatever their ages.
+ */
+static void kdat_test_handles_release_uses(struct kunit *test)
+{
+	struct kdat_file *kf = kdat_file_create(true);
+	struct fake_obj *f[5];
+	int log[5] = {}, nlog = 0, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, kf);
+	for (i = 1; i <= 4; i++) {
+		f[i] = fake_new(test, kf, i, log, &nlog);
+		mutex_lock(&kf->lock);
+		kdat_obj_publish_locked(&f[i]->obj);
+		mutex_unlock(&kf->lock);
+	}
+	/* 1 -> 3 -> 4 and 2 -> 4: the newest first is not allowed here. */
+	f[1]->uses = f[3];
+	kdat_obj_use(&f[3]->obj, NULL);
+	f[3]->uses = f[4];
+	kdat_obj_use(&f[4]->obj, NULL);
+	f[2]->uses = f[4];
+	kdat_obj_use(&f[4]->obj, NULL);
+	/* In use: each refuses a destroy of its own. */
+	KUNIT_EXPECT_EQ(test, kdat_obj_destroy(kf, f[4]->obj.handle), -EBUSY);
+	KUNIT_EXPECT_EQ(test, kdat_obj_destroy(kf, f[3]->obj.handle), -EBUSY);
+	kdat_file_release(kf);
+	KUNIT_ASSERT_EQ(test, nlog, 4);
+	/* Newest unused first: 2, then 1 (3 is free after it), 3, 4. */
+	KUNIT_EXPECT_EQ(test, log[0], 2);
+	KUNIT_EXPECT_EQ(test, log[1], 1);
+	KUNIT_EXPECT_EQ(test, log[2], 3);
+	KUNIT_EXPECT_EQ(test, log[3], 4);
+}
+
 static struct kunit_case kdat_logic_cases[] = {
 	KUNIT_CASE_PARAM(kdat_test_ring_span, span_gen_params),
 	KUNIT_CASE_PARAM(kdat_test_check_segment, seg_gen_params),
@@ -587,6 +620,7 @@ static struct kunit_suite kdat_ep_state_suite = {
 static struct kunit_case kdat_handle_cases[] = {
 	KUNIT_CASE(kdat_test_handles),
 	KUNIT_CASE(kdat_test_handles_release_order),
+	KUNIT_CASE(kdat_test_handles_release_uses),
 	{}
 };
 

@@ -231,6 +231,12 @@ static long kdat_fops_ioctl(struct file *filp, unsigned int cmd,
 		return ret;
 	if (ucmd.user_size < op->min_size)
 		return -EINVAL;
+	/*
+	 * A struct may grow, not without bound: past a page the tail that
+	 * copy_struct_from_user() checks for zeroes is not a newer ABI.
+	 */
+	if (ucmd.user_size > PAGE_SIZE)
+		return -E2BIG;
 
 	memset(&buf, 0, sizeof(buf));
 	ret = copy_struct_from_user(&buf, op->size, ucmd.ubuffer,

@@ -17,13 +17,6 @@
 
 #include "kdat.h"
 
-static int kdat_pz_can_destroy(struct kdat_obj *obj)
-{
-	struct kdat_pz *pz = container_of(obj, struct kdat_pz, obj);
-
-	return atomic_read(&pz->users) ? -EBUSY : 0;
-}
-
 static void kdat_pz_disassociate(struct kdat_dev_res *res)
 {
 	struct kdat_pz *pz = container_of(res, struct kdat_pz, res);
@@ -47,11 +40,10 @@ static void kdat_pz_destroy(struct kdat_obj *obj)
 	struct kdat_pz *pz = container_of(obj, struct kdat_pz, obj);
 
 	kdat_pz_release(pz);
-	atomic_dec(&pz->ia->users);
+	kdat_obj_unuse(&pz->ia->obj, pz->ia);
 }
 
 static const struct kdat_obj_ops kdat_pz_ops = {
-	.can_destroy = kdat_pz_can_destroy,
 	.destroy = kdat_pz_destroy,
 };
 
@@ -66,7 +58,6 @@ int kdat_pz_new(struct kdat_file *kfile, struct kdat_ia *ia,
 	if (!pz)
 		return -ENOMEM;
 	pz->ia = ia;
-	atomic_set(&pz->users, 0);
 	INIT_LIST_HEAD(&pz->res.node);
 
 	down_read(&ia->kdev->rwsem);
@@ -87,7 +78,7 @@ int kdat_pz_new(struct kdat_file *kfile, struct kdat_ia *ia,
 	ret = kdat_obj_reserve(kfile, &pz->obj, ia);
 	if (ret)
 		goto err_pd;
-	atomic_inc(&ia->users);
+	kdat_obj_use(&ia->obj, ia);
 	*pzp = pz;
 	return 0;
 
@@ -160,7 +151,7 @@ static void kdat_lmr_destroy(struct kdat_obj *obj)
 	kdat_lmr_release(lmr);
 	if (lmr->kernel)
 		sg_free_table(&lmr->sgt);
-	atomic_dec(&lmr->pz->users);
+	kdat_obj_unuse(&lmr->pz->obj, lmr->pz->ia);
 }
 
 static const struct kdat_obj_ops kdat_lmr_ops = {
@@ -242,7 +233,7 @@ int kdat_lmr_new_user(struct kdat_file *kfile, struct kdat_pz *pz, u64 addr,
 	ret = kdat_obj_reserve(kfile, &lmr->obj, pz->ia);
 	if (ret)
 		goto err_mr;
-	atomic_inc(&pz->users);
+	kdat_obj_use(&pz->obj, pz->ia);
 	*lmrp = lmr;
 	return 0;
 
@@ -304,7 +295,7 @@ int kdat_lmr_new_kernel(struct kdat_file *kfile, struct kdat_pz *pz,
 		kdat_lmr_release(lmr);
 		goto err_free;
 	}
-	atomic_inc(&pz->users);
+	kdat_obj_use(&pz->obj, pz->ia);
 	*lmrp = lmr;
 	return 0;
 
@@ -400,7 +391,7 @@ static void kdat_rmr_destroy(struct kdat_obj *obj)
 	if (kdat_dev_res_del(kdev, &rmr->res))
 		kdat_rmr_disassociate(&rmr->res);
 	up_read(&kdev->rwsem);
-	atomic_dec(&rmr->pz->users);
+	kdat_obj_unuse(&rmr->pz->obj, rmr->pz->ia);
 }
 
 static const struct kdat_obj_ops kdat_rmr_ops = {
@@ -432,7 +423,7 @@ int kdat_rmr_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	/* Listed from the start: a bind adds an MR under the rwsem. */
 	kdat_dev_res_add(pz->ia->kdev, &rmr->res, kdat_rmr_disassociate);
 	up_read(&pz->ia->kdev->rwsem);
-	atomic_inc(&pz->users);
+	kdat_obj_use(&pz->obj, pz->ia);
 	*rmrp = rmr;
 	return 0;
 
@@ -520,7 +511,7 @@ static int kdat_rmr_bind_frwr(struct kdat_rmr *rmr, struct kdat_lmr *lmr,
 	u32 npages;
 	int ret, n;
 
-	sub.sg = kcalloc(sub.max, sizeof(*sub.sg), GFP_KERNEL);
+	sub.sg = kcalloc(sub.max, sizeof(*sub.sg), GFP_KERNEL_ACCOUNT);
 	if (!sub.sg)
 		return -ENOMEM;
 	sg_init_table(sub.sg, sub.max);

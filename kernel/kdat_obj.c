@@ -2,11 +2,19 @@
 /*
  * kdat handle table and object lifetime; see the model in kdat.h.
  */
+#include <linux/module.h>
+#include <linux/nsproxy.h>
 #include <linux/rcupdate.h>
+#include <net/net_namespace.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
 
 #include "kdat.h"
+
+static unsigned int max_objects = 16384;
+module_param(max_objects, uint, 0644);
+MODULE_PARM_DESC(max_objects,
+		 "objects one open /dev/kdat may have at once (ENOMEM past it)");
 
 /* Every live handle of every file. Handles are allocated cyclically. */
 static DEFINE_XARRAY_ALLOC1(kdat_handles);
@@ -20,7 +28,7 @@ void *__kdat_obj_alloc(size_t size, enum kdat_obj_type type,
 {
 	struct kdat_obj *obj;
 
-	obj = kzalloc(size, GFP_KERNEL);
+	obj = kzalloc(size, GFP_KERNEL_ACCOUNT);
 	if (!obj)
 		return NULL;
 	kref_init(&obj->ref);
@@ -34,6 +42,8 @@ void *__kdat_obj_alloc(size_t size, enum kdat_obj_type type,
 
 static void kdat_obj_free(struct kdat_obj *obj)
 {
+	if (obj->file)
+		atomic_dec(&obj->file->nr_objects);
 	atomic_dec(&kdat_obj_live[obj->type]);
 	kfree_rcu(obj, rcu);
 }
@@ -48,10 +58,17 @@ int kdat_obj_reserve(struct kdat_file *kfile, struct kdat_obj *obj,
 {
 	int ret;
 
+	if (atomic_inc_return(&kfile->nr_objects) > max_objects &&
+	    !kfile->kernel) {
+		atomic_dec(&kfile->nr_objects);
+		return -ENOMEM;
+	}
 	ret = xa_alloc_cyclic(&kdat_handles, &obj->handle, NULL, xa_limit_31b,
-			      &kdat_next_handle, GFP_KERNEL);
-	if (ret < 0)
+			      &kdat_next_handle, GFP_KERNEL_ACCOUNT);
+	if (ret < 0) {
+		atomic_dec(&kfile->nr_objects);
 		return ret;
+	}
 	obj->file = kfile;
 	obj->ia = ia;
 	return 0;
@@ -112,13 +129,14 @@ struct kdat_file *kdat_file_create(bool kernel)
 {
 	struct kdat_file *kfile;
 
-	kfile = kzalloc(sizeof(*kfile), GFP_KERNEL);
+	kfile = kzalloc(sizeof(*kfile), GFP_KERNEL_ACCOUNT);
 	if (!kfile)
 		return NULL;
 	mutex_init(&kfile->lock);
 	spin_lock_init(&kfile->obj_lock);
 	INIT_LIST_HEAD(&kfile->objects);
 	kfile->kernel = kernel;
+	kfile->net = get_net(kernel ? &init_net : current->nsproxy->net_ns);
 	kdat_file_rings_init(kfile);
 	return kfile;
 }
@@ -128,6 +146,7 @@ void kdat_file_release(struct kdat_file *kfile)
 {
 	kdat_file_destroy_all(kfile);
 	kdat_file_rings_fini(kfile);
+	put_net(kfile->net);
 	mutex_destroy(&kfile->lock);
 	kfree(kfile);
 }
@@ -165,17 +184,90 @@ void kdat_obj_put(struct kdat_obj *obj)
 static void kdat_obj_finish(struct kdat_obj *obj)
 {
 	kdat_obj_put(obj);
+	/* Sleepers holding a reference (EVD and CNO waits) give it back. */
+	if (obj->ops->kill)
+		obj->ops->kill(obj);
 	wait_for_completion(&obj->released);
 	if (obj->ops->destroy)
 		obj->ops->destroy(obj);
 	kdat_obj_free(obj);
 }
 
-/* Caller holds kfile->lock and kfile->obj_lock. */
-static void kdat_obj_unlink(struct kdat_obj *obj)
+/*
+ * Make @obj unreachable: no handle finds it, nothing new is built on it,
+ * the CM handler gives its PSP no new CR. It moves from its file's list to
+ * @victims. Caller holds kfile->lock and kfile->obj_lock.
+ */
+static void kdat_obj_unlink(struct kdat_obj *obj, struct list_head *victims)
 {
+	lockdep_assert_held(&obj->file->lock);
+	lockdep_assert_held(&obj->file->obj_lock);
 	xa_erase(&kdat_handles, obj->handle);
-	list_del_init(&obj->file_node);
+	WRITE_ONCE(obj->dead, true);
+	list_move_tail(&obj->file_node, victims);
+}
+
+/* Published and not unlinked; caller holds obj->file->obj_lock. */
+bool kdat_obj_alive(struct kdat_obj *obj)
+{
+	lockdep_assert_held(&obj->file->obj_lock);
+	return !obj->dead && !list_empty(&obj->file_node);
+}
+
+/*
+ * Destroy @victims, unlinked objects, each once nothing points at it any
+ * more, newest first. Any order of creates and modifies leaves at least
+ * one victim without users: uses only point at objects of the same file,
+ * they form no cycle (each object's pointers are to objects that existed
+ * when they were set), and the victims are closed under "used by" (a
+ * whole file, or an IA without foreign users). A victim left in use
+ * regardless is a kdat bug: it is reported and leaked, never freed while
+ * something points at it.
+ */
+static void kdat_obj_sweep(struct list_head *victims)
+{
+	struct kdat_obj *obj, *next;
+
+	while (!list_empty(victims)) {
+		next = NULL;
+		list_for_each_entry_reverse(obj, victims, file_node) {
+			if (!atomic_read(&obj->users)) {
+				next = obj;
+				break;
+			}
+		}
+		if (!next) {
+			obj = list_last_entry(victims, struct kdat_obj,
+					      file_node);
+			pr_err("kdat: object %u (type %d) still in use at teardown: leaked\n",
+			       obj->handle, obj->type);
+			list_for_each_entry_safe(obj, next, victims, file_node)
+				list_del_init(&obj->file_node);
+			return;
+		}
+		list_del_init(&next->file_node);
+		kdat_obj_finish(next);
+	}
+}
+
+/*
+ * Find @handle among @kfile's published objects; NULL otherwise. The
+ * object stays valid while the caller holds kfile->lock or obj_lock (only
+ * they unlink it); the RCU section covers the reads of another file's
+ * object, which may be freed meanwhile.
+ */
+static struct kdat_obj *kdat_obj_find_locked(struct kdat_file *kfile,
+					     u32 handle)
+{
+	struct kdat_obj *obj;
+
+	lockdep_assert_held(&kfile->obj_lock);
+	rcu_read_lock();
+	obj = xa_load(&kdat_handles, handle);
+	if (obj && (obj->file != kfile || !kdat_obj_alive(obj)))
+		obj = NULL;
+	rcu_read_unlock();
+	return obj;
 }
 
 /* Destroy an object a kernel consumer names by pointer. */
@@ -187,6 +279,7 @@ int kdat_obj_destroy_ptr(struct kdat_obj *obj)
 int kdat_obj_destroy(struct kdat_file *kfile, u32 handle)
 {
 	struct kdat_obj *obj;
+	LIST_HEAD(victim);
 	int ret = 0;
 
 	mutex_lock(&kfile->lock);
@@ -196,105 +289,72 @@ int kdat_obj_destroy(struct kdat_file *kfile, u32 handle)
 	 * by the CM handler in between would count in its PSP's users.
 	 */
 	spin_lock(&kfile->obj_lock);
-	obj = xa_load(&kdat_handles, handle);
-	if (!obj || obj->file != kfile || list_empty(&obj->file_node)) {
+	obj = kdat_obj_find_locked(kfile, handle);
+	if (!obj)
 		ret = -EBADF;
-		goto out_unlock;
-	}
-	if (obj->ops->can_destroy) {
-		ret = obj->ops->can_destroy(obj);
-		if (ret)
-			goto out_unlock;
-	}
-	kdat_obj_unlink(obj);
+	else if (atomic_read(&obj->users))
+		ret = -EBUSY;
+	else
+		kdat_obj_unlink(obj, &victim);
 	spin_unlock(&kfile->obj_lock);
 	mutex_unlock(&kfile->lock);
 
-	kdat_obj_finish(obj);
-	return 0;
-
-out_unlock:
-	spin_unlock(&kfile->obj_lock);
-	mutex_unlock(&kfile->lock);
+	if (!ret)
+		kdat_obj_sweep(&victim);
 	return ret;
 }
 
-/*
- * The file is being released: no ioctl can run on it any more. Destroy
- * newest first, so every object goes before the objects it was built on.
- */
+/* The file is being released: no ioctl can run on it any more. */
 void kdat_file_destroy_all(struct kdat_file *kfile)
 {
-	struct kdat_obj *obj;
+	struct kdat_obj *obj, *tmp;
+	LIST_HEAD(victims);
 
-	for (;;) {
-		mutex_lock(&kfile->lock);
-		spin_lock(&kfile->obj_lock);
-		obj = NULL;
-		if (!list_empty(&kfile->objects)) {
-			obj = list_last_entry(&kfile->objects, struct kdat_obj,
-					      file_node);
-			kdat_obj_unlink(obj);
-		}
-		spin_unlock(&kfile->obj_lock);
-		mutex_unlock(&kfile->lock);
-		if (!obj)
-			break;
-		kdat_obj_finish(obj);
-	}
+	mutex_lock(&kfile->lock);
+	spin_lock(&kfile->obj_lock);
+	list_for_each_entry_safe(obj, tmp, &kfile->objects, file_node)
+		kdat_obj_unlink(obj, &victims);
+	spin_unlock(&kfile->obj_lock);
+	mutex_unlock(&kfile->lock);
+	kdat_obj_sweep(&victims);
 }
 
 /*
- * Abrupt close of an IA: destroy every object of @kfile created on it,
- * newest first, then the IA. Objects depend only on older objects of their
- * file, and those of other IAs only through the IA's foreign_users, which
- * must be zero (EBUSY otherwise, and nothing is destroyed). The file lock
- * is dropped around each destroy, as at file release; a thread that keeps
- * creating objects on the IA meanwhile only makes the loop longer.
+ * Abrupt close of an IA: every object of @kfile created on it, then the
+ * IA. Refused (EBUSY, nothing destroyed) while objects of other IAs use
+ * them (foreign_users). The check and the unlinking of every victim are
+ * one step under the file's locks, and every use is made under the file
+ * lock: once they are dropped no thread can find a victim or build on
+ * one, so the sweep needs no lock.
  */
 int kdat_ia_destroy_all(struct kdat_file *kfile, u32 handle)
 {
-	struct kdat_obj *obj, *iaobj;
+	struct kdat_obj *obj, *tmp, *iaobj;
+	LIST_HEAD(victims);
 	struct kdat_ia *ia;
+	int ret = 0;
 
 	mutex_lock(&kfile->lock);
-	iaobj = xa_load(&kdat_handles, handle);
-	if (!iaobj || iaobj->file != kfile || iaobj->type != KDAT_OBJ_IA) {
-		mutex_unlock(&kfile->lock);
-		return -EBADF;
+	spin_lock(&kfile->obj_lock);
+	iaobj = kdat_obj_find_locked(kfile, handle);
+	if (!iaobj || iaobj->type != KDAT_OBJ_IA) {
+		ret = -EBADF;
+		goto out_unlock;
 	}
 	ia = container_of(iaobj, struct kdat_ia, obj);
 	if (atomic_read(&ia->foreign_users)) {
-		mutex_unlock(&kfile->lock);
-		return -EBUSY;
+		ret = -EBUSY;
+		goto out_unlock;
 	}
-	/* No lookup finds the IA from here on: nothing new is built on it. */
-	xa_erase(&kdat_handles, iaobj->handle);
-	for (;;) {
-		struct kdat_obj *victim = NULL;
-
-		spin_lock(&kfile->obj_lock);
-		list_for_each_entry_reverse(obj, &kfile->objects, file_node) {
-			if (obj->ia == ia && obj != iaobj) {
-				victim = obj;
-				break;
-			}
-		}
-		if (victim)
-			kdat_obj_unlink(victim);
-		spin_unlock(&kfile->obj_lock);
-		if (!victim)
-			break;
-		mutex_unlock(&kfile->lock);
-		kdat_obj_finish(victim);
-		mutex_lock(&kfile->lock);
-	}
-	spin_lock(&kfile->obj_lock);
-	list_del_init(&iaobj->file_node);
+	list_for_each_entry_safe(obj, tmp, &kfile->objects, file_node)
+		if (obj->ia == ia)
+			kdat_obj_unlink(obj, &victims);
+out_unlock:
 	spin_unlock(&kfile->obj_lock);
 	mutex_unlock(&kfile->lock);
-	kdat_obj_finish(iaobj);
-	return 0;
+	if (!ret)
+		kdat_obj_sweep(&victims);
+	return ret;
 }
 
 int kdat_obj_count(enum kdat_obj_type type)

@@ -22,6 +22,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -31,6 +32,14 @@ static unsigned int poll_idle_us = 2000;
 module_param(poll_idle_us, uint, 0644);
 MODULE_PARM_DESC(poll_idle_us,
 		 "how long the ring poller spins with nothing to do before it sleeps (us)");
+
+static unsigned int max_pollers;
+module_param(max_pollers, uint, 0644);
+MODULE_PARM_DESC(max_pollers,
+		 "poller threads at most, all files together (0: twice the online CPUs); past it submission rings are refused with EAGAIN and libdat posts by ioctl");
+
+/* Poller threads alive, against max_pollers. */
+static atomic_t kdat_pollers = ATOMIC_INIT(0);
 
 /* Where the parts are: each index on its own cache line. */
 #define KDAT_RING_OFF_HEAD	0
@@ -52,6 +61,13 @@ struct kdat_ring {
 	u32 id;				/* mmap cookie >> PAGE_SHIFT */
 	void *mem;
 	size_t map_size;
+	/*
+	 * The pages of @mem stay in memory like pinned pages and are charged
+	 * like them: @acct_pages to @user's locked_vm, within its
+	 * RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK (as io_uring's rings).
+	 */
+	struct user_struct *user;
+	unsigned long acct_pages;
 	u32 entries;			/* a power of two */
 	u32 entry_size;
 
@@ -95,6 +111,10 @@ static void kdat_ring_free(struct kref *ref)
 {
 	struct kdat_ring *r = container_of(ref, struct kdat_ring, ref);
 
+	if (r->user) {
+		atomic_long_sub(r->acct_pages, &r->user->locked_vm);
+		free_uid(r->user);
+	}
 	vfree(r->mem);
 	kfree(r->sqe);
 	kfree(r->dto);
@@ -108,6 +128,29 @@ static void kdat_ring_put(struct kdat_ring *r)
 	kref_put(&r->ref, kdat_ring_free);
 }
 
+/* Charge @r's memory to the calling user; ENOMEM over RLIMIT_MEMLOCK. */
+static int kdat_ring_account(struct kdat_ring *r)
+{
+	unsigned long pages = r->map_size >> PAGE_SHIFT, limit, cur;
+	struct user_struct *user;
+
+	if (r->kfile->kernel || capable(CAP_IPC_LOCK))
+		return 0;
+	limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	user = get_current_user();
+	cur = atomic_long_read(&user->locked_vm);
+	do {
+		if (cur + pages > limit || cur + pages < cur) {
+			free_uid(user);
+			return -ENOMEM;
+		}
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur,
+					  cur + pages));
+	r->user = user;
+	r->acct_pages = pages;
+	return 0;
+}
+
 static struct kdat_ring *kdat_ring_alloc(struct kdat_file *kfile,
 					 enum kdat_ring_kind kind,
 					 u32 want, u32 entry_size)
@@ -119,7 +162,7 @@ static struct kdat_ring *kdat_ring_alloc(struct kdat_file *kfile,
 
 	if (!want || want > 65536)
 		return ERR_PTR(-EINVAL);
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&r->ref);
@@ -130,25 +173,27 @@ static struct kdat_ring *kdat_ring_alloc(struct kdat_file *kfile,
 	r->entry_size = entry_size;
 	array = (size_t)r->entries * entry_size;
 	r->map_size = PAGE_ALIGN(KDAT_RING_OFF_ARRAY + array);
+	if (kdat_ring_account(r))
+		goto err;
 	r->mem = vmalloc_user(r->map_size);
 	if (!r->mem)
 		goto err;
 	*kdat_ring_u32(r, KDAT_RING_OFF_MASK) = r->entries - 1;
 	*kdat_ring_u32(r, KDAT_RING_OFF_ENTRIES) = r->entries;
 	if (sq) {
-		r->sqe = kmalloc(entry_size, GFP_KERNEL);
-		r->dto = kcalloc(KDAT_RING_BATCH, sizeof(*r->dto), GFP_KERNEL);
-		r->ctx = kcalloc(KDAT_RING_BATCH, sizeof(*r->ctx), GFP_KERNEL);
+		r->sqe = kmalloc(entry_size, GFP_KERNEL_ACCOUNT);
+		r->dto = kcalloc(KDAT_RING_BATCH, sizeof(*r->dto), GFP_KERNEL_ACCOUNT);
+		r->ctx = kcalloc(KDAT_RING_BATCH, sizeof(*r->ctx), GFP_KERNEL_ACCOUNT);
 		r->swr = kcalloc(KDAT_RING_BATCH,
 				 max(sizeof(*r->swr), sizeof(*r->rwr)),
-				 GFP_KERNEL);
+				 GFP_KERNEL_ACCOUNT);
 		if (!r->sqe || !r->dto || !r->ctx || !r->swr)
 			goto err;
 	}
 	/* The cookie: an id in the file's table, never 0. */
 	ret = xa_alloc_cyclic(&kfile->rings, &r->id, r,
 			      XA_LIMIT(1, (1U << (31 - PAGE_SHIFT)) - 1),
-			      &kfile->next_ring, GFP_KERNEL);
+			      &kfile->next_ring, GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
 		goto err;
 	return r;
@@ -602,33 +647,52 @@ int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 /* Start the file's poller if it has none; poller_lock held. */
 static int kdat_poller_start(struct kdat_file *kfile)
 {
+	unsigned int limit = READ_ONCE(max_pollers);
 	struct kdat_poller *p;
 	struct task_struct *t;
+	int ret;
 
 	lockdep_assert_held(&kfile->poller_lock);
 	if (kfile->poller)
 		return 0;
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!p)
-		return -ENOMEM;
+	/*
+	 * Kernel threads count against no RLIMIT_NPROC nor pids.max: kdat
+	 * bounds them itself. Over the bound the caller posts by ioctl.
+	 */
+	if (!limit)
+		limit = 2 * num_online_cpus();
+	if (atomic_inc_return(&kdat_pollers) > limit) {
+		ret = -EAGAIN;
+		goto err_uncount;
+	}
+	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
+	if (!p) {
+		ret = -ENOMEM;
+		goto err_uncount;
+	}
 	kfile->poller = p;
 	t = kthread_create(kdat_poller_fn, kfile, "kdat-poll/%d",
 			   task_tgid_nr(current));
 	if (IS_ERR(t)) {
-		kfile->poller = NULL;
-		kfree(p);
-		return PTR_ERR(t);
+		ret = PTR_ERR(t);
+		goto err_free;
 	}
 	/* Its CPU time is the owner's: the owner's cgroups (as vhost). */
 	if (cgroup_attach_task_all(current, t)) {
 		kthread_stop(t);
-		kfile->poller = NULL;
-		kfree(p);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto err_free;
 	}
 	p->task = t;
 	wake_up_process(t);
 	return 0;
+
+err_free:
+	kfile->poller = NULL;
+	kfree(p);
+err_uncount:
+	atomic_dec(&kdat_pollers);
+	return ret;
 }
 
 /* Stop the poller if no submission ring is left. */
@@ -647,6 +711,7 @@ static void kdat_poller_stop_if_idle(struct kdat_file *kfile)
 		/* Not under ring_lock: the poller takes it. */
 		kthread_stop(p->task);
 		kfree(p);
+		atomic_dec(&kdat_pollers);
 	}
 	mutex_unlock(&kfile->poller_lock);
 }

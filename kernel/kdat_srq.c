@@ -9,7 +9,12 @@
  */
 #include <linux/slab.h>
 
+#include <linux/hash.h>
+
 #include "kdat.h"
+
+/* EPs on one SRQ whose CQ room a resize can grow. */
+#define KDAT_SRQ_COMMIT_BATCH	256
 
 #define KDAT_SRQ_MAX_IOV	32
 
@@ -53,11 +58,49 @@ static void kdat_srq_release(struct kdat_srq *srq)
 	up_read(&kdev->rwsem);
 }
 
-static int kdat_srq_can_destroy(struct kdat_obj *obj)
+/*
+ * An EP's QP joins @srq's map (see struct kdat_srq). EBUSY while an EP
+ * whose QP had the same address is still being reaped: the caller makes
+ * another QP.
+ */
+int kdat_srq_add_ep(struct kdat_srq *srq, struct kdat_ep *ep)
 {
-	struct kdat_srq *srq = container_of(obj, struct kdat_srq, obj);
+	struct hlist_head *b = &srq->eps[hash_ptr(ep->srq_key,
+						  ilog2(KDAT_SRQ_EP_HASH))];
+	unsigned long flags;
+	struct kdat_ep *e;
+	int ret = 0;
 
-	return atomic_read(&srq->users) ? -EBUSY : 0;
+	spin_lock_irqsave(&srq->lock, flags);
+	hlist_for_each_entry(e, b, srq_node)
+		if (e->srq_key == ep->srq_key)
+			ret = -EBUSY;
+	if (!ret)
+		hlist_add_head(&ep->srq_node, b);
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return ret;
+}
+
+void kdat_srq_del_ep(struct kdat_srq *srq, struct kdat_ep *ep)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	hlist_del_init(&ep->srq_node);
+	spin_unlock_irqrestore(&srq->lock, flags);
+}
+
+/* The EP whose QP is at @key; srq->lock held. */
+struct kdat_ep *kdat_srq_find_ep(struct kdat_srq *srq, const void *key)
+{
+	struct kdat_ep *e;
+
+	lockdep_assert_held(&srq->lock);
+	hlist_for_each_entry(e, &srq->eps[hash_ptr(key,
+					ilog2(KDAT_SRQ_EP_HASH))], srq_node)
+		if (e->srq_key == key)
+			return e;
+	return NULL;
 }
 
 /* Buffers still posted go with the SRQ, without events (no EP took them). */
@@ -69,11 +112,10 @@ static void kdat_srq_destroy(struct kdat_obj *obj)
 	kdat_srq_release(srq);
 	kdat_ring_detach(srq->ring);
 	kdat_slots_fini(&srq->slots);
-	atomic_dec(&srq->pz->users);
+	kdat_obj_unuse(&srq->pz->obj, srq->pz->ia);
 }
 
 static const struct kdat_obj_ops kdat_srq_ops = {
-	.can_destroy = kdat_srq_can_destroy,
 	.destroy = kdat_srq_destroy,
 };
 
@@ -98,7 +140,6 @@ int kdat_srq_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	srq->pz = pz;
 	srq->max_recv_dtos = max_recv_dtos;
 	srq->max_recv_iov = max_recv_iov ?: 1;
-	atomic_set(&srq->users, 0);
 	spin_lock_init(&srq->lock);
 	INIT_LIST_HEAD(&srq->res.node);
 	ret = kdat_slots_init(&srq->slots, srq->max_recv_dtos, NULL, srq);
@@ -131,7 +172,7 @@ int kdat_srq_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	}
 	kdat_dev_res_add(kdev, &srq->res, kdat_srq_disassociate);
 	up_read(&kdev->rwsem);
-	atomic_inc(&pz->users);
+	kdat_obj_use(&pz->obj, pz->ia);
 	*srqp = srq;
 	return 0;
 
@@ -204,6 +245,67 @@ int kdat_cmd_srq_set_lw(struct kdat_ucmd *ucmd)
  * flight keep theirs); shrinking only lowers the slot limit, the device
  * keeping its size.
  */
+/*
+ * Any buffer of @srq may complete on the receive CQ of any EP on it: give
+ * each such EP room for @n of them and its drain marker. ENOMEM, and
+ * every commitment as it was, when a CQ cannot grow. The caller holds the
+ * file lock (no EP is created on @srq meanwhile).
+ */
+static int kdat_srq_commit_eps(struct kdat_srq *srq, u32 n)
+{
+	struct kdat_file *kfile = srq->obj.file;
+	struct {
+		struct kdat_ep *ep;
+		u32 grown;
+	} *v;
+	struct kdat_obj *obj;
+	u32 nr = 0, i, done;
+	int ret = 0;
+
+	lockdep_assert_held(&kfile->lock);
+	v = kcalloc(KDAT_SRQ_COMMIT_BATCH, sizeof(*v), GFP_KERNEL_ACCOUNT);
+	if (!v)
+		return -ENOMEM;
+	/*
+	 * The file's list may change under obj_lock alone (CRs): take a
+	 * reference on each EP under it, grow the CQs (which sleeps) after.
+	 */
+	spin_lock(&kfile->obj_lock);
+	list_for_each_entry(obj, &kfile->objects, file_node) {
+		struct kdat_ep *ep = container_of(obj, struct kdat_ep, obj);
+
+		if (obj->type != KDAT_OBJ_EP || ep->srq != srq ||
+		    ep->recv_cqes >= n + 1)
+			continue;
+		if (nr == KDAT_SRQ_COMMIT_BATCH) {
+			ret = -ENOMEM;	/* more EPs than a resize handles */
+			break;
+		}
+		if (kref_get_unless_zero(&obj->ref))
+			v[nr++].ep = ep;
+	}
+	spin_unlock(&kfile->obj_lock);
+
+	for (done = 0; !ret && done < nr; done++) {
+		v[done].grown = n + 1 - v[done].ep->recv_cqes;
+		ret = kdat_evd_commit(v[done].ep->recv_evd, v[done].grown);
+		if (ret)
+			break;
+		v[done].ep->recv_cqes += v[done].grown;
+	}
+	if (ret) {
+		/* v[done] failed: give back what those before it took. */
+		while (done--) {
+			kdat_evd_uncommit(v[done].ep->recv_evd, v[done].grown);
+			v[done].ep->recv_cqes -= v[done].grown;
+		}
+	}
+	for (i = 0; i < nr; i++)
+		kdat_obj_put(&v[i].ep->obj);
+	kfree(v);
+	return ret;
+}
+
 int kdat_cmd_srq_resize(struct kdat_ucmd *ucmd)
 {
 	struct kdat_srq_resize *cmd = ucmd->cmd;
@@ -230,8 +332,10 @@ int kdat_cmd_srq_resize(struct kdat_ucmd *ucmd)
 		down_read(&kdev->rwsem);
 		if (!srq->srq)
 			ret = -ENODEV;
-		else if (ib_modify_srq(srq->srq, &attr, IB_SRQ_MAX_WR))
-			ret = -ENOMEM;
+		else
+			ret = kdat_srq_commit_eps(srq, cmd->max_recv_dtos);
+		if (!ret && ib_modify_srq(srq->srq, &attr, IB_SRQ_MAX_WR))
+			ret = -ENOMEM;	/* the EPs keep the larger room */
 		up_read(&kdev->rwsem);
 		if (!ret)
 			ret = kdat_slots_grow(&srq->slots, cmd->max_recv_dtos,

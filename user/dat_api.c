@@ -1558,7 +1558,13 @@ static DAT_RETURN kd_ep_create(DAT_IA_HANDLE ia_handle,
 		ep->sq = kd_ring_map(ia, ep->obj.kh, KDAT_RING_SEND);
 		if (ep->sq && !srq)
 			ep->rq = kd_ring_map(ia, ep->obj.kh, KDAT_RING_RECV);
-		if (!ep->sq || (!srq && !ep->rq)) {
+		/*
+		 * EAGAIN: the kernel has no poller thread to spare
+		 * (max_pollers); this EP posts by ioctl, as with KDAT_RINGS=0.
+		 */
+		if (!ep->sq && errno == EAGAIN) {
+			ep->rq = NULL;
+		} else if (!ep->sq || (!srq && !ep->rq)) {
 			kd_destroy(&ep->obj);
 			return DAT_INSUFFICIENT_RESOURCES;
 		}
@@ -1628,7 +1634,8 @@ LIBDAT_API DAT_RETURN dat_srq_create(DAT_IA_HANDLE ia_handle,
 	kd_obj_init(&srq->obj, ia, DAT_HANDLE_TYPE_SRQ, c.out_srq_handle);
 	if (kd_rings_wanted()) {
 		srq->ring = kd_ring_map(ia, srq->obj.kh, KDAT_RING_SRQ);
-		if (!srq->ring) {
+		/* EAGAIN: no poller to spare; posts go by ioctl. */
+		if (!srq->ring && errno != EAGAIN) {
 			kd_destroy(&srq->obj);
 			return DAT_INSUFFICIENT_RESOURCES;
 		}

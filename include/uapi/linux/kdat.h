@@ -11,6 +11,7 @@
  *   size < the first published size of the struct   -> EINVAL
  *   size > what this kernel knows, non-zero tail      -> E2BIG
  *   size > what this kernel knows, all-zero tail      -> works
+ *   size > the page size                              -> E2BIG
  *
  * so an older library works with a newer kernel and the reverse. Output
  * fields are written back only up to size. Fields named __reserved must be
@@ -39,7 +40,10 @@
  *               of the object has been removed       (open) /
  *                                                    DAT_INVALID_STATE
  *   ENOMEM      out of memory, or over a queue's     DAT_INSUFFICIENT_RESOURCES
- *               depth, or over RLIMIT_MEMLOCK
+ *               depth, or over RLIMIT_MEMLOCK, the
+ *               caller's memory or RDMA cgroup, or a
+ *               kdat limit (module parameters
+ *               max_objects, max_pollers)
  *   EMSGSIZE    output array too small; the count    - (DEVICE_LIST)
  *               needed is returned
  *               local buffer too small for the data  DAT_LENGTH_ERROR (DTOs)
@@ -49,6 +53,8 @@
  *   EPERM       an LMR of another Protection Zone    DAT_PROTECTION_VIOLATION
  *               than the Endpoint's
  *   EAGAIN      no event to dequeue                  DAT_QUEUE_EMPTY
+ *               no poller thread can be had for a    - (RING_CREATE: post
+ *               submission ring (max_pollers)          by ioctl instead)
  *   ETIMEDOUT   a wait timed out                     DAT_TIMEOUT_EXPIRED
  *   EINTR       a wait was interrupted by a signal   DAT_INTERRUPTED_CALL
  *   EADDRINUSE  connection qualifier in use          DAT_CONN_QUAL_IN_USE
