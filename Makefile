@@ -26,7 +26,7 @@ LIB := user/libdat.so
 LIB_SONAME := libdat.so.2
 LIB_OBJS := user/kdat_lowlevel.o user/dat_api.o
 TOOLS := user/kdat-info user/kdat-demo user/kdat-bench
-SELFTESTS := tests/selftests/kdat_dev_test
+SELFTESTS := tests/selftests/kdat_dev_test tests/selftests/kdat_hostile_test
 DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 	     tests/dat/ring_test
 TEST_HELPERS := tests/selftests/kdat_hold_ia
@@ -76,8 +76,9 @@ user/kdat-demo: user/kdat-demo.c $(LIB)
 user/kdat-info: user/kdat-info.c $(LIB)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -Luser -ldat -Wl,-rpath,$(TOP)/user
 
-tests/selftests/%: tests/selftests/%.c tests/selftests/ktap.h include/uapi/linux/kdat.h | $(SETUP_STAMP)
-	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $<
+tests/selftests/%: tests/selftests/%.c tests/selftests/ktap.h \
+		tests/selftests/kdat_util.h include/uapi/linux/kdat.h | $(SETUP_STAMP)
+	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -lpthread
 
 # The ring test also drives the uapi rings itself.
 tests/dat/ring_test: tests/dat/ring_test.c tests/selftests/ktap.h $(LIB) \

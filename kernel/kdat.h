@@ -209,12 +209,22 @@ static inline void kdat_obj_use(struct kdat_obj *target, struct kdat_ia *ia)
 		atomic_inc(&target->ia->foreign_users);
 }
 
-/* ... and stops; @target is alive (it has a user until this returns). */
+void kdat_obj_unused(void);
+
+/*
+ * ... and stops; @target is alive (it has a user until this returns).
+ * The use goes before the foreign count: an abrupt close that finds no
+ * foreign user finds none of their uses on its victims either.
+ */
 static inline void kdat_obj_unuse(struct kdat_obj *target, struct kdat_ia *ia)
 {
-	if (target->ia != ia)
-		atomic_dec(&target->ia->foreign_users);
-	atomic_dec(&target->users);
+	struct kdat_ia *tia = target->ia;
+	bool foreign = tia != ia;
+
+	if (atomic_dec_and_test(&target->users))
+		kdat_obj_unused();
+	if (foreign)
+		atomic_dec(&tia->foreign_users);
 }
 
 struct kdat_pz {

@@ -247,7 +247,8 @@ static struct kdat_slot_chunk *kdat_slot_chunk_alloc(u32 n,
 	struct kdat_slot_chunk *c;
 	u32 i;
 
-	c = kvzalloc(struct_size(c, ctx, n), GFP_KERNEL_ACCOUNT);
+	c = kvzalloc(struct_size(c, ctx, n),
+		     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!c)
 		return NULL;
 	for (i = 0; i < n; i++) {
@@ -363,7 +364,9 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 status = kdat_wc_status(wc->status);
 	u64 cookie = ctx->cookie, length = ctx->length;
 	u8 op = ctx->op, flags = ctx->flags;
+	u32 rmr_handle = ctx->rmr_handle;
 	unsigned long irqflags;
+	bool idle;
 
 	if (recv)
 		length = wc->status == IB_WC_SUCCESS ? wc->byte_len : 0;
@@ -388,25 +391,29 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	kdat_slot_put(recv ? &ep->recv : &ep->send, ctx);
 	if (recv ? ep->rq_ring : ep->sq_ring)
 		kdat_ring_completed(recv ? ep->rq_ring : ep->sq_ring, 1);
-	if (!recv && !ep->send.posted)
-		wake_up(&ep->idle_wq);	/* a graceful disconnect waits */
+	idle = !recv && !ep->send.posted;
 	spin_unlock_irqrestore(&ep->lock, irqflags);
 
 	/* Suppressed: no event for a success, as DAT says. */
-	if ((flags & KDAT_COMPLETION_SUPPRESS) && status == KDAT_DTO_SUCCESS)
-		return;
-	if (op == KDAT_OP_BIND) {
-		struct kdat_event ev = {
+	if (!(flags & KDAT_COMPLETION_SUPPRESS) || status != KDAT_DTO_SUCCESS) {
+		struct kdat_event bind = {
 			.event_number = KDAT_EVENT_RMR_BIND_COMPLETION,
 			.status = status,
 			.cookie = cookie,
-			.handle = ctx->rmr_handle,
+			.handle = rmr_handle,
 		};
 
-		kdat_evd_push(ep->req_evd, &ev);
-		return;
+		if (op == KDAT_OP_BIND)
+			kdat_evd_push(ep->req_evd, &bind);
+		else
+			kdat_dto_event(ep, op, cookie, status, length);
 	}
-	kdat_dto_event(ep, op, cookie, status, length);
+	/*
+	 * A graceful disconnect waits for the last request to complete; woken
+	 * after its event is queued, so nothing it flushes comes before it.
+	 */
+	if (idle)
+		wake_up(&ep->idle_wq);
 }
 
 /*

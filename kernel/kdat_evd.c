@@ -222,8 +222,9 @@ int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
 	init_waitqueue_head(&evd->wq);
 	spin_lock_init(&evd->sw_lock);
 	INIT_LIST_HEAD(&evd->sw_eps);
+	/* Sized by the caller: fail (ENOMEM) at the cgroup's limit, no OOM. */
 	evd->events = kvcalloc(evd->qlen + 1, sizeof(*evd->events),
-			       GFP_KERNEL_ACCOUNT);
+			       GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!evd->events) {
 		ret = -ENOMEM;
 		goto err_free;
@@ -670,7 +671,8 @@ static int kdat_evd_resize(struct kdat_evd *evd, u32 qlen)
 	if (READ_ONCE(evd->ring))
 		return kdat_ring_evd_resize(evd, qlen);
 	/* One spare slot for the overflow event, as at create. */
-	events = kvcalloc(qlen + 1, sizeof(*events), GFP_KERNEL_ACCOUNT);
+	events = kvcalloc(qlen + 1, sizeof(*events),
+			  GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!events)
 		return -ENOMEM;
 	spin_lock_irqsave(&evd->lock, flags);

@@ -20,6 +20,16 @@ MODULE_PARM_DESC(max_objects,
 static DEFINE_XARRAY_ALLOC1(kdat_handles);
 static u32 kdat_next_handle;
 
+/* A sweep waits here for a victim whose last user is being destroyed. */
+static DECLARE_WAIT_QUEUE_HEAD(kdat_unused_wq);
+
+/* Some object's users fell to 0 (kdat_obj_unuse()). */
+void kdat_obj_unused(void)
+{
+	if (wq_has_sleeper(&kdat_unused_wq))
+		wake_up_all(&kdat_unused_wq);
+}
+
 /* Live objects per type, for debugfs and the leak tests. */
 static atomic_t kdat_obj_live[KDAT_OBJ_TYPE_MAX];
 
@@ -214,29 +224,36 @@ bool kdat_obj_alive(struct kdat_obj *obj)
 	return !obj->dead && !list_empty(&obj->file_node);
 }
 
+/* The newest of @victims that nothing uses, or NULL. */
+static struct kdat_obj *kdat_obj_sweep_next(struct list_head *victims)
+{
+	struct kdat_obj *obj;
+
+	list_for_each_entry_reverse(obj, victims, file_node)
+		if (!atomic_read(&obj->users))
+			return obj;
+	return NULL;
+}
+
 /*
  * Destroy @victims, unlinked objects, each once nothing points at it any
- * more, newest first. Any order of creates and modifies leaves at least
- * one victim without users: uses only point at objects of the same file,
- * they form no cycle (each object's pointers are to objects that existed
- * when they were set), and the victims are closed under "used by" (a
- * whole file, or an IA without foreign users). A victim left in use
- * regardless is a kdat bug: it is reported and leaked, never freed while
- * something points at it.
+ * more, newest first. Any order of creates and modifies leaves a victim
+ * without users: uses only point at objects of the same file and form no
+ * cycle (each pointer is to an object that existed when it was set), and
+ * the victims are closed under "used by" (a whole file, or an IA without
+ * foreign users) but for objects that other threads were destroying when
+ * the victims were unlinked: their uses go when those destroys finish,
+ * which the sweep waits for. A use that does not go within a minute is a
+ * kdat bug: the victims are reported and leaked, never freed in use.
  */
 static void kdat_obj_sweep(struct list_head *victims)
 {
 	struct kdat_obj *obj, *next;
 
 	while (!list_empty(victims)) {
-		next = NULL;
-		list_for_each_entry_reverse(obj, victims, file_node) {
-			if (!atomic_read(&obj->users)) {
-				next = obj;
-				break;
-			}
-		}
-		if (!next) {
+		if (!wait_event_timeout(kdat_unused_wq,
+					(next = kdat_obj_sweep_next(victims)),
+					60 * HZ)) {
 			obj = list_last_entry(victims, struct kdat_obj,
 					      file_node);
 			pr_err("kdat: object %u (type %d) still in use at teardown: leaked\n",

@@ -1,0 +1,1133 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/kdat against a hostile or racing process: one case per finding of
+ * the security review (issue 13), each a reproducer of what the kernel
+ * once did wrong. Object lifetimes (pointers between objects of any age,
+ * of other IAs, sweeps racing creates), SRQ teardown under traffic, CQ
+ * room for drain markers, waits that a destroy ends, accounting and
+ * limits, network namespaces, the ioctl size cap.
+ *
+ * What a case cannot see from user space (a freed object written to) the
+ * testbed sees: KASAN on the debug kernel, slab poisoning on the stock
+ * one (slub_debug, checked with the slab caches' validate); tests/run-all
+ * fails the suite on any report in the kernel log.
+ *
+ * Needs /dev/kdat; the cases with traffic need KDAT_TEST_IP (the RDMA
+ * port's IPv4 address) and skip without; the limit cases need root.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "kdat_util.h"
+
+/* Connection qualifiers of this suite: kept apart from the others'. */
+#define QUAL_BASE	23000
+
+static const char *test_ip(void)
+{
+	const char *ip = getenv("KDAT_TEST_IP");
+
+	if (!ip)
+		ktap_skip("KDAT_TEST_IP not set: no RDMA port address");
+	return ip;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Ask every slab cache to check its objects: poison overwritten shows. */
+static void validate_slabs(void)
+{
+	DIR *d = opendir("/sys/kernel/slab");
+	struct dirent *e;
+	char path[512];
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int fd;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/validate",
+			 e->d_name);
+		fd = open(path, O_WRONLY);
+		if (fd < 0)
+			continue;
+		if (write(fd, "1", 1) < 0) {
+			/* Caches without debugging say EINVAL: nothing to do. */
+		}
+		close(fd);
+	}
+	closedir(d);
+}
+
+static const char *const types[] = {
+	"ia", "pz", "lmr", "evd", "ep", "psp", "cr", "srq", "cno", "rmr",
+};
+#define NTYPES (sizeof(types) / sizeof(types[0]))
+
+struct counts {
+	int n[NTYPES];
+};
+
+static void counts_get(struct counts *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < NTYPES; i++)
+		c->n[i] = kdat_objects(types[i]);
+}
+
+/* Every live object count is what it was (the objects of this case gone). */
+static void counts_back(const struct counts *before)
+{
+	struct counts now;
+	unsigned int i;
+
+	if (before->n[0] < 0) {
+		ktap_diag("no debugfs: object counts not checked");
+		return;
+	}
+	counts_get(&now);
+	for (i = 0; i < NTYPES; i++)
+		if (now.n[i] != before->n[i])
+			KTAP_FAIL("%s: %d live, %d before", types[i], now.n[i],
+				  before->n[i]);
+}
+
+static uint32_t evd_new(int fd, uint32_t ia, uint32_t flags, uint32_t qlen,
+			uint32_t cno)
+{
+	struct kdat_evd_create c = { .size = sizeof(c), .ia_handle = ia,
+				     .qlen = qlen, .evd_flags = flags,
+				     .cno_handle = cno };
+
+	return mk(fd, KDAT_IOCTL_EVD_CREATE, &c, &c.out_evd_handle);
+}
+
+static int modify_cno(int fd, uint32_t evd, uint32_t cno)
+{
+	struct kdat_evd_modify_cno c = { .size = sizeof(c), .evd_handle = evd,
+					 .cno_handle = cno };
+
+	return kioctl(fd, KDAT_IOCTL_EVD_MODIFY_CNO, &c);
+}
+
+static int post_se(int fd, uint32_t evd)
+{
+	struct kdat_evd_post_se c = { .size = sizeof(c), .evd_handle = evd,
+				      .pointer = 7 };
+
+	return kioctl(fd, KDAT_IOCTL_EVD_POST_SE, &c);
+}
+
+static int ep_create(int fd, uint32_t pz, uint32_t recv_evd, uint32_t req_evd,
+		     uint32_t conn_evd, uint32_t srq, uint32_t nrecv,
+		     uint32_t nreq, uint32_t *ep)
+{
+	struct kdat_ep_create c = {
+		.size = sizeof(c), .pz_handle = pz,
+		.recv_evd_handle = recv_evd, .request_evd_handle = req_evd,
+		.connect_evd_handle = conn_evd, .srq_handle = srq,
+		.attr = { .max_recv_dtos = nrecv, .max_request_dtos = nreq },
+	};
+	int ret = kioctl(fd, KDAT_IOCTL_EP_CREATE, &c);
+
+	*ep = c.out_ep_handle;
+	return ret;
+}
+
+static int psp_create(int fd, uint32_t ia, uint32_t evd, uint64_t qual,
+		      uint32_t *psp)
+{
+	struct kdat_psp_create c = { .size = sizeof(c), .ia_handle = ia,
+				     .evd_handle = evd, .conn_qual = qual };
+	int ret = kioctl(fd, KDAT_IOCTL_PSP_CREATE, &c);
+
+	*psp = c.out_psp_handle;
+	return ret;
+}
+
+/* One event of @evd within @ms; 0 or -errno. */
+static int evd_wait1(int fd, uint32_t evd, struct kdat_event *ev, int ms)
+{
+	struct kdat_evd_wait w = {
+		.size = sizeof(w), .evd_handle = evd, .threshold = 1,
+		.max_events = 1, .timeout_us = (uint64_t)ms * 1000,
+		.events = (uintptr_t)ev,
+	};
+
+	memset(ev, 0, sizeof(*ev));
+	return kioctl(fd, KDAT_IOCTL_EVD_WAIT, &w);
+}
+
+/* The next event of @evd must be @number (within 20 s). */
+static void expect_event(int fd, uint32_t evd, uint32_t number,
+			 struct kdat_event *ev)
+{
+	KTAP_EXPECT_RET(evd_wait1(fd, evd, ev, 20000), 0);
+	if (ev->event_number != number)
+		KTAP_FAIL("event %#x, want %#x (status %u)", ev->event_number,
+			  number, ev->status);
+}
+
+static int ep_connect(int fd, uint32_t ep, uint64_t qual)
+{
+	struct kdat_ep_connect c = { .size = sizeof(c), .ep_handle = ep,
+				     .conn_qual = qual,
+				     .timeout_us = 5000000 };
+
+	c.remote.family = AF_INET;
+	KTAP_EXPECT(inet_pton(AF_INET, test_ip(), c.remote.addr) == 1);
+	return kioctl(fd, KDAT_IOCTL_EP_CONNECT, &c);
+}
+
+static int cr_reply(int fd, unsigned long cmd, uint32_t cr, uint32_t ep)
+{
+	struct kdat_cr_reply c = { .size = sizeof(c), .cr_handle = cr,
+				   .ep_handle = ep };
+
+	return kioctl(fd, cmd, &c);
+}
+
+/* A 0-byte DTO (@op a send, a receive or KDAT_POST_SRQ_RECV on @h). */
+static int post0(int fd, uint32_t h, uint32_t op, uint64_t cookie)
+{
+	struct kdat_post p = { .size = sizeof(p), .ep_handle = h, .op = op,
+			       .cookie = cookie };
+
+	return kioctl(fd, KDAT_IOCTL_POST, &p);
+}
+
+/* Take what @evd holds, waiting a little for late events. */
+static void drain_events(int fd, uint32_t evd)
+{
+	struct kdat_event ev;
+
+	while (!evd_wait1(fd, evd, &ev, 200))
+		;
+}
+
+/*
+ * One side of a connection in one file: an IA, a PZ, a DTO EVD (receives
+ * and requests), a connection EVD and a CR EVD.
+ */
+struct side {
+	uint32_t ia, pz, dto, conn, cr;
+};
+
+static void side_new(int fd, struct side *s, uint32_t dto_qlen)
+{
+	s->ia = pz_ia(fd, &s->pz);
+	s->dto = evd_new(fd, s->ia, KDAT_EVD_DTO, dto_qlen, 0);
+	s->conn = evd_new(fd, s->ia, KDAT_EVD_CONNECTION, 16, 0);
+	s->cr = evd_new(fd, s->ia, KDAT_EVD_CR, 16, 0);
+}
+
+/*
+ * Connect @cli (an EP of @c) to a new PSP of @s on @qual, accepted with
+ * @srv; both ends CONNECTED on return. The PSP is destroyed.
+ */
+static void connect_pair(int fd, struct side *c, uint32_t cli, struct side *s,
+			 uint32_t srv, uint64_t qual)
+{
+	struct kdat_event ev;
+	uint32_t psp;
+
+	KTAP_EXPECT_RET(psp_create(fd, s->ia, s->cr, qual, &psp), 0);
+	KTAP_EXPECT_RET(ep_connect(fd, cli, qual), 0);
+	expect_event(fd, s->cr, KDAT_EVENT_CONNECTION_REQUEST, &ev);
+	KTAP_EXPECT_RET(cr_reply(fd, KDAT_IOCTL_CR_ACCEPT, ev.cr_handle, srv),
+			0);
+	expect_event(fd, c->conn, KDAT_EVENT_CONNECTION_ESTABLISHED, &ev);
+	expect_event(fd, s->conn, KDAT_EVENT_CONNECTION_ESTABLISHED, &ev);
+	KTAP_EXPECT_RET(destroy(fd, psp), 0);
+}
+
+/* ---- finding 1: CNO and EVD, whatever their ages and IAs ------------- */
+
+/*
+ * An EVD given a CNO newer than itself, then the file closed: the sweep
+ * must free the EVD (which points at the CNO) before the CNO. Freed first,
+ * the CNO was written to by the EVD's destroy.
+ */
+static void cno_newer_than_evd(void)
+{
+	struct counts before;
+	uint32_t ia, evd, cno;
+	int fd, i;
+
+	counts_get(&before);
+	for (i = 0; i < 20; i++) {
+		fd = dev_open();
+		ia = ia_open_ok(fd);
+		evd = evd_new(fd, ia, KDAT_EVD_SOFTWARE, 8, 0);
+		cno = mk_cno(fd, ia);
+		KTAP_EXPECT_RET(modify_cno(fd, evd, cno), 0);
+		KTAP_EXPECT_RET(post_se(fd, evd), 0);
+		/* In use by the EVD: not destroyed on its own. */
+		KTAP_EXPECT_RET(destroy(fd, cno), EBUSY);
+		KTAP_EXPECT(close(fd) == 0);
+	}
+	validate_slabs();
+	counts_back(&before);
+}
+
+/* The same order, then the IA closed abruptly instead of the file. */
+static void cno_newer_than_evd_ia_all(void)
+{
+	struct counts before;
+	uint32_t ia, evd, cno;
+	int fd = dev_open();
+
+	counts_get(&before);
+	ia = ia_open_ok(fd);
+	evd = evd_new(fd, ia, KDAT_EVD_SOFTWARE, 8, 0);
+	cno = mk_cno(fd, ia);
+	KTAP_EXPECT_RET(modify_cno(fd, evd, cno), 0);
+	KTAP_EXPECT_RET(destroy_flags(fd, ia, KDAT_DESTROY_IA_ALL, 0), 0);
+	KTAP_EXPECT_RET(destroy(fd, evd), EBADF);
+	KTAP_EXPECT_RET(destroy(fd, cno), EBADF);
+	validate_slabs();
+	counts_back(&before);
+	KTAP_EXPECT(close(fd) == 0);
+}
+
+/*
+ * A CNO of another IA is refused at EVD create as at modify: once taken,
+ * closing the CNO's IA freed it under the EVD, and a software event then
+ * locked and woke freed memory.
+ */
+static void cno_of_other_ia(void)
+{
+	struct kdat_evd_create c = { .size = sizeof(c), .qlen = 8,
+				     .evd_flags = KDAT_EVD_SOFTWARE };
+	uint32_t ia1, ia2, cno1, evd2;
+	int fd = dev_open();
+
+	ia1 = ia_open_ok(fd);
+	ia2 = ia_open_ok(fd);
+	cno1 = mk_cno(fd, ia1);
+	c.ia_handle = ia2;
+	c.cno_handle = cno1;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EVD_CREATE, &c), EINVAL);
+	evd2 = evd_new(fd, ia2, KDAT_EVD_SOFTWARE, 8, 0);
+	KTAP_EXPECT_RET(modify_cno(fd, evd2, cno1), EINVAL);
+	/* IA 1 goes whole; IA 2's EVD still works. */
+	KTAP_EXPECT_RET(destroy_flags(fd, ia1, KDAT_DESTROY_IA_ALL, 0), 0);
+	KTAP_EXPECT_RET(post_se(fd, evd2), 0);
+	KTAP_EXPECT(close(fd) == 0);
+}
+
+/* ---- finding 2: an abrupt IA close racing creates on another IA ------- */
+
+struct race {
+	int fd;
+	uint32_t pz2, evd2;
+	volatile uint32_t conn1, cr1, ia1;
+	volatile int stop;
+	int made, refused;
+};
+
+/* Builds on IA 1's EVDs from IA 2 while the main thread sweeps IA 1. */
+static void *race_builder(void *arg)
+{
+	struct race *r = arg;
+
+	while (!r->stop) {
+		uint32_t conn = r->conn1, cr = r->cr1, ia = r->ia1, ep, psp;
+		int ret;
+
+		ret = ep_create(r->fd, r->pz2, r->evd2, r->evd2, conn, 0, 2, 2,
+				&ep);
+		if (!ret) {
+			r->made++;
+			if (destroy(r->fd, ep))
+				r->stop = 2;
+		} else if (ret == -EBADF || ret == -EINVAL) {
+			r->refused++;
+		} else {
+			r->stop = 3;
+		}
+		ret = psp_create(r->fd, ia, cr, QUAL_BASE + 1, &psp);
+		if (!ret) {
+			r->made++;
+			/* Gone with IA 1 already, or ours to destroy. */
+			ret = destroy(r->fd, psp);
+			if (ret && ret != -EBADF)
+				r->stop = 4;
+		} else if (ret != -EBADF && ret != -EADDRINUSE) {
+			r->stop = 5;
+		}
+	}
+	return NULL;
+}
+
+static void ia_all_races_creates(void)
+{
+	struct race r = { 0 };
+	struct counts before;
+	pthread_t t;
+	uint32_t ia2;
+	double end;
+	int rounds = 0, busy = 0, ret;
+
+	counts_get(&before);
+	r.fd = dev_open();
+	ia2 = pz_ia(r.fd, &r.pz2);
+	r.evd2 = evd_new(r.fd, ia2, KDAT_EVD_DTO, 64, 0);
+	r.ia1 = ia_open_ok(r.fd);
+	r.conn1 = evd_new(r.fd, r.ia1, KDAT_EVD_CONNECTION, 8, 0);
+	r.cr1 = evd_new(r.fd, r.ia1, KDAT_EVD_CR, 8, 0);
+	KTAP_EXPECT(pthread_create(&t, NULL, race_builder, &r) == 0);
+	end = now_s() + 8;
+	while (now_s() < end && !r.stop) {
+		ret = destroy_flags(r.fd, r.ia1, KDAT_DESTROY_IA_ALL, 0);
+		if (ret == -EBUSY) {
+			busy++;		/* an EP of IA 2 uses an EVD of IA 1 */
+			continue;
+		}
+		KTAP_EXPECT_RET(ret, 0);
+		r.ia1 = ia_open_ok(r.fd);
+		r.conn1 = evd_new(r.fd, r.ia1, KDAT_EVD_CONNECTION, 8, 0);
+		r.cr1 = evd_new(r.fd, r.ia1, KDAT_EVD_CR, 8, 0);
+		rounds++;
+	}
+	r.stop = r.stop ? r.stop : 1;
+	pthread_join(t, NULL);
+	ktap_diag("%d sweeps, %d refused busy; %d objects built, %d refused",
+		  rounds, busy, r.made, r.refused);
+	KTAP_EXPECT(r.stop == 1);
+	KTAP_EXPECT(rounds > 0 && r.made > 0);
+	KTAP_EXPECT(close(r.fd) == 0);
+	validate_slabs();
+	counts_back(&before);
+}
+
+/* ---- finding 3: an EP on an SRQ destroyed under traffic --------------- */
+
+struct flood {
+	int fd;
+	uint32_t ep;
+	volatile int stop;
+	long sent;
+};
+
+/* 0-byte sends as fast as the queue takes them; completions reaped. */
+static void *flooder(void *arg)
+{
+	struct flood *f = arg;
+
+	while (!f->stop) {
+		int ret = post0(f->fd, f->ep, KDAT_DTO_SEND, 1);
+
+		if (!ret)
+			f->sent++;
+		else if (ret == -ENOMEM)
+			usleep(100);	/* full: completions come */
+		else
+			break;		/* the connection is gone */
+	}
+	return NULL;
+}
+
+static void *reaper(void *arg)
+{
+	struct flood *f = arg;
+	struct kdat_event ev[16];
+
+	/* f->ep names an EVD here. */
+	while (!f->stop) {
+		struct kdat_evd_wait w = {
+			.size = sizeof(w), .evd_handle = f->ep,
+			.threshold = 1, .max_events = 16,
+			.timeout_us = 100000, .events = (uintptr_t)ev,
+		};
+
+		kioctl(f->fd, KDAT_IOCTL_EVD_WAIT, &w);
+	}
+	return NULL;
+}
+
+static uint32_t srq_new(int fd, uint32_t pz, uint32_t n)
+{
+	struct kdat_srq_create c = { .size = sizeof(c), .pz_handle = pz,
+				     .max_recv_dtos = n, .max_recv_iov = 1 };
+
+	return mk(fd, KDAT_IOCTL_SRQ_CREATE, &c, &c.out_srq_handle);
+}
+
+static void srq_ep_destroyed_under_traffic(void)
+{
+	struct side cli, srv;
+	struct counts before;
+	int fd, round, i;
+
+	test_ip();
+	counts_get(&before);
+	fd = dev_open();
+	side_new(fd, &cli, 256);
+	side_new(fd, &srv, 4096);
+	for (round = 0; round < 4; round++) {
+		struct flood f = { .fd = fd }, g = { .fd = fd }, h = { .fd = fd };
+		pthread_t tf, tr, ts;
+		uint32_t srq, sep;
+
+		srq = srq_new(fd, srv.pz, 1024);
+		for (i = 0; i < 1024; i++)
+			KTAP_EXPECT_RET(post0(fd, srq, KDAT_POST_SRQ_RECV, i), 0);
+		KTAP_EXPECT_RET(ep_create(fd, cli.pz, cli.dto, cli.dto,
+					  cli.conn, 0, 16, 64, &f.ep), 0);
+		KTAP_EXPECT_RET(ep_create(fd, srv.pz, srv.dto, srv.dto,
+					  srv.conn, srq, 0, 16, &sep), 0);
+		connect_pair(fd, &cli, f.ep, &srv, sep, QUAL_BASE + 3);
+		g.ep = srv.dto;		/* reap both sides' completions */
+		h.ep = cli.dto;
+		KTAP_EXPECT(pthread_create(&tf, NULL, flooder, &f) == 0);
+		KTAP_EXPECT(pthread_create(&tr, NULL, reaper, &g) == 0);
+		KTAP_EXPECT(pthread_create(&ts, NULL, reaper, &h) == 0);
+		usleep(300000 + round * 100000);
+		/* Receives completing on its QP as it goes. */
+		KTAP_EXPECT_RET(destroy(fd, sep), 0);
+		usleep(100000);
+		f.stop = g.stop = h.stop = 1;
+		pthread_join(tf, NULL);
+		pthread_join(tr, NULL);
+		pthread_join(ts, NULL);
+		KTAP_EXPECT(f.sent > 0);
+		KTAP_EXPECT_RET(destroy(fd, f.ep), 0);
+		KTAP_EXPECT_RET(destroy(fd, srq), 0);
+		ktap_diag("round %d: %ld sends before and while the EP went",
+			  round, f.sent);
+		/* Late completions and the connection's end, both sides. */
+		drain_events(fd, cli.dto);
+		drain_events(fd, cli.conn);
+		drain_events(fd, srv.conn);
+	}
+	KTAP_EXPECT(close(fd) == 0);
+	validate_slabs();
+	counts_back(&before);
+}
+
+/* ---- finding 4: CQ room for the drain markers ------------------------- */
+
+/*
+ * Sends that cannot complete (the peer posted no receive: RNR retries for
+ * ever) fill the requester's CQ exactly; destroying the EP flushes them
+ * and drains. Without room for the drain's marker the destroy never
+ * returned (unkillable, the device's rwsem held). Run in a child, watched.
+ */
+static void drain_marker_room_child(int nreq, uint32_t qlen)
+{
+	struct side cli, srv;
+	uint32_t cep, sep, req;
+	int fd = dev_open(), i;
+
+	side_new(fd, &cli, 64);
+	side_new(fd, &srv, 64);
+	/* The requests' own EVD: its CQ holds exactly what the EP commits. */
+	req = evd_new(fd, cli.ia, KDAT_EVD_DTO, qlen, 0);
+	KTAP_EXPECT_RET(ep_create(fd, cli.pz, cli.dto, req, cli.conn, 0, 1,
+				  nreq, &cep), 0);
+	KTAP_EXPECT_RET(ep_create(fd, srv.pz, srv.dto, srv.dto, srv.conn, 0, 4,
+				  4, &sep), 0);
+	connect_pair(fd, &cli, cep, &srv, sep, QUAL_BASE + 4 + nreq);
+	for (i = 0; i < nreq; i++)
+		KTAP_EXPECT_RET(post0(fd, cep, KDAT_DTO_SEND, i), 0);
+	usleep(200000);		/* the sends meet the RNR NAKs */
+	KTAP_EXPECT_RET(destroy(fd, cep), 0);
+	KTAP_EXPECT(close(fd) == 0);
+	exit(KSFT_PASS);
+}
+
+static void drain_marker_room(void)
+{
+	/* rxe rounds a CQ to 2^k - 1 entries: 7 and 15 fill it exactly. */
+	static const int sizes[][2] = { { 7, 7 }, { 3, 3 }, { 15, 15 } };
+	unsigned int i;
+
+	test_ip();
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		double end = now_s() + 60;
+		int status = 0;
+		pid_t pid = fork();
+
+		KTAP_EXPECT(pid >= 0);
+		if (!pid)
+			drain_marker_room_child(sizes[i][0], sizes[i][1]);
+		while (waitpid(pid, &status, WNOHANG) == 0) {
+			if (now_s() > end) {
+				kill(pid, SIGKILL);
+				KTAP_FAIL("%d stuck sends: destroy still waits after 60 s",
+					  sizes[i][0]);
+			}
+			usleep(100000);
+		}
+		KTAP_EXPECT(WIFEXITED(status) &&
+			    WEXITSTATUS(status) == KSFT_PASS);
+	}
+}
+
+/*
+ * EP modify: a CQ that cannot grow refuses a larger DTO count (ENOMEM)
+ * and changes nothing; it was a WARN and an under-committed CQ.
+ */
+static void ep_modify_grow_refused(void)
+{
+	struct kdat_ep_modify m = { .size = sizeof(m),
+				    .mask = KDAT_EP_MODIFY_DTOS };
+	struct kdat_ep_query q = { .size = sizeof(q) };
+	static const uint32_t fill[] = { 2000, 500, 100, 20, 4, 1 };
+	uint32_t ia, pz, evd, conn, a, e;
+	int fd = dev_open(), n = 0, ret;
+	unsigned int i;
+
+	ia = pz_ia(fd, &pz);
+	evd = evd_new(fd, ia, KDAT_EVD_DTO, 64, 0);
+	conn = evd_new(fd, ia, KDAT_EVD_CONNECTION, 8, 0);
+	KTAP_EXPECT_RET(ep_create(fd, pz, evd, evd, conn, 0, 1000, 1000, &a),
+			0);
+	m.ep_handle = a;
+	m.attr.max_recv_dtos = 1;
+	m.attr.max_request_dtos = 1;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EP_MODIFY, &m), 0);
+	/*
+	 * Fill the EVD's CQ with other EPs up to the device's limit, in ever
+	 * smaller steps: less room than A's growth is left.
+	 */
+	for (i = 0; i < sizeof(fill) / sizeof(fill[0]); i++) {
+		while (!(ret = ep_create(fd, pz, evd, evd, conn, 0, fill[i],
+					 fill[i], &e)))
+			n++;
+		KTAP_EXPECT_RET(ret, ENOMEM);
+	}
+	ktap_diag("%d EPs filled the CQ", n);
+	m.attr.max_recv_dtos = 1000;
+	m.attr.max_request_dtos = 1000;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EP_MODIFY, &m), ENOMEM);
+	q.ep_handle = a;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EP_QUERY, &q), 0);
+	KTAP_EXPECT(q.attr.max_recv_dtos == 1 && q.attr.max_request_dtos == 1);
+	KTAP_EXPECT(close(fd) == 0);
+}
+
+/* ---- finding 9: waits a destroy ends; replies; the ioctl size --------- */
+
+struct waiter {
+	int fd;
+	uint32_t h;
+	int cno;
+	int ret;
+};
+
+static void *wait_forever(void *arg)
+{
+	struct waiter *w = arg;
+	struct kdat_event ev;
+
+	if (w->cno) {
+		struct kdat_cno_wait c = { .size = sizeof(c),
+					   .cno_handle = w->h,
+					   .timeout_us = KDAT_WAIT_FOREVER };
+
+		w->ret = kioctl(w->fd, KDAT_IOCTL_CNO_WAIT, &c);
+	} else {
+		struct kdat_evd_wait c = {
+			.size = sizeof(c), .evd_handle = w->h, .threshold = 1,
+			.max_events = 1, .timeout_us = KDAT_WAIT_FOREVER,
+			.events = (uintptr_t)&ev,
+		};
+
+		w->ret = kioctl(w->fd, KDAT_IOCTL_EVD_WAIT, &c);
+	}
+	return NULL;
+}
+
+/* Is thread @tid asleep (S) in the kernel? */
+static int thread_sleeps(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'S';
+}
+
+struct tid_arg {
+	struct waiter *w;
+	volatile pid_t tid;
+};
+
+static void *wait_forever_tid(void *arg)
+{
+	struct tid_arg *a = arg;
+
+	a->tid = gettid();
+	return wait_forever(a->w);
+}
+
+/* A thread waits for ever on an EVD or a CNO; another destroys it. */
+static void destroy_ends_wait(int cno)
+{
+	struct waiter w = { .cno = cno };
+	struct tid_arg a = { .w = &w };
+	double t0;
+	pthread_t t;
+	uint32_t ia;
+
+	w.fd = dev_open();
+	ia = ia_open_ok(w.fd);
+	w.h = cno ? mk_cno(w.fd, ia) : evd_new(w.fd, ia, KDAT_EVD_SOFTWARE,
+					      8, 0);
+	KTAP_EXPECT(pthread_create(&t, NULL, wait_forever_tid, &a) == 0);
+	/* Asleep in the wait, holding its reference. */
+	t0 = now_s();
+	while (!a.tid || !thread_sleeps(a.tid)) {
+		KTAP_EXPECT(now_s() - t0 < 20);
+		usleep(1000);
+	}
+	usleep(50000);
+	alarm(60);	/* a destroy that waits for ever: killed, failed */
+	KTAP_EXPECT_RET(destroy(w.fd, w.h), 0);
+	alarm(0);
+	pthread_join(t, NULL);
+	KTAP_EXPECT_RET(w.ret, EBADF);
+	KTAP_EXPECT(close(w.fd) == 0);
+}
+
+static void destroy_ends_evd_wait(void)
+{
+	destroy_ends_wait(0);
+}
+
+static void destroy_ends_cno_wait(void)
+{
+	destroy_ends_wait(1);
+}
+
+/* Past a page, a struct is no newer ABI: E2BIG, even with a zero tail. */
+static void ioctl_size_capped(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct kdat_query *q = calloc(1, 4 * page);
+	int fd = dev_open();
+
+	KTAP_EXPECT(q != NULL);
+	q->size = page;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_QUERY, q), 0);
+	q->size = page + 1;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_QUERY, q), E2BIG);
+	q->size = 4 * page;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_QUERY, q), E2BIG);
+	q->size = UINT32_MAX;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_QUERY, q), E2BIG);
+	free(q);
+	KTAP_EXPECT(close(fd) == 0);
+}
+
+/*
+ * Two threads answer one connection request at once, each with its own
+ * EP, and the winner's EP is destroyed at once: one accept wins, the
+ * other is refused, and nothing is touched after it is freed.
+ */
+struct reply_arg {
+	int fd;
+	uint32_t cr, ep;
+	int ret;
+};
+
+static void *reply_thread(void *arg)
+{
+	struct reply_arg *r = arg;
+
+	r->ret = cr_reply(r->fd, KDAT_IOCTL_CR_ACCEPT, r->cr, r->ep);
+	if (!r->ret)
+		destroy(r->fd, r->ep);
+	return NULL;
+}
+
+static void cr_replies_race(void)
+{
+	struct side cli, srv;
+	struct counts before;
+	uint32_t psp;
+	int fd, i, wins = 0;
+
+	test_ip();
+	counts_get(&before);
+	fd = dev_open();
+	side_new(fd, &cli, 64);
+	side_new(fd, &srv, 64);
+	KTAP_EXPECT_RET(psp_create(fd, srv.ia, srv.cr, QUAL_BASE + 30, &psp),
+			0);
+	for (i = 0; i < 30; i++) {
+		struct reply_arg a = { .fd = fd }, b = { .fd = fd };
+		struct kdat_event ev;
+		pthread_t ta, tb;
+		uint32_t cep;
+
+		KTAP_EXPECT_RET(ep_create(fd, cli.pz, cli.dto, cli.dto,
+					  cli.conn, 0, 2, 2, &cep), 0);
+		KTAP_EXPECT_RET(ep_create(fd, srv.pz, srv.dto, srv.dto,
+					  srv.conn, 0, 2, 2, &a.ep), 0);
+		KTAP_EXPECT_RET(ep_create(fd, srv.pz, srv.dto, srv.dto,
+					  srv.conn, 0, 2, 2, &b.ep), 0);
+		KTAP_EXPECT_RET(ep_connect(fd, cep, QUAL_BASE + 30), 0);
+		expect_event(fd, srv.cr, KDAT_EVENT_CONNECTION_REQUEST, &ev);
+		a.cr = b.cr = ev.cr_handle;
+		pthread_create(&ta, NULL, reply_thread, &a);
+		pthread_create(&tb, NULL, reply_thread, &b);
+		pthread_join(ta, NULL);
+		pthread_join(tb, NULL);
+		KTAP_EXPECT(!a.ret || !b.ret);
+		wins += !a.ret + !b.ret;
+		/* The loser's EP and the client's go; events are drained. */
+		destroy(fd, a.ret ? a.ep : b.ep);
+		destroy(fd, cep);
+		drain_events(fd, cli.conn);
+		drain_events(fd, srv.conn);
+	}
+	KTAP_EXPECT(wins == 30);
+	KTAP_EXPECT(close(fd) == 0);
+	validate_slabs();
+	counts_back(&before);
+}
+
+/* ---- finding 5: accounting -------------------------------------------- */
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static long read_long(const char *path)
+{
+	char buf[64] = "";
+	int fd = open(path, O_RDONLY);
+	long v = -1;
+
+	if (fd >= 0) {
+		if (read(fd, buf, sizeof(buf) - 1) > 0)
+			v = atol(buf);
+		close(fd);
+	}
+	return v;
+}
+
+#define CG "/sys/fs/cgroup"
+#define CGT CG "/kdat-hostile"
+
+/* A cgroup v2 of its own with memory.max @max; skips where there is none. */
+static void memcg_enter(const char *max)
+{
+	char pid[32];
+
+	if (access(CG "/cgroup.controllers", F_OK) &&
+	    mount("none", CG, "cgroup2", 0, NULL))
+		ktap_skip("no cgroup v2");
+	if (write_file(CG "/cgroup.subtree_control", "+memory"))
+		ktap_skip("no memory controller");
+	rmdir(CGT);
+	KTAP_EXPECT(mkdir(CGT, 0755) == 0);
+	KTAP_EXPECT(write_file(CGT "/memory.max", max) == 0);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	KTAP_EXPECT(write_file(CGT "/cgroup.procs", pid) == 0);
+}
+
+static void memcg_leave(void)
+{
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	write_file(CG "/cgroup.procs", pid);
+	rmdir(CGT);
+}
+
+/*
+ * SOFTWARE EVDs of 65536 events (4 MiB of kernel memory each) in a cgroup
+ * of 64 MiB: charged to it, they fail there; uncharged, 120 of them took
+ * a gigabyte the cgroup never saw.
+ */
+static void evds_charged_to_memcg(void)
+{
+	struct kdat_evd_create c = { .size = sizeof(c), .qlen = 65536,
+				     .evd_flags = KDAT_EVD_SOFTWARE };
+	long peak = 0, cur;
+	int fd, i, ret = 0;
+
+	if (geteuid())
+		ktap_skip("needs root (cgroups)");
+	fd = dev_open();
+	c.ia_handle = ia_open_ok(fd);
+	memcg_enter("64M");
+	for (i = 0; i < 120; i++) {
+		ret = kioctl(fd, KDAT_IOCTL_EVD_CREATE, &c);
+		if (ret)
+			break;
+		cur = read_long(CGT "/memory.current");
+		peak = cur > peak ? cur : peak;
+	}
+	/* At the limit: give it all back before anything else. */
+	KTAP_EXPECT(close(fd) == 0);
+	memcg_leave();
+	ktap_diag("%d EVDs made, then %d; memory.current up to %ld KiB", i,
+		  ret, peak / 1024);
+	KTAP_EXPECT_RET(ret, ENOMEM);
+	KTAP_EXPECT(i < 20);
+	/* What was made shows in the cgroup: 4 MiB per EVD. */
+	KTAP_EXPECT(peak >= (long)i * 4 * 1024 * 1024);
+}
+
+/*
+ * Ring memory is charged like pinned memory: past RLIMIT_MEMLOCK, for a
+ * user without CAP_IPC_LOCK, RING_CREATE answers ENOMEM and the EVD stays.
+ */
+static void rings_charged_to_memlock(void)
+{
+	struct rlimit rl = { 1 << 20, 1 << 20 };	/* 1 MiB */
+	struct kdat_ring_create r = { .size = sizeof(r),
+				      .kind = KDAT_RING_EVD };
+	uint32_t ia, small, big;
+	int fd;
+
+	if (geteuid())
+		ktap_skip("needs root (to become nobody)");
+	fd = dev_open();
+	ia = ia_open_ok(fd);
+	small = evd_new(fd, ia, KDAT_EVD_SOFTWARE, 64, 0);
+	big = evd_new(fd, ia, KDAT_EVD_SOFTWARE, 32768, 0);	/* 4 MiB */
+	/* nobody, without CAP_IPC_LOCK, 1 MiB of locked memory. */
+	KTAP_EXPECT(setrlimit(RLIMIT_MEMLOCK, &rl) == 0);
+	KTAP_EXPECT(setgid(65534) == 0 && setuid(65534) == 0);
+	r.handle = small;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_RING_CREATE, &r), 0);
+	r.handle = big;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_RING_CREATE, &r), ENOMEM);
+	KTAP_EXPECT_RET(post_se(fd, big), 0);
+	KTAP_EXPECT(close(fd) == 0);
+}
+
+/* ---- findings 6, 7: bounded requests and pollers ---------------------- */
+
+/*
+ * 24 connection requests to a PSP whose CR EVD holds 2: at most 2 CRs
+ * wait for an answer, the rest are rejected at once (each requester
+ * hears NON_PEER_REJECTED, the CM's answer to a full backlog).
+ */
+static void psp_backlog_bounded(void)
+{
+	struct side cli, srv;
+	struct counts before;
+	struct kdat_event ev;
+	uint32_t psp, cr2, ep[24];
+	int fd, i, rejected = 0, crs;
+
+	test_ip();
+	counts_get(&before);
+	fd = dev_open();
+	side_new(fd, &cli, 64);
+	cli.conn = evd_new(fd, cli.ia, KDAT_EVD_CONNECTION, 64, 0);
+	side_new(fd, &srv, 64);
+	cr2 = evd_new(fd, srv.ia, KDAT_EVD_CR, 2, 0);
+	KTAP_EXPECT_RET(psp_create(fd, srv.ia, cr2, QUAL_BASE + 40, &psp), 0);
+	for (i = 0; i < 24; i++) {
+		KTAP_EXPECT_RET(ep_create(fd, cli.pz, cli.dto, cli.dto,
+					  cli.conn, 0, 2, 2, &ep[i]), 0);
+		KTAP_EXPECT_RET(ep_connect(fd, ep[i], QUAL_BASE + 40), 0);
+	}
+	/* Every request is answered: 2 wait, 22 rejected. */
+	while (rejected < 22 && !evd_wait1(fd, cli.conn, &ev, 20000))
+		if (ev.event_number == KDAT_EVENT_CONNECTION_NON_PEER_REJECTED ||
+		    ev.event_number == KDAT_EVENT_CONNECTION_PEER_REJECTED)
+			rejected++;
+	crs = kdat_objects("cr") - (before.n[6] > 0 ? before.n[6] : 0);
+	ktap_diag("%d rejected, %d CRs wait", rejected, crs);
+	KTAP_EXPECT(rejected == 22);
+	if (before.n[0] >= 0)
+		KTAP_EXPECT(crs == 2);
+	KTAP_EXPECT(close(fd) == 0);
+	counts_back(&before);
+}
+
+#define MAXP "/sys/module/kdat/parameters/max_pollers"
+
+static int pollers_now(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		char path[300], comm[64] = "";
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		if (read(fd, comm, sizeof(comm) - 1) > 0 &&
+		    !strncmp(comm, "kdat-poll", 9))
+			n++;
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * max_pollers bounds the poller threads of all files together: kernel
+ * threads count against no RLIMIT_NPROC. Past it RING_CREATE of a
+ * submission ring answers EAGAIN (libdat then posts by ioctl).
+ */
+static void pollers_bounded(void)
+{
+	int fds[6], i, base, ok = 0, again = 0;
+	char old[32] = "", bound[32];
+	long v;
+
+	if (geteuid())
+		ktap_skip("needs root (module parameter)");
+	v = read_long(MAXP);
+	KTAP_EXPECT(v >= 0);
+	snprintf(old, sizeof(old), "%ld", v);
+	base = pollers_now();
+	/* The bound counts the pollers that run already. */
+	snprintf(bound, sizeof(bound), "%d", base + 2);
+	KTAP_EXPECT(write_file(MAXP, bound) == 0);
+	for (i = 0; i < 6; i++) {
+		struct kdat_ring_create r = { .size = sizeof(r),
+					      .kind = KDAT_RING_SEND };
+		int ret;
+
+		fds[i] = dev_open();
+		r.handle = mk_ep(fds[i]);
+		ret = kioctl(fds[i], KDAT_IOCTL_RING_CREATE, &r);
+		if (!ret)
+			ok++;
+		else if (ret == -EAGAIN)
+			again++;
+		else
+			KTAP_FAIL("RING_CREATE: %s", strerror(-ret));
+	}
+	ktap_diag("%d rings with a poller, %d refused; %d pollers", ok, again,
+		  pollers_now() - base);
+	KTAP_EXPECT(ok == 2 && again == 4);
+	KTAP_EXPECT(pollers_now() - base <= 2);
+	for (i = 0; i < 6; i++)
+		close(fds[i]);
+	write_file(MAXP, old);
+}
+
+/* ---- finding 8: network namespaces ------------------------------------ */
+
+/*
+ * A PSP made by a process in a network namespace of its own listens
+ * there, not in the host's: a connection from the host to its qualifier
+ * finds nobody. Its ids were made in init_net: a container listened on
+ * the host's addresses.
+ */
+static void psp_in_callers_netns(void)
+{
+	int up[2], down[2], status;
+	struct side cli;
+	struct kdat_event ev;
+	uint32_t ep;
+	char c = 0;
+	pid_t pid;
+	int fd;
+
+	test_ip();
+	if (geteuid())
+		ktap_skip("needs root (unshare)");
+	KTAP_EXPECT(pipe(up) == 0 && pipe(down) == 0);
+	pid = fork();
+	KTAP_EXPECT(pid >= 0);
+	if (!pid) {
+		struct side s;
+		uint32_t psp;
+
+		if (unshare(CLONE_NEWNET))
+			exit(KSFT_SKIP);
+		fd = dev_open();
+		s.ia = ia_open_ok(fd);
+		s.cr = evd_new(fd, s.ia, KDAT_EVD_CR, 8, 0);
+		if (psp_create(fd, s.ia, s.cr, QUAL_BASE + 50, &psp))
+			exit(KSFT_FAIL);
+		if (write(up[1], "l", 1) != 1 || read(down[0], &c, 1) != 1)
+			exit(KSFT_FAIL);
+		/* No request reached it. */
+		exit(evd_wait1(fd, s.cr, &ev, 0) == -ETIMEDOUT ? KSFT_PASS :
+		     KSFT_FAIL);
+	}
+	if (read(up[0], &c, 1) != 1) {
+		waitpid(pid, &status, 0);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == KSFT_SKIP)
+			ktap_skip("no network namespaces");
+		KTAP_FAIL("the namespaced PSP was not made");
+	}
+	fd = dev_open();
+	side_new(fd, &cli, 16);
+	KTAP_EXPECT_RET(ep_create(fd, cli.pz, cli.dto, cli.dto, cli.conn, 0, 2,
+				  2, &ep), 0);
+	KTAP_EXPECT_RET(ep_connect(fd, ep, QUAL_BASE + 50), 0);
+	KTAP_EXPECT_RET(evd_wait1(fd, cli.conn, &ev, 20000), 0);
+	ktap_diag("host side: event %#x", ev.event_number);
+	KTAP_EXPECT(ev.event_number != KDAT_EVENT_CONNECTION_ESTABLISHED);
+	KTAP_EXPECT(write(down[1], "g", 1) == 1);
+	KTAP_EXPECT(waitpid(pid, &status, 0) == pid);
+	KTAP_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == KSFT_PASS);
+	KTAP_EXPECT(close(fd) == 0);
+}
+
+static const struct ktap_case cases[] = {
+	KTAP_CASE(cno_newer_than_evd),
+	KTAP_CASE(cno_newer_than_evd_ia_all),
+	KTAP_CASE(cno_of_other_ia),
+	KTAP_CASE(ia_all_races_creates),
+	KTAP_CASE(srq_ep_destroyed_under_traffic),
+	KTAP_CASE(drain_marker_room),
+	KTAP_CASE(ep_modify_grow_refused),
+	KTAP_CASE(destroy_ends_evd_wait),
+	KTAP_CASE(destroy_ends_cno_wait),
+	KTAP_CASE(ioctl_size_capped),
+	KTAP_CASE(cr_replies_race),
+	KTAP_CASE(evds_charged_to_memcg),
+	KTAP_CASE(rings_charged_to_memlock),
+	KTAP_CASE(psp_backlog_bounded),
+	KTAP_CASE(pollers_bounded),
+	KTAP_CASE(psp_in_callers_netns),
+};
+
+KTAP_MAIN(cases)

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers of the /dev/kdat suites: ioctls by hand, objects made with them.
+ * Each helper that must succeed fails the case (KTAP_FAIL) otherwise.
+ */
+#ifndef KDAT_UTIL_H
+#define KDAT_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <linux/kdat.h>
+
+#include "ktap.h"
+
+static inline int kioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+static inline int dev_open(void)
+{
+	int fd = open(KDAT_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		KTAP_FAIL("open %s: %s", KDAT_DEVICE_PATH, strerror(errno));
+	return fd;
+}
+
+static inline uint32_t list_ports(int fd, struct kdat_port_info *ports, uint32_t room)
+{
+	struct kdat_device_list cmd = {
+		.size = sizeof(cmd),
+		.entry_size = sizeof(*ports),
+		.num_entries = room,
+		.entries = (uintptr_t)ports,
+	};
+
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_DEVICE_LIST, &cmd), 0);
+	return cmd.num_entries;
+}
+
+/* The device and port the IA cases use; skips when there is none. */
+static inline void test_port(int fd, char *name, uint32_t *port)
+{
+	const char *want = getenv("KDAT_TEST_DEV");
+	const char *wport = getenv("KDAT_TEST_PORT");
+	struct kdat_port_info ports[64];
+	uint32_t nr, i;
+
+	nr = list_ports(fd, ports, 64);
+	KTAP_EXPECT(nr <= 64);
+	for (i = 0; i < nr; i++) {
+		if (want && strcmp(ports[i].name, want))
+			continue;
+		if (want && wport && ports[i].port_num != strtoul(wport, 0, 0))
+			continue;
+		strcpy(name, ports[i].name);
+		*port = ports[i].port_num;
+		return;
+	}
+	if (want)
+		KTAP_FAIL("KDAT_TEST_DEV=%s is not listed", want);
+	ktap_skip("no RDMA device present");
+}
+
+static inline uint32_t ia_open(int fd, const char *name, uint32_t port, int *err)
+{
+	struct kdat_ia_open cmd = { .size = sizeof(cmd), .port_num = port };
+
+	strcpy(cmd.name, name);
+	*err = kioctl(fd, KDAT_IOCTL_IA_OPEN, &cmd);
+	return cmd.out_ia_handle;
+}
+
+static inline uint32_t ia_open_ok(int fd)
+{
+	char name[KDAT_NAME_MAX];
+	uint32_t port, h;
+	int err;
+
+	test_port(fd, name, &port);
+	h = ia_open(fd, name, port, &err);
+	KTAP_EXPECT_RET(err, 0);
+	KTAP_EXPECT(h != 0);
+	return h;
+}
+
+static inline int ia_query(int fd, uint32_t h, struct kdat_ia_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->ia_handle = h;
+	return kioctl(fd, KDAT_IOCTL_IA_QUERY, q);
+}
+
+static inline int destroy(int fd, uint32_t h)
+{
+	struct kdat_destroy cmd = { .size = sizeof(cmd), .handle = h };
+
+	return kioctl(fd, KDAT_IOCTL_DESTROY, &cmd);
+}
+
+/* Objects for the commands that need them, made with the ioctls. */
+static inline uint32_t mk(int fd, unsigned long cmd, void *arg, uint32_t *out)
+{
+	KTAP_EXPECT_RET(kioctl(fd, cmd, arg), 0);
+	return *out;
+}
+
+static inline uint32_t mk_pz(int fd)
+{
+	struct kdat_pz_create c = { .size = sizeof(c),
+				    .ia_handle = ia_open_ok(fd) };
+
+	return mk(fd, KDAT_IOCTL_PZ_CREATE, &c, &c.out_pz_handle);
+}
+
+static inline uint32_t mk_evd(int fd, uint32_t ia, uint32_t flags)
+{
+	struct kdat_evd_create c = { .size = sizeof(c), .ia_handle = ia,
+				     .qlen = 64, .evd_flags = flags };
+
+	return mk(fd, KDAT_IOCTL_EVD_CREATE, &c, &c.out_evd_handle);
+}
+
+static inline uint32_t pz_ia(int fd, uint32_t *pz)
+{
+	struct kdat_pz_create c = { .size = sizeof(c),
+				    .ia_handle = ia_open_ok(fd) };
+
+	*pz = mk(fd, KDAT_IOCTL_PZ_CREATE, &c, &c.out_pz_handle);
+	return c.ia_handle;
+}
+
+static inline uint32_t mk_ep(int fd)
+{
+	struct kdat_ep_create c = { .size = sizeof(c) };
+	uint32_t ia = pz_ia(fd, &c.pz_handle);
+
+	c.recv_evd_handle = mk_evd(fd, ia, KDAT_EVD_DTO);
+	c.request_evd_handle = c.recv_evd_handle;
+	c.connect_evd_handle = mk_evd(fd, ia, KDAT_EVD_CONNECTION);
+	c.attr.max_recv_dtos = 4;
+	c.attr.max_request_dtos = 4;
+	return mk(fd, KDAT_IOCTL_EP_CREATE, &c, &c.out_ep_handle);
+}
+
+static inline uint32_t mk_cno(int fd, uint32_t ia)
+{
+	struct kdat_cno_create c = { .size = sizeof(c), .ia_handle = ia };
+
+	return mk(fd, KDAT_IOCTL_CNO_CREATE, &c, &c.out_cno_handle);
+}
+
+static inline int destroy_flags(int fd, uint32_t h, uint32_t flags, uint32_t rsvd)
+{
+	struct kdat_destroy cmd = { .size = sizeof(cmd), .handle = h,
+				    .flags = flags, .__reserved = rsvd };
+
+	return kioctl(fd, KDAT_IOCTL_DESTROY, &cmd);
+}
+
+
+/* Live kdat objects of @type in the whole system (debugfs), or -1. */
+static inline int kdat_objects(const char *type)
+{
+	FILE *f = fopen("/sys/kernel/debug/kdat/objects", "r");
+	char name[32];
+	int n, ret = -1;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%31s %d", name, &n) == 2)
+		if (!strcmp(name, type))
+			ret = n;
+	fclose(f);
+	return ret;
+}
+
+#endif
