@@ -163,6 +163,8 @@ struct kdat_obj {
 struct kdat_dev_res {
 	struct list_head node;		/* under kdat_device.res_lock */
 	void (*disassociate)(struct kdat_dev_res *res);
+	/* The RDMA cgroup charged one HCA object for it, or NULL. */
+	struct rdma_cgroup *cg;
 };
 
 struct kdat_device {
@@ -576,8 +578,10 @@ void kdat_obj_cleanup(void);
 int kdat_device_init(void);
 void kdat_device_exit(void);
 struct kdat_device *kdat_device_find(const char *name, struct net *net);
-void kdat_dev_res_add(struct kdat_device *kdev, struct kdat_dev_res *res,
-		      void (*disassociate)(struct kdat_dev_res *res));
+int kdat_dev_res_add(struct kdat_device *kdev, struct kdat_dev_res *res,
+		     void (*disassociate)(struct kdat_dev_res *res));
+void __kdat_dev_res_add(struct kdat_device *kdev, struct kdat_dev_res *res,
+			void (*disassociate)(struct kdat_dev_res *res));
 bool kdat_dev_res_del(struct kdat_device *kdev, struct kdat_dev_res *res);
 void kdat_device_put(struct kdat_device *kdev);
 int kdat_device_count(void);

@@ -154,7 +154,7 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 		kdat_obj_abort(&cr->obj);
 		return -ENODEV;
 	}
-	kdat_dev_res_add(kdev, &cr->res, kdat_cr_disassociate);
+	__kdat_dev_res_add(kdev, &cr->res, kdat_cr_disassociate);
 	/*
 	 * Every unanswered request keeps a CR and its cm_id: a bounded
 	 * backlog, no longer than the EVD that reports them (a request whose

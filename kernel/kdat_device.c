@@ -2,6 +2,7 @@
 /*
  * kdat RDMA devices: an ib_client that follows devices as they come and go.
  */
+#include <linux/cgroup_rdma.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -24,6 +25,36 @@ static void kdat_device_release(struct kref *ref)
 void kdat_device_put(struct kdat_device *kdev)
 {
 	kref_put(&kdev->ref, kdat_device_release);
+}
+
+/*
+ * Device objects count in the caller's RDMA cgroup (rdma.max hca_object),
+ * as uverbs' objects do: kdat's are kernel objects the device holds for a
+ * process all the same.
+ */
+static int kdat_dev_res_charge(struct kdat_device *kdev,
+			       struct kdat_dev_res *res)
+{
+#ifdef CONFIG_CGROUP_RDMA
+	if (rdmacg_try_charge(&res->cg, &kdev->ibdev->cg_device,
+			      RDMACG_RESOURCE_HCA_OBJECT)) {
+		res->cg = NULL;
+		return -ENOMEM;
+	}
+#endif
+	return 0;
+}
+
+/* kdev->ibdev is valid (rwsem held, or the remove callback). */
+static void kdat_dev_res_uncharge(struct kdat_device *kdev,
+				  struct kdat_dev_res *res)
+{
+#ifdef CONFIG_CGROUP_RDMA
+	if (res->cg)
+		rdmacg_uncharge(res->cg, &kdev->ibdev->cg_device,
+				RDMACG_RESOURCE_HCA_OBJECT);
+#endif
+	res->cg = NULL;
 }
 
 static struct ib_client kdat_client;
@@ -84,6 +115,7 @@ static void kdat_remove_one(struct ib_device *ibdev, void *client_data)
 		if (!res)
 			break;
 		res->disassociate(res);
+		kdat_dev_res_uncharge(kdev, res);
 	}
 	WRITE_ONCE(kdev->ibdev, NULL);
 	up_write(&kdev->rwsem);
@@ -91,14 +123,32 @@ static void kdat_remove_one(struct ib_device *ibdev, void *client_data)
 	kdat_device_put(kdev);
 }
 
-/* The caller holds kdev->rwsem for read, and checked kdev->ibdev. */
-void kdat_dev_res_add(struct kdat_device *kdev, struct kdat_dev_res *res,
-		      void (*disassociate)(struct kdat_dev_res *res))
+/*
+ * List @res on @kdev without a charge: the RDMA CM handler's CRs, made in
+ * no process's context (their number is bounded per PSP instead). The
+ * caller holds kdev->rwsem for read, and checked kdev->ibdev.
+ */
+void __kdat_dev_res_add(struct kdat_device *kdev, struct kdat_dev_res *res,
+			void (*disassociate)(struct kdat_dev_res *res))
 {
 	res->disassociate = disassociate;
 	mutex_lock(&kdev->res_lock);
 	list_add_tail(&res->node, &kdev->resources);
 	mutex_unlock(&kdev->res_lock);
+}
+
+/*
+ * List @res, which holds device resources, on @kdev, charged to the
+ * caller's RDMA cgroup. It is listed even when the charge fails (ENOMEM):
+ * the caller's error path releases it as any other, by kdat_dev_res_del().
+ */
+int kdat_dev_res_add(struct kdat_device *kdev, struct kdat_dev_res *res,
+		     void (*disassociate)(struct kdat_dev_res *res))
+{
+	int ret = kdat_dev_res_charge(kdev, res);
+
+	__kdat_dev_res_add(kdev, res, disassociate);
+	return ret;
 }
 
 /*
@@ -114,6 +164,8 @@ bool kdat_dev_res_del(struct kdat_device *kdev, struct kdat_dev_res *res)
 	held = !list_empty(&res->node);
 	list_del_init(&res->node);
 	mutex_unlock(&kdev->res_lock);
+	if (held)
+		kdat_dev_res_uncharge(kdev, res);
 	return held;
 }
 

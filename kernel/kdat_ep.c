@@ -862,8 +862,10 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		ib_req_notify_cq(ep->sw_cq, IB_CQ_SOLICITED);
 	}
 	INIT_LIST_HEAD(&ep->res.node);
-	kdat_dev_res_add(pz->ia->kdev, &ep->res, kdat_ep_disassociate);
+	ret = kdat_dev_res_add(pz->ia->kdev, &ep->res, kdat_ep_disassociate);
 	up_read(&pz->ia->kdev->rwsem);
+	if (ret)
+		goto err_release;
 
 	ret = kdat_obj_reserve(kfile, &ep->obj, pz->ia);
 	if (ret)

@@ -251,8 +251,10 @@ int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
 		}
 	}
 	/* Every EVD: async EVDs hear of the device's removal. */
-	kdat_dev_res_add(ia->kdev, &evd->res, kdat_evd_disassociate);
+	ret = kdat_dev_res_add(ia->kdev, &evd->res, kdat_evd_disassociate);
 	up_read(&ia->kdev->rwsem);
+	if (ret)
+		goto err_release;
 
 	ret = kdat_obj_reserve(kfile, &evd->obj, ia);
 	if (ret)

@@ -261,7 +261,8 @@ static struct miscdevice kdat_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = KDAT_MODNAME,
 	.fops = &kdat_fops,
-	.mode = 0666,
+	/* Root's; a site grants it to a group (scripts/udev/60-kdat.rules). */
+	.mode = 0600,
 };
 
 /* /sys/kernel/debug/kdat/objects: live counts, for leak tests. */

@@ -72,8 +72,10 @@ int kdat_pz_new(struct kdat_file *kfile, struct kdat_ia *ia,
 		ret = PTR_ERR(pz->pd);
 		goto err_free;
 	}
-	kdat_dev_res_add(ia->kdev, &pz->res, kdat_pz_disassociate);
+	ret = kdat_dev_res_add(ia->kdev, &pz->res, kdat_pz_disassociate);
 	up_read(&ia->kdev->rwsem);
+	if (ret)
+		goto err_pd;
 
 	ret = kdat_obj_reserve(kfile, &pz->obj, ia);
 	if (ret)
@@ -227,8 +229,10 @@ int kdat_lmr_new_user(struct kdat_file *kfile, struct kdat_pz *pz, u64 addr,
 		ret = PTR_ERR(lmr->mr);
 		goto err_free;
 	}
-	kdat_dev_res_add(pz->ia->kdev, &lmr->res, kdat_lmr_disassociate);
+	ret = kdat_dev_res_add(pz->ia->kdev, &lmr->res, kdat_lmr_disassociate);
 	up_read(&pz->ia->kdev->rwsem);
+	if (ret)
+		goto err_mr;
 
 	ret = kdat_obj_reserve(kfile, &lmr->obj, pz->ia);
 	if (ret)
@@ -287,10 +291,10 @@ int kdat_lmr_new_kernel(struct kdat_file *kfile, struct kdat_pz *pz,
 		goto err_free;
 	}
 	lmr->mapped = true;
-	kdat_dev_res_add(pz->ia->kdev, &lmr->res, kdat_lmr_disassociate);
+	ret = kdat_dev_res_add(pz->ia->kdev, &lmr->res, kdat_lmr_disassociate);
 	up_read(&pz->ia->kdev->rwsem);
-
-	ret = kdat_obj_reserve(kfile, &lmr->obj, pz->ia);
+	if (!ret)
+		ret = kdat_obj_reserve(kfile, &lmr->obj, pz->ia);
 	if (ret) {
 		kdat_lmr_release(lmr);
 		goto err_free;
@@ -382,15 +386,21 @@ static void kdat_rmr_disassociate(struct kdat_dev_res *res)
 	rmr->mr = NULL;
 }
 
-static void kdat_rmr_destroy(struct kdat_obj *obj)
+static void kdat_rmr_release(struct kdat_rmr *rmr)
 {
-	struct kdat_rmr *rmr = container_of(obj, struct kdat_rmr, obj);
 	struct kdat_device *kdev = rmr->pz->ia->kdev;
 
 	down_read(&kdev->rwsem);
 	if (kdat_dev_res_del(kdev, &rmr->res))
 		kdat_rmr_disassociate(&rmr->res);
 	up_read(&kdev->rwsem);
+}
+
+static void kdat_rmr_destroy(struct kdat_obj *obj)
+{
+	struct kdat_rmr *rmr = container_of(obj, struct kdat_rmr, obj);
+
+	kdat_rmr_release(rmr);
 	kdat_obj_unuse(&rmr->pz->obj, rmr->pz->ia);
 }
 
@@ -421,8 +431,12 @@ int kdat_rmr_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		goto err_free;
 	}
 	/* Listed from the start: a bind adds an MR under the rwsem. */
-	kdat_dev_res_add(pz->ia->kdev, &rmr->res, kdat_rmr_disassociate);
+	ret = kdat_dev_res_add(pz->ia->kdev, &rmr->res, kdat_rmr_disassociate);
 	up_read(&pz->ia->kdev->rwsem);
+	if (ret) {
+		kdat_rmr_release(rmr);
+		goto err_free;
+	}
 	kdat_obj_use(&pz->obj, pz->ia);
 	*rmrp = rmr;
 	return 0;

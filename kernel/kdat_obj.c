@@ -251,9 +251,12 @@ static void kdat_obj_sweep(struct list_head *victims)
 	struct kdat_obj *obj, *next;
 
 	while (!list_empty(victims)) {
-		if (!wait_event_timeout(kdat_unused_wq,
-					(next = kdat_obj_sweep_next(victims)),
-					60 * HZ)) {
+		long left;
+
+		left = wait_event_timeout(kdat_unused_wq,
+					  (next = kdat_obj_sweep_next(victims)),
+					  60 * HZ);
+		if (!left) {
 			obj = list_last_entry(victims, struct kdat_obj,
 					      file_node);
 			pr_err("kdat: object %u (type %d) still in use at teardown: leaked\n",

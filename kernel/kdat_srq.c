@@ -170,8 +170,12 @@ int kdat_srq_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		srq->srq = NULL;
 		goto err_free;
 	}
-	kdat_dev_res_add(kdev, &srq->res, kdat_srq_disassociate);
+	ret = kdat_dev_res_add(kdev, &srq->res, kdat_srq_disassociate);
 	up_read(&kdev->rwsem);
+	if (ret) {
+		kdat_srq_release(srq);
+		goto err_free;
+	}
 	kdat_obj_use(&pz->obj, pz->ia);
 	*srqp = srq;
 	return 0;

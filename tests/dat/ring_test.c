@@ -430,7 +430,7 @@ static void test_hostile_entries(void)
 static void test_hostile_indices(void)
 {
 	struct rawpair p;
-	uint32_t h, t;
+	uint32_t h, t, c0;
 	double t0;
 
 	rawpair_open(&p, 16, 64);
@@ -468,10 +468,21 @@ static void test_hostile_indices(void)
 		sched_yield();
 	KTAP_EXPECT(ld(p.ccq.tail) == h + 1);	/* written where it belongs */
 	__atomic_store_n(p.ccq.head, h + 100000, __ATOMIC_RELEASE);
+	c0 = ld(p.csq.completed);
 	post(&p.srq, KDAT_DTO_RECEIVE, 4, &p.s, 0, 64);
+	post(&p.srq, KDAT_DTO_RECEIVE, 40, &p.s, 0, 64);
 	post(&p.csq, KDAT_DTO_SEND, 4, &p.c, 0, 8);
+	post(&p.csq, KDAT_DTO_SEND, 40, &p.c, 0, 8);
 	expect_dto(&p.scq, 4, KDAT_DTO_SUCCESS, 0);
-	usleep(200000);
+	expect_dto(&p.scq, 40, KDAT_DTO_SUCCESS, 0);
+	/*
+	 * Send 40 counted as completed: the CQ is handled in order, so send
+	 * 4's completion has been through the (full) ring by now.
+	 */
+	t0 = now_s();
+	while (ld(p.csq.completed) != c0 + 2 && now_s() - t0 < 20)
+		sched_yield();
+	KTAP_EXPECT(ld(p.csq.completed) == c0 + 2);
 	/* The kernel saw a full ring: it wrote nothing. */
 	KTAP_EXPECT(ld(p.ccq.tail) == h + 1);
 	__atomic_store_n(p.ccq.head, h + 1, __ATOMIC_RELEASE);

@@ -264,19 +264,23 @@ static void connect_pair(int fd, struct side *c, uint32_t cli, struct side *s,
 /*
  * An EVD given a CNO newer than itself, then the file closed: the sweep
  * must free the EVD (which points at the CNO) before the CNO. Freed first,
- * the CNO was written to by the EVD's destroy.
+ * the CNO was written to by the EVD's destroy; the EVDs made between the
+ * two (each destroy waits for an RCU grace period: they have CQs) let the
+ * CNO's deferred free happen first, so the write lands in freed memory.
  */
 static void cno_newer_than_evd(void)
 {
 	struct counts before;
 	uint32_t ia, evd, cno;
-	int fd, i;
+	int fd, i, j;
 
 	counts_get(&before);
-	for (i = 0; i < 20; i++) {
+	for (i = 0; i < 3; i++) {
 		fd = dev_open();
 		ia = ia_open_ok(fd);
-		evd = evd_new(fd, ia, KDAT_EVD_SOFTWARE, 8, 0);
+		evd = evd_new(fd, ia, KDAT_EVD_SOFTWARE | KDAT_EVD_DTO, 8, 0);
+		for (j = 0; j < 10; j++)
+			evd_new(fd, ia, KDAT_EVD_DTO, 8, 0);
 		cno = mk_cno(fd, ia);
 		KTAP_EXPECT_RET(modify_cno(fd, evd, cno), 0);
 		KTAP_EXPECT_RET(post_se(fd, evd), 0);
@@ -288,24 +292,55 @@ static void cno_newer_than_evd(void)
 	counts_back(&before);
 }
 
-/* The same order, then the IA closed abruptly instead of the file. */
+struct timed_wait {
+	int fd;
+	uint32_t evd;
+	int ret;
+};
+
+static void *wait_7s(void *arg)
+{
+	struct timed_wait *w = arg;
+	struct kdat_event ev;
+
+	w->ret = evd_wait1(w->fd, w->evd, &ev, 7000);
+	return NULL;
+}
+
+/*
+ * The same order, then the IA closed abruptly while a thread sleeps on the
+ * EVD: the EVD's destroy waits for that thread. Swept newest first, the
+ * CNO was freed (kfree_rcu: within about 5 s) before the EVD's destroy
+ * wrote to it; in dependency order the EVD goes first, its sleeper woken
+ * at once (EBADF).
+ */
 static void cno_newer_than_evd_ia_all(void)
 {
+	struct timed_wait w;
 	struct counts before;
-	uint32_t ia, evd, cno;
-	int fd = dev_open();
+	uint32_t ia, cno;
+	pthread_t t;
+	double t0;
 
 	counts_get(&before);
-	ia = ia_open_ok(fd);
-	evd = evd_new(fd, ia, KDAT_EVD_SOFTWARE, 8, 0);
-	cno = mk_cno(fd, ia);
-	KTAP_EXPECT_RET(modify_cno(fd, evd, cno), 0);
-	KTAP_EXPECT_RET(destroy_flags(fd, ia, KDAT_DESTROY_IA_ALL, 0), 0);
-	KTAP_EXPECT_RET(destroy(fd, evd), EBADF);
-	KTAP_EXPECT_RET(destroy(fd, cno), EBADF);
+	w.fd = dev_open();
+	ia = ia_open_ok(w.fd);
+	w.evd = evd_new(w.fd, ia, KDAT_EVD_SOFTWARE | KDAT_EVD_DTO, 8, 0);
+	cno = mk_cno(w.fd, ia);
+	KTAP_EXPECT_RET(modify_cno(w.fd, w.evd, cno), 0);
+	KTAP_EXPECT(pthread_create(&t, NULL, wait_7s, &w) == 0);
+	usleep(300000);
+	t0 = now_s();
+	KTAP_EXPECT_RET(destroy_flags(w.fd, ia, KDAT_DESTROY_IA_ALL, 0), 0);
+	pthread_join(t, NULL);
+	ktap_diag("IA closed in %.2f s; the sleeper got %d", now_s() - t0,
+		  w.ret);
+	KTAP_EXPECT_RET(w.ret, EBADF);
+	KTAP_EXPECT_RET(destroy(w.fd, w.evd), EBADF);
+	KTAP_EXPECT_RET(destroy(w.fd, cno), EBADF);
 	validate_slabs();
 	counts_back(&before);
-	KTAP_EXPECT(close(fd) == 0);
+	KTAP_EXPECT(close(w.fd) == 0);
 }
 
 /*
@@ -938,6 +973,55 @@ static void rings_charged_to_memlock(void)
 	KTAP_EXPECT(close(fd) == 0);
 }
 
+/*
+ * Device objects count in the RDMA cgroup: with rdma.max hca_object=4,
+ * the fifth object that holds a device resource (a PD, CQ, QP, MR) is
+ * refused with ENOMEM, and none is lost; the kernel once charged nothing.
+ */
+static void device_objects_charged_to_rdma_cgroup(void)
+{
+	char name[KDAT_NAME_MAX], max[128], pid[32];
+	uint32_t ia, port, pz = 0;
+	int fd, err, n = 0, ret = 0;
+
+	if (geteuid())
+		ktap_skip("needs root (cgroups)");
+	fd = dev_open();
+	test_port(fd, name, &port);
+	ia = ia_open(fd, name, port, &err);
+	KTAP_EXPECT_RET(err, 0);
+	if (access(CG "/cgroup.controllers", F_OK) &&
+	    mount("none", CG, "cgroup2", 0, NULL))
+		ktap_skip("no cgroup v2");
+	if (write_file(CG "/cgroup.subtree_control", "+rdma"))
+		ktap_skip("no rdma controller");
+	rmdir(CGT);
+	KTAP_EXPECT(mkdir(CGT, 0755) == 0);
+	snprintf(max, sizeof(max), "%s hca_object=4", name);
+	KTAP_EXPECT(write_file(CGT "/rdma.max", max) == 0);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	KTAP_EXPECT(write_file(CGT "/cgroup.procs", pid) == 0);
+	while (n < 50) {
+		struct kdat_pz_create c = { .size = sizeof(c),
+					    .ia_handle = ia };
+
+		ret = kioctl(fd, KDAT_IOCTL_PZ_CREATE, &c);
+		if (ret)
+			break;
+		pz = c.out_pz_handle;
+		n++;
+	}
+	ktap_diag("%d PZs within hca_object=4, then %d", n, ret);
+	KTAP_EXPECT_RET(ret, ENOMEM);
+	KTAP_EXPECT(n == 4);
+	/* One goes: there is room for one again. */
+	KTAP_EXPECT_RET(destroy(fd, pz), 0);
+	pz = mk_evd(fd, ia, KDAT_EVD_DTO);
+	KTAP_EXPECT(close(fd) == 0);
+	write_file(CG "/cgroup.procs", pid);
+	rmdir(CGT);
+}
+
 /* ---- findings 6, 7: bounded requests and pollers ---------------------- */
 
 /*
@@ -1125,6 +1209,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(cr_replies_race),
 	KTAP_CASE(evds_charged_to_memcg),
 	KTAP_CASE(rings_charged_to_memlock),
+	KTAP_CASE(device_objects_charged_to_rdma_cgroup),
 	KTAP_CASE(psp_backlog_bounded),
 	KTAP_CASE(pollers_bounded),
 	KTAP_CASE(psp_in_callers_netns),
