@@ -27,7 +27,8 @@
  * replay with mutations (kinds, seeds, insertion, removal, splicing).
  * KDAT_FUZZ_PCS=file writes the distinct PCs there at the end.
  *
- *   kdat_fuzz [-s SEED] [-n OPS] [-t SECONDS] [-j THREADS] [-p PROCS] [-q]
+ *   kdat_fuzz [-s SEED] [-n OPS] [-t SECONDS] [-j THREADS] [-p PROCS]
+ *             [-o [-]OP,...] [-q]
  *
  * Environment: KDAT_FUZZ_IP (the port's IPv4 address for connects; else
  * KDAT_TEST_IP; else 192.0.2.1), KDAT_TEST_DEV / KDAT_TEST_PORT (the port
@@ -2262,7 +2263,7 @@ static const struct opdef ops[NOPS] = {
 	[OP_REOPEN] = { "REOPEN", op_reopen, 1 },
 };
 
-static const unsigned int op_weight[NOPS] = {
+static unsigned int op_weight[NOPS] = {
 #define X(name, w, f) [OP_##name] = w,
 	OPLIST
 #undef X
@@ -2896,8 +2897,36 @@ static bool sanity(char *why, size_t len)
 static void usage(const char *argv0)
 {
 	fprintf(stderr, "usage: %s [-s SEED] [-n OPS] [-t SECONDS] "
-		"[-j THREADS] [-p PROCS] [-q]\n", argv0);
+		"[-j THREADS] [-p PROCS] [-o [-]OP,...] [-q]\n", argv0);
 	exit(2);
+}
+
+/*
+ * -o LIST: only the ops named (QUERY,POST,...), or all but those named
+ * with a '-' (-FORK_CHILD,-REOPEN); a name may be a prefix (RING_).
+ */
+static void filter_ops(char *list, const char *argv0)
+{
+	bool only = list[0] != '-', hit;
+	unsigned int k, keep[NOPS] = { 0 };
+	char *tok, *save;
+
+	for (tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (*tok == '-')
+			tok++;
+		hit = false;
+		for (k = 0; k < NOPS; k++)
+			if (*tok && !strncasecmp(ops[k].name, tok, strlen(tok)))
+				keep[k] = hit = true;
+		if (!hit) {
+			fprintf(stderr, "no op %s\n", tok);
+			usage(argv0);
+		}
+	}
+	for (k = 0; k < NOPS; k++)
+		if (keep[k] != only)
+			op_weight[k] = 0;
 }
 
 static void report_errnos(void)
@@ -2941,6 +2970,7 @@ int main(int argc, char **argv)
 	int phase = 0;
 	pid_t pids[MAXPROC];
 	bool seeded = false, ok = true;
+	const char *filtered = NULL;
 	struct rng sr;
 	struct sigaction sa;
 	char why[256] = "", name[KDAT_NAME_MAX];
@@ -2950,7 +2980,7 @@ int main(int argc, char **argv)
 	double secs;
 	int opt, fd, i, live;
 
-	while ((opt = getopt(argc, argv, "s:n:t:j:p:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:t:j:p:o:qh")) != -1) {
 		switch (opt) {
 		case 's':
 			g_seed = strtoull(optarg, NULL, 0);
@@ -2971,6 +3001,10 @@ int main(int argc, char **argv)
 		case 'q':
 			g_quiet = 1;
 			break;
+		case 'o':
+			filtered = strdup(optarg);
+			filter_ops(optarg, argv[0]);
+			break;
 		default:
 			usage(argv[0]);
 		}
@@ -2978,6 +3012,15 @@ int main(int argc, char **argv)
 	if (optind != argc || g_nthreads < 1 || g_nthreads > 64 ||
 	    g_nproc < 1 || g_nproc > MAXPROC || !g_secs)
 		usage(argv[0]);
+	for (k = 0; k < NOPS; k++) {
+		weight_sum[0] += op_weight[k];
+		if (!ops[k].proc)
+			weight_sum[1] += op_weight[k];
+	}
+	if (!weight_sum[1]) {
+		fprintf(stderr, "-o leaves no op a thread can run\n");
+		usage(argv[0]);
+	}
 	if (!seeded)
 		g_seed = mix64((uint64_t)time(NULL) ^ now_ns() ^
 			       ((uint64_t)getpid() << 32)) % 1000000000000ULL;
@@ -3008,6 +3051,8 @@ int main(int argc, char **argv)
 	close(fd);
 	printf("# %d processes x %d threads, %u s%s\n", g_nproc, g_nthreads,
 	       g_secs, budget ? "" : ", no op budget");
+	if (filtered)
+		printf("# ops filtered: -o %s\n", filtered);
 
 	S = mmap(NULL, sizeof(*S), PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -3016,11 +3061,6 @@ int main(int argc, char **argv)
 		return KSFT_FAIL;
 	}
 	S->budget = budget;
-	for (k = 0; k < NOPS; k++) {
-		weight_sum[0] += op_weight[k];
-		if (!ops[k].proc)
-			weight_sum[1] += op_weight[k];
-	}
 	kcov_setup();
 
 	memset(&sa, 0, sizeof(sa));

@@ -1018,6 +1018,15 @@ static void device_objects_charged_to_rdma_cgroup(void)
 	KTAP_EXPECT_RET(destroy(fd, pz), 0);
 	pz = mk_evd(fd, ia, KDAT_EVD_DTO);
 	KTAP_EXPECT(close(fd) == 0);
+	/*
+	 * Limits back to max with nothing charged, before the cgroup goes:
+	 * then the controller frees its pool for the device. Left with a
+	 * limit, the pool outlives the cgroup (6.1's rdmacg frees pools only
+	 * on uncharge or limit change) and the device's unregistration later
+	 * walks into the freed cgroup (list corruption, seen in the testbed).
+	 */
+	snprintf(max, sizeof(max), "%s hca_handle=max hca_object=max", name);
+	KTAP_EXPECT(write_file(CGT "/rdma.max", max) == 0);
 	write_file(CG "/cgroup.procs", pid);
 	rmdir(CGT);
 }
