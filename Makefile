@@ -7,6 +7,10 @@
 #   make check      every test suite, in the VM testbed (scripts/vm-run)
 #   make demo       the demo, in the VM testbed
 #   make lint       checkpatch + sparse on the kernel code
+#   make fuzz       the fuzzer on the debug kernel for FUZZ_S seconds
+#                   (default 600; FUZZ_SEED=N replays a run)
+#   make storm      1000 processes killed mid-transfer, 50 device removals
+#                   under traffic, on the debug kernel
 #
 # KDIR: the kernel build directory. Default: the running kernel's, if it has
 # one, otherwise the newest Debian linux-headers-*-amd64 installed.
@@ -30,9 +34,10 @@ SELFTESTS := tests/selftests/kdat_dev_test tests/selftests/kdat_hostile_test
 DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 	     tests/dat/ring_test
 TEST_HELPERS := tests/selftests/kdat_hold_ia
+FUZZER := tests/fuzz/kdat_fuzz
 
 .PHONY: all module kmod lib tools tests setup check demo lint checkpatch sparse shellcheck bench \
-	clean install FORCE
+	clean install fuzz storm FORCE
 
 all: module kmod lib tools tests
 
@@ -53,7 +58,7 @@ kmod: module
 
 lib: $(LIB)
 tools: $(TOOLS)
-tests: $(SELFTESTS) $(TEST_HELPERS) $(DAT_TESTS)
+tests: $(SELFTESTS) $(TEST_HELPERS) $(DAT_TESTS) $(FUZZER)
 
 user/%.o: user/%.c include/uapi/linux/kdat.h user/kdat_lowlevel.h | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
@@ -86,6 +91,10 @@ tests/dat/ring_test: tests/dat/ring_test.c tests/selftests/ktap.h $(LIB) \
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< \
 		-Luser -ldat -Wl,-rpath,$(TOP)/user -lpthread
 
+# The fuzzer: the uapi header only.
+$(FUZZER): tests/fuzz/kdat_fuzz.c include/uapi/linux/kdat.h | $(SETUP_STAMP)
+	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -lpthread
+
 # DAT programs: the DAT 2.0 headers from Debian's libdapl-dev, -ldat.
 tests/dat/%: tests/dat/%.c tests/selftests/ktap.h $(LIB)
 	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -Luser -ldat \
@@ -99,6 +108,24 @@ demo: all
 
 bench: all
 	$(TOP)/scripts/vm-run $(TOP)/scripts/bench
+
+# The long runs, on the debug kernel; make check runs short versions of
+# both (tests/suites). kmemleak is cleared before and scanned after.
+FUZZ_S ?= 600
+fuzz: all
+	KDAT_T_FUZZ_SEED=$(FUZZ_SEED) KDAT_T_FUZZ_ARGS="$(FUZZ_ARGS)" \
+		KDAT_T_SUITE_TIMEOUT=$$(( $(FUZZ_S) + 900 )) \
+		$(TOP)/scripts/debug-vm-run \
+		$(TOP)/tests/run-all "tests/kmemleak.sh clear" \
+		"tests/fuzz/run.sh $(FUZZ_S)" "tests/kmemleak.sh scan"
+
+STORM_KILLS ?= 1000
+STORM_ROUNDS ?= 50
+storm: all
+	KDAT_T_STORM_SEED=$(STORM_SEED) $(TOP)/scripts/debug-vm-run \
+		$(TOP)/tests/run-all "tests/kmemleak.sh clear" \
+		"tests/storm.sh $(STORM_KILLS) $(STORM_ROUNDS)" \
+		"tests/kmemleak.sh scan"
 
 lint: checkpatch sparse shellcheck
 
@@ -138,4 +165,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
 	-$(MAKE) -C $(KDIR) M=$(TOP)/tests/kernel clean
 	rm -f user/*.o user/*.so user/*.so.* $(TOOLS) $(SELFTESTS) \
-		$(TEST_HELPERS) $(DAT_TESTS)
+		$(TEST_HELPERS) $(DAT_TESTS) $(FUZZER)

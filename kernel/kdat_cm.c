@@ -342,13 +342,14 @@ int kdat_cmd_psp_create(struct kdat_ucmd *ucmd)
 	if (ia)
 		evd = kdat_get(kfile, cmd->evd_handle, struct kdat_evd,
 			       KDAT_OBJ_EVD);
-	if (ia && evd && cmd->rsp_ep_handle) {
+	if (ia && evd && cmd->rsp_ep_handle)
 		ep = kdat_get(kfile, cmd->rsp_ep_handle, struct kdat_ep,
 			      KDAT_OBJ_EP);
-		if (!ep)
-			evd = NULL;	/* EBADF below */
-	}
-	if (!ia || !evd) {
+	/*
+	 * Every reference taken is dropped below, EBADF or not: a leaked one
+	 * left the EVD's destroy (and the file's release) waiting for ever.
+	 */
+	if (!ia || !evd || (cmd->rsp_ep_handle && !ep)) {
 		ret = -EBADF;
 		goto out_put;
 	}

@@ -243,28 +243,20 @@ static struct kdat_obj *kdat_obj_sweep_next(struct list_head *victims)
  * the victims are closed under "used by" (a whole file, or an IA without
  * foreign users) but for objects that other threads were destroying when
  * the victims were unlinked: their uses go when those destroys finish,
- * which the sweep waits for. A use that does not go within a minute is a
- * kdat bug: the victims are reported and leaked, never freed in use.
+ * which the sweep waits for, however long their drains take. Nothing is
+ * ever freed while something points at it.
  */
 static void kdat_obj_sweep(struct list_head *victims)
 {
-	struct kdat_obj *obj, *next;
+	struct kdat_obj *next;
 
 	while (!list_empty(victims)) {
-		long left;
-
-		left = wait_event_timeout(kdat_unused_wq,
-					  (next = kdat_obj_sweep_next(victims)),
-					  60 * HZ);
-		if (!left) {
-			obj = list_last_entry(victims, struct kdat_obj,
-					      file_node);
-			pr_err("kdat: object %u (type %d) still in use at teardown: leaked\n",
-			       obj->handle, obj->type);
-			list_for_each_entry_safe(obj, next, victims, file_node)
-				list_del_init(&obj->file_node);
-			return;
-		}
+		/* Timed waits: a long one is no hung task, only slow. */
+		while (!wait_event_timeout(kdat_unused_wq,
+					   kdat_obj_sweep_next(victims),
+					   10 * HZ))
+			;
+		next = kdat_obj_sweep_next(victims);
 		list_del_init(&next->file_node);
 		kdat_obj_finish(next);
 	}

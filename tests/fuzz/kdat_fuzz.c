@@ -2502,7 +2502,7 @@ static void *map_or_die(size_t len)
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED) {
-		perror("mmap");
+		bad("worker %d: mmap: %s", (int)getpid(), strerror(errno));
 		_exit(KSFT_FAIL);
 	}
 	return p;
@@ -2520,6 +2520,18 @@ static void worker(int slot, unsigned int gen, int nthreads)
 	int i;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/*
+	 * No stdio: a worker stuck in the kernel for good must not hold the
+	 * supervisor's stdout (a pipe to tee would never see its end).
+	 */
+	i = open("/dev/null", O_RDWR);
+	if (i >= 0) {
+		dup2(i, 0);
+		dup2(i, 1);
+		dup2(i, 2);
+		if (i > 2)
+			close(i);
+	}
 	memset(&main_t, 0, sizeof(main_t));
 	main_t.rng.s = base;
 	main_t.r = &main_t.rng;

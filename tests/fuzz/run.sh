@@ -9,12 +9,13 @@
 # as root, one as nobody (setpriv, after chmod 0666 /dev/kdat), each with
 # half of FUZZ_PROCS worker processes (default 4) of FUZZ_THREADS threads
 # (default 4). Then kdat's live object counters (debugfs kdat/objects)
-# must all come back to zero.
+# must all come back to zero. FUZZ_ARGS adds fuzzer options to both, e.g.
+# "-o -PSP_CREATE,-RSP_CREATE" to leave out ops with a known open bug.
 #
 # Replay: FUZZ_SEED=N runs the root instance with seed N and the nobody
 # instance with N+1 (the first line says which seed a run used). Inside
 # the testbed only KDAT_T_* variables pass through scripts/vm-run, so
-# KDAT_T_FUZZ_S and KDAT_T_FUZZ_SEED are read too. KDAT_FUZZ_PCS=file
+# KDAT_T_FUZZ_S, KDAT_T_FUZZ_SEED and KDAT_T_FUZZ_ARGS are read too. KDAT_FUZZ_PCS=file
 # (root instance, needs a kernel with KCOV) writes the kdat PCs it covered.
 set -uo pipefail
 
@@ -25,6 +26,7 @@ SECS=${1:-${FUZZ_S:-${KDAT_T_FUZZ_S:-60}}}
 SEED=${FUZZ_SEED:-${KDAT_T_FUZZ_SEED:-}}
 PROCS=${FUZZ_PROCS:-4}
 THREADS=${FUZZ_THREADS:-4}
+read -r -a EXTRA <<< "${FUZZ_ARGS:-${KDAT_T_FUZZ_ARGS:-}}"
 OBJS=/sys/kernel/debug/kdat/objects
 NOBODY=65534
 
@@ -63,7 +65,9 @@ fi
 case $SEED in
 *[!0-9]*) skip_all "FUZZ_SEED=$SEED is not a number" ;;
 esac
-echo "# seed: $SEED (root; nobody: $((SEED + 1))); replay: FUZZ_SEED=$SEED"
+replay="FUZZ_SEED=$SEED"
+[ ${#EXTRA[@]} -gt 0 ] && replay+=" FUZZ_ARGS=\"${EXTRA[*]}\""
+echo "# seed: $SEED (root; nobody: $((SEED + 1))); replay: $replay"
 
 echo "TAP version 13"
 echo "1..3"
@@ -88,7 +92,7 @@ run_fuzzer() {
 	local tag=$1 seed=$2
 	shift 2
 	"$@" timeout -k 10 "$limit" "$FUZZ" -s "$seed" -t "$SECS" \
-		-p "$half" -j "$THREADS" > "$WORK/$tag.out" 2>&1 &
+		-p "$half" -j "$THREADS" "${EXTRA[@]}" > "$WORK/$tag.out" 2>&1 &
 }
 
 run_fuzzer root "$SEED"

@@ -764,6 +764,43 @@ static void destroy_ends_cno_wait(void)
 	destroy_ends_wait(1);
 }
 
+/*
+ * An RSP refused for a bad EP handle keeps no reference to its EVD: one
+ * leaked left the EVD's destroy (and the file's release) waiting for ever,
+ * unkillable. Found by the fuzzer. Run in a child, watched.
+ */
+static void rsp_refused_keeps_nothing(void)
+{
+	int status = 0;
+	double end;
+	pid_t pid;
+
+	pid = fork();
+	KTAP_EXPECT(pid >= 0);
+	if (!pid) {
+		struct kdat_psp_create c = { .size = sizeof(c),
+					     .conn_qual = QUAL_BASE + 60,
+					     .rsp_ep_handle = 0x7ffffff0 };
+		int fd = dev_open();
+
+		c.ia_handle = ia_open_ok(fd);
+		c.evd_handle = evd_new(fd, c.ia_handle, KDAT_EVD_CR, 8, 0);
+		KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_PSP_CREATE, &c), EBADF);
+		KTAP_EXPECT_RET(destroy(fd, c.evd_handle), 0);
+		KTAP_EXPECT(close(fd) == 0);
+		exit(KSFT_PASS);
+	}
+	end = now_s() + 60;
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (now_s() > end) {
+			kill(pid, SIGKILL);
+			KTAP_FAIL("the EVD's destroy still waits after 60 s");
+		}
+		usleep(100000);
+	}
+	KTAP_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == KSFT_PASS);
+}
+
 /* Past a page, a struct is no newer ABI: E2BIG, even with a zero tail. */
 static void ioctl_size_capped(void)
 {
@@ -1215,6 +1252,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(destroy_ends_evd_wait),
 	KTAP_CASE(destroy_ends_cno_wait),
 	KTAP_CASE(ioctl_size_capped),
+	KTAP_CASE(rsp_refused_keeps_nothing),
 	KTAP_CASE(cr_replies_race),
 	KTAP_CASE(evds_charged_to_memcg),
 	KTAP_CASE(rings_charged_to_memlock),
