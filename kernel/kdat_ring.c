@@ -627,14 +627,24 @@ static int kdat_poller_fn(void *data)
 	return 0;
 }
 
-/* The doorbell. */
+/*
+ * The doorbell; with KDAT_RING_WAKE_SUBMIT, one pass over the file's rings
+ * in the caller's context instead (everything published before the call is
+ * taken when it returns).
+ */
 int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 {
 	struct kdat_ring_wake *cmd = ucmd->cmd;
 	struct kdat_file *kfile = ucmd->kfile;
 
-	if (cmd->flags)
+	if (cmd->flags & ~KDAT_RING_WAKE_SUBMIT)
 		return -EINVAL;
+	if (cmd->flags & KDAT_RING_WAKE_SUBMIT) {
+		mutex_lock(&kfile->ring_lock);
+		kdat_rings_pass(kfile);
+		mutex_unlock(&kfile->ring_lock);
+		return 0;
+	}
 	mutex_lock(&kfile->poller_lock);
 	if (kfile->poller) {
 		WRITE_ONCE(kfile->poller->wake, true);

@@ -2159,8 +2159,17 @@ static DAT_RETURN kd_ring_post(struct kd_ring *r, struct kd_pz *pz,
 	}
 	__atomic_store_n(r->tail, tail + 1, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(r->flags, __ATOMIC_RELAXED) &
-	    KDAT_RING_F_NEED_WAKEUP) {
+	if (ep && state == KDAT_EP_STATE_DISCONNECTED) {
+		/*
+		 * Flushed at once, as the spec says: take it now, in our
+		 * context, so its event is queued when we return.
+		 */
+		struct kdat_ring_wake w = { .size = sizeof(w),
+					    .flags = KDAT_RING_WAKE_SUBMIT };
+
+		ioctl(ep->obj.ia->fd, KDAT_IOCTL_RING_WAKE, &w);
+	} else if (__atomic_load_n(r->flags, __ATOMIC_RELAXED) &
+		   KDAT_RING_F_NEED_WAKEUP) {
 		struct kdat_ring_wake w = { .size = sizeof(w) };
 
 		ioctl(ep ? ep->obj.ia->fd : kd_proc.fd, KDAT_IOCTL_RING_WAKE,

@@ -626,6 +626,53 @@ static void test_lost_wakeup(void)
 	KTAP_EXPECT(slept > 1000);
 }
 
+/*
+ * KDAT_RING_WAKE_SUBMIT: with the poller asleep and no doorbell rung, the
+ * caller's own call takes what it published (head reaches tail before the
+ * call returns) and the poller sleeps on; unknown flags are refused.
+ */
+static void test_submit_in_caller(void)
+{
+	struct kdat_ring_wake w = { .size = sizeof(w) };
+	struct rawpair p;
+	double t0;
+	uint32_t t;
+	int i;
+
+	rawpair_open(&p, 16, 64);
+	prime(&p);
+	w.flags = 1U << 31;
+	errno = 0;
+	KTAP_EXPECT(ioctl(p.csq.fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
+		    errno == EINVAL);
+	for (i = 0; i < 4; i++) {
+		t0 = now_s();
+		while (!(ld(p.csq.flags) & KDAT_RING_F_NEED_WAKEUP)) {
+			if (now_s() - t0 > 10)
+				KTAP_FAIL("the idle poller did not sleep");
+			usleep(100);
+		}
+		t = *p.csq.tail;
+		sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, i, p.c.lctx,
+			 p.c.buf, 8);
+		sqe_fill(slot(&p.csq, t + 1), KDAT_DTO_SEND, 100 + i,
+			 p.c.lctx, p.c.buf, 8);
+		__atomic_store_n(p.csq.tail, t + 2, __ATOMIC_RELEASE);
+		w.flags = KDAT_RING_WAKE_SUBMIT;
+		KTAP_EXPECT(!ioctl(p.csq.fd, KDAT_IOCTL_RING_WAKE, &w));
+		KTAP_EXPECT(ld(p.csq.head) == t + 2);
+		KTAP_EXPECT(ld(p.csq.flags) & KDAT_RING_F_NEED_WAKEUP);
+		expect_dto(&p.ccq, i, KDAT_DTO_SUCCESS, 0);
+		expect_dto(&p.ccq, 100 + i, KDAT_DTO_SUCCESS, 0);
+		expect_dto(&p.scq, 1000000 + p.rx_done++, KDAT_DTO_SUCCESS, 0);
+		expect_dto(&p.scq, 1000000 + p.rx_done++, KDAT_DTO_SUCCESS, 0);
+		post(&p.srq, KDAT_DTO_RECEIVE, 1000000 + p.rx_next++, &p.s, 0,
+		     64);
+		post(&p.srq, KDAT_DTO_RECEIVE, 1000000 + p.rx_next++, &p.s, 0,
+		     64);
+	}
+}
+
 /* Threads posting through libdat's rings: to one EP, and to many. */
 struct poster {
 	DAT_EP_HANDLE ep;
@@ -783,6 +830,7 @@ static int count_pollers(pid_t pid)
 static void test_exit_with_full_rings(void)
 {
 	int up[2], status;
+	double t0;
 	pid_t pid;
 	char c;
 
@@ -802,12 +850,17 @@ static void test_exit_with_full_rings(void)
 			pause();
 	}
 	KTAP_EXPECT(read(up[0], &c, 1) == 1);
-	usleep(300000);
+	/* The poller starts with the first ring, before the child wrote. */
 	KTAP_EXPECT(count_pollers(pid) == 1);
 	kill(pid, SIGKILL);
 	KTAP_EXPECT(waitpid(pid, &status, 0) == pid);
-	usleep(500000);
-	KTAP_EXPECT(count_pollers(pid) == 0);
+	/* It goes with the file, which the dead child's exit released. */
+	t0 = now_s();
+	while (count_pollers(pid) != 0) {
+		if (now_s() - t0 > 10)
+			KTAP_FAIL("the dead process's poller outlived it 10 s");
+		usleep(10000);
+	}
 }
 
 static const struct ktap_case cases[] = {
@@ -819,6 +872,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_munmap_under_poller),
 	KTAP_CASE(test_threads),
 	KTAP_CASE(test_lost_wakeup),
+	KTAP_CASE(test_submit_in_caller),
 	KTAP_CASE(test_exit_with_full_rings),
 };
 

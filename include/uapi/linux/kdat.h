@@ -1208,12 +1208,18 @@ struct kdat_ring_create {
  * struct kdat_ring_wake - KDAT_IOCTL_RING_WAKE: the doorbell; wakes the
  *     file's poller (needed only when a ring says KDAT_RING_F_NEED_WAKEUP)
  * @size: sizeof(struct kdat_ring_wake)
- * @flags: 0
+ * @flags: 0, or KDAT_RING_WAKE_SUBMIT: instead of waking the poller, take
+ *     every entry published on the file's submission rings before the call,
+ *     in the caller's context, as the poller would (posted, refused or
+ *     flushed: an entry flushed at once has its event queued when the call
+ *     returns)
  */
 struct kdat_ring_wake {
 	__u32 size;
 	__u32 flags;
 };
+
+#define KDAT_RING_WAKE_SUBMIT	(1U << 0)
 
 #define KDAT_IOCTL_RING_WAKE	_IO(KDAT_TYPE, KDAT_CMD_RING_WAKE)
 
