@@ -431,6 +431,13 @@ struct kdat_ep {
 	spinlock_t sw_lock;		/* polling @sw_cq; @sw_dead */
 	bool sw_dead;
 	struct list_head sw_node;	/* in recv_evd->sw_eps */
+	/*
+	 * The receive drained into @sw_cq last; in the EP, not on a stack,
+	 * so that a marker completing after its drain gave up writes only
+	 * here (@sw_cq goes before the EP).
+	 */
+	struct ib_cqe sw_drain_cqe;
+	struct completion sw_drained;
 };
 
 void kdat_ep_sw_poll(struct kdat_ep *ep);

@@ -514,17 +514,12 @@ static void kdat_ep_sw_comp(struct ib_cq *cq, void *context)
 	queue_work(system_highpri_wq, &ep->sw_work);
 }
 
-struct kdat_drain {
-	struct ib_cqe cqe;
-	struct completion done;
-};
-
-static void kdat_drain_done(struct ib_cq *cq, struct ib_wc *wc)
+static void kdat_ep_sw_drained(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct kdat_drain *d = container_of(wc->wr_cqe, struct kdat_drain,
-					    cqe);
+	struct kdat_ep *ep = container_of(wc->wr_cqe, struct kdat_ep,
+					  sw_drain_cqe);
 
-	complete(&d->done);
+	complete(&ep->sw_drained);
 }
 
 /*
@@ -536,8 +531,8 @@ static void kdat_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 static void kdat_ep_drain(struct kdat_ep *ep)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	struct kdat_drain d = { .cqe.done = kdat_drain_done };
-	struct ib_recv_wr wr = { .wr_cqe = &d.cqe };
+	struct ib_recv_wr wr = { .wr_cqe = &ep->sw_drain_cqe };
+	bool drained = false;
 	int i;
 
 	if (!ep->sw_cq) {
@@ -545,16 +540,20 @@ static void kdat_ep_drain(struct kdat_ep *ep)
 		return;
 	}
 	ib_drain_sq(ep->qp);
-	init_completion(&d.done);
+	ep->sw_drain_cqe.done = kdat_ep_sw_drained;
+	reinit_completion(&ep->sw_drained);
 	if (ib_modify_qp(ep->qp, &attr, IB_QP_STATE) ||
 	    ib_post_recv(ep->qp, &wr, NULL))
 		return;
 	/* Flush completions need not notify a CQ armed for solicited. */
-	for (i = 0; i < 10000 && !try_wait_for_completion(&d.done); i++) {
+	for (i = 0; i < 10000; i++) {
 		kdat_ep_sw_poll(ep);
+		drained = try_wait_for_completion(&ep->sw_drained);
+		if (drained)
+			break;
 		usleep_range(500, 1000);
 	}
-	if (!completion_done(&d.done))
+	if (!drained)
 		pr_err("kdat: EP %u: receive queue did not drain\n",
 		       ep->obj.handle);
 }
@@ -750,6 +749,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	ep->conn_evd = conn_evd;
 	ep->srq = srq;
 	INIT_WORK(&ep->sw_work, kdat_ep_sw_work);
+	init_completion(&ep->sw_drained);
 	init_waitqueue_head(&ep->idle_wq);
 	spin_lock_init(&ep->sw_lock);
 	INIT_LIST_HEAD(&ep->sw_node);
