@@ -15,8 +15,10 @@
 # Replay: FUZZ_SEED=N runs the root instance with seed N and the nobody
 # instance with N+1 (the first line says which seed a run used). Inside
 # the testbed only KDAT_T_* variables pass through scripts/vm-run, so
-# KDAT_T_FUZZ_S, KDAT_T_FUZZ_SEED and KDAT_T_FUZZ_ARGS are read too. KDAT_FUZZ_PCS=file
-# (root instance, needs a kernel with KCOV) writes the kdat PCs it covered.
+# KDAT_T_FUZZ_S, KDAT_T_FUZZ_SEED and KDAT_T_FUZZ_ARGS are read too.
+# On a kernel with KCOV the root instance's kdat PCs (kept in
+# KDAT_FUZZ_PCS=file if set) are mapped to source lines of $KDAT_KO by
+# tests/fuzz/lines.sh: "# kcov lines: covered/instrumented".
 set -uo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -95,6 +97,11 @@ run_fuzzer() {
 		-p "$half" -j "$THREADS" "${EXTRA[@]}" > "$WORK/$tag.out" 2>&1 &
 }
 
+# With KCOV, the root instance's PCs, mapped to kdat.ko's lines below.
+KO=${KDAT_KO:-$TOP/kdat.ko}
+pcs=${KDAT_FUZZ_PCS:-$WORK/pcs}
+[ -e /sys/kernel/debug/kcov ] && [ -r /sys/module/kdat/sections/.text ] &&
+	export KDAT_FUZZ_PCS=$pcs
 run_fuzzer root "$SEED"
 root_pid=$!
 if [ ${#as_nobody[@]} -gt 0 ]; then
@@ -132,6 +139,13 @@ report() {
 
 report 1 root "$root_pid"
 report 2 nobody "$nobody_pid"
+
+# Line coverage: a figure, not a verdict (no case of its own).
+if [ -s "$pcs" ] && [ -r "$KO" ]; then
+	text=$(cat /sys/module/kdat/sections/.text)
+	"$TOP/tests/fuzz/lines.sh" "$KO" "$text" "$pcs" 2>&1 |
+		sed -e 's/^/# kcov /'
+fi
 
 # objects_nonzero: the counters of $OBJS other than "devices" that are not 0.
 objects_nonzero() {
