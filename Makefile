@@ -5,6 +5,7 @@
 #   make            kdat.ko, libdat.so, the tests and tools, the sample
 #                   kernel consumer (tests/kernel/kdat_consumer.ko)
 #   make check      every test suite, in the VM testbed (scripts/vm-run)
+#   make check-hog  the same with a busy loop per host CPU beside it
 #   make demo       the demo, in the VM testbed
 #   make lint       checkpatch + sparse on the kernel code
 #   make fuzz       the fuzzer on the debug kernel for FUZZ_S seconds
@@ -36,7 +37,7 @@ DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
-.PHONY: all module kmod lib tools tests setup check demo lint checkpatch sparse shellcheck bench \
+.PHONY: all module kmod lib tools tests setup check check-hog demo lint checkpatch sparse shellcheck bench \
 	clean install fuzz storm FORCE
 
 all: module kmod lib tools tests
@@ -82,7 +83,8 @@ user/kdat-info: user/kdat-info.c $(LIB)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -Luser -ldat -Wl,-rpath,$(TOP)/user
 
 tests/selftests/%: tests/selftests/%.c tests/selftests/ktap.h \
-		tests/selftests/kdat_util.h include/uapi/linux/kdat.h | $(SETUP_STAMP)
+		tests/selftests/kdat_util.h tests/selftests/kdat_objects.h \
+		include/uapi/linux/kdat.h | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -lpthread
 
 # The ring test also drives the uapi rings itself.
@@ -96,12 +98,17 @@ $(FUZZER): tests/fuzz/kdat_fuzz.c include/uapi/linux/kdat.h | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -lpthread
 
 # DAT programs: the DAT 2.0 headers from Debian's libdapl-dev, -ldat.
-tests/dat/%: tests/dat/%.c tests/selftests/ktap.h $(LIB)
+tests/dat/%: tests/dat/%.c tests/selftests/ktap.h \
+		tests/selftests/kdat_objects.h $(LIB)
 	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -Luser -ldat \
 		-Wl,-rpath,$(TOP)/user
 
 check: all
 	$(TOP)/scripts/check
+
+# The same, with a busy loop per host CPU beside the guest.
+check-hog: all
+	$(TOP)/scripts/with-cpu-hog $(TOP)/scripts/check
 
 demo: all
 	$(TOP)/scripts/vm-run $(TOP)/scripts/demo

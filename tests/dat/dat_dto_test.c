@@ -26,6 +26,7 @@
 #include <dat2/udat.h>
 
 #include "../selftests/ktap.h"
+#include "../selftests/kdat_objects.h"
 
 static char ia_name[128];
 static struct sockaddr_in peer_addr;
@@ -933,22 +934,6 @@ static void test_foreign_lmr(void)
 	close(up[1]);
 	close(down[0]);
 	close(down[1]);
-}
-
-/* Live kdat objects of @type in the whole system (debugfs), or -1. */
-static int kdat_objects(const char *type)
-{
-	FILE *f = fopen("/sys/kernel/debug/kdat/objects", "r");
-	char name[32];
-	int n, ret = -1;
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%31s %d", name, &n) == 2)
-		if (!strcmp(name, type))
-			ret = n;
-	fclose(f);
-	return ret;
 }
 
 /*

@@ -18,6 +18,7 @@
 #include <linux/kdat.h>
 
 #include "ktap.h"
+#include "kdat_objects.h"
 
 static inline int kioctl(int fd, unsigned long cmd, void *arg)
 {
@@ -165,23 +166,6 @@ static inline int destroy_flags(int fd, uint32_t h, uint32_t flags, uint32_t rsv
 				    .flags = flags, .__reserved = rsvd };
 
 	return kioctl(fd, KDAT_IOCTL_DESTROY, &cmd);
-}
-
-
-/* Live kdat objects of @type in the whole system (debugfs), or -1. */
-static inline int kdat_objects(const char *type)
-{
-	FILE *f = fopen("/sys/kernel/debug/kdat/objects", "r");
-	char name[32];
-	int n, ret = -1;
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%31s %d", name, &n) == 2)
-		if (!strcmp(name, type))
-			ret = n;
-	fclose(f);
-	return ret;
 }
 
 #endif
