@@ -1241,6 +1241,76 @@ static void psp_in_callers_netns(void)
 	KTAP_EXPECT(close(fd) == 0);
 }
 
+/*
+ * The RDMA subsystem's netns mode, set with iproute2's rdma tool; retried
+ * (30 s) while another namespace is still going away (EBUSY).
+ */
+static int netns_mode(const char *mode)
+{
+	char cmd[96];
+	double t0 = now_s();
+
+	snprintf(cmd, sizeof(cmd), "rdma system set netns %s 2>/dev/null",
+		 mode);
+	while (system(cmd)) {
+		if (now_s() - t0 > 30)
+			return -1;
+		usleep(100000);
+	}
+	return 0;
+}
+
+/*
+ * Exclusive netns mode: a device is seen only from its own namespace (as
+ * uverbs does). A process in a namespace of its own neither lists the
+ * host's device nor opens an IA on it (ENODEV); the host still does.
+ */
+static void devices_hidden_in_exclusive_netns(void)
+{
+	struct kdat_port_info ports[64];
+	char name[KDAT_NAME_MAX];
+	uint32_t port, nr, i;
+	int fd, err, status;
+	pid_t pid;
+
+	if (geteuid())
+		ktap_skip("needs root (unshare, rdma system set)");
+	if (system("rdma system show >/dev/null 2>&1"))
+		ktap_skip("no rdma tool (iproute2)");
+	fd = dev_open();
+	test_port(fd, name, &port);
+	KTAP_EXPECT(close(fd) == 0);
+	if (netns_mode("exclusive"))
+		KTAP_FAIL("rdma system set netns exclusive: refused for 30 s");
+	pid = fork();
+	if (!pid) {
+		if (unshare(CLONE_NEWNET))
+			_exit(10);
+		fd = dev_open();
+		nr = list_ports(fd, ports, 64);
+		for (i = 0; i < nr && i < 64; i++)
+			if (!strcmp(ports[i].name, name))
+				_exit(11);
+		ia_open(fd, name, port, &err);
+		_exit(err == -ENODEV ? 0 : 12);
+	}
+	KTAP_EXPECT(pid > 0 && waitpid(pid, &status, 0) == pid);
+	/* The host's namespace still has it, before and after going back. */
+	fd = dev_open();
+	ia_open(fd, name, port, &err);
+	KTAP_EXPECT(close(fd) == 0);
+	if (netns_mode("shared"))
+		KTAP_FAIL("rdma system set netns shared: refused for 30 s");
+	KTAP_EXPECT_RET(err, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 10)
+		ktap_skip("no network namespaces");
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		KTAP_FAIL("namespaced process: %s",
+			  !WIFEXITED(status) ? "killed" :
+			  WEXITSTATUS(status) == 11 ? "the device is listed" :
+			  "IA open did not fail with ENODEV");
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(cno_newer_than_evd),
 	KTAP_CASE(cno_newer_than_evd_ia_all),
@@ -1260,6 +1330,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(psp_backlog_bounded),
 	KTAP_CASE(pollers_bounded),
 	KTAP_CASE(psp_in_callers_netns),
+	KTAP_CASE(devices_hidden_in_exclusive_netns),
 };
 
 KTAP_MAIN(cases)
