@@ -3,8 +3,8 @@
  * kdat rings: submission rings drained by a kernel poller, completion rings
  * filled by the CQ handlers; the protocol is in include/uapi/linux/kdat.h.
  *
- * Lifetime. A ring is a kref'd block of vmalloc_user() memory. Its queue
- * (EP, SRQ or EVD) holds one reference from the ring's creation until the
+ * Lifetime. A ring is a kref'd block of memory (kdat_ring_mem_alloc()).
+ * Its queue (EP, SRQ or EVD) holds one reference from the ring's creation until the
  * queue is destroyed (kdat_ring_detach), each mapping holds one; the
  * memory goes with the last. The poller only reaches rings on the file's
  * sq_rings list, under the file's ring_lock, and a queue takes its ring
@@ -60,6 +60,7 @@ struct kdat_ring {
 	enum kdat_ring_kind kind;
 	u32 id;				/* mmap cookie >> PAGE_SHIFT */
 	void *mem;
+	struct page **pages;		/* of @mem, vmap()ed */
 	size_t map_size;
 	/*
 	 * The pages of @mem stay in memory like pinned pages and are charged
@@ -107,6 +108,40 @@ static void *kdat_ring_entry(struct kdat_ring *r, u32 index)
 	       (size_t)(index & (r->entries - 1)) * r->entry_size;
 }
 
+/*
+ * Ring memory: zeroed pages charged to the caller's memory cgroup
+ * (vmalloc_user() would charge nothing), mapped in the kernel with
+ * VM_USERMAP so that remap_vmalloc_range() may give them to the process.
+ */
+static int kdat_ring_mem_alloc(struct kdat_ring *r)
+{
+	unsigned int i, n = r->map_size >> PAGE_SHIFT;
+
+	r->pages = kvcalloc(n, sizeof(*r->pages), GFP_KERNEL_ACCOUNT);
+	if (!r->pages)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		r->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+					 __GFP_RETRY_MAYFAIL);
+		if (!r->pages[i])
+			return -ENOMEM;
+	}
+	r->mem = vmap(r->pages, n, VM_MAP | VM_USERMAP, PAGE_KERNEL);
+	return r->mem ? 0 : -ENOMEM;
+}
+
+/* Process context (vunmap() may sleep); after a failed alloc too. */
+static void kdat_ring_mem_free(struct kdat_ring *r)
+{
+	unsigned int i, n = r->map_size >> PAGE_SHIFT;
+
+	if (r->mem)
+		vunmap(r->mem);
+	for (i = 0; r->pages && i < n && r->pages[i]; i++)
+		__free_page(r->pages[i]);
+	kvfree(r->pages);
+}
+
 static void kdat_ring_free(struct kref *ref)
 {
 	struct kdat_ring *r = container_of(ref, struct kdat_ring, ref);
@@ -115,7 +150,7 @@ static void kdat_ring_free(struct kref *ref)
 		atomic_long_sub(r->acct_pages, &r->user->locked_vm);
 		free_uid(r->user);
 	}
-	vfree(r->mem);
+	kdat_ring_mem_free(r);
 	kfree(r->sqe);
 	kfree(r->dto);
 	kfree(r->ctx);
@@ -175,8 +210,7 @@ static struct kdat_ring *kdat_ring_alloc(struct kdat_file *kfile,
 	r->map_size = PAGE_ALIGN(KDAT_RING_OFF_ARRAY + array);
 	if (kdat_ring_account(r))
 		goto err;
-	r->mem = vmalloc_user(r->map_size);
-	if (!r->mem)
+	if (kdat_ring_mem_alloc(r))
 		goto err;
 	*kdat_ring_u32(r, KDAT_RING_OFF_MASK) = r->entries - 1;
 	*kdat_ring_u32(r, KDAT_RING_OFF_ENTRIES) = r->entries;

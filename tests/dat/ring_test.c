@@ -320,6 +320,38 @@ static void ping(struct rawpair *p, uint64_t i)
 	KTAP_EXPECT(p->s.buf[0] == (uint8_t)i);
 }
 
+/*
+ * Every poller of this process (kdat-poll/<pid>) asleep: in state S, which
+ * it is in only inside its schedule(), after its last look at the tails.
+ */
+static bool pollers_asleep(void)
+{
+	char want[32], path[300], buf[512];
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+	int n = 0, asleep = 0;
+
+	snprintf(want, sizeof(want), "(kdat-poll/%d)", (int)getpid());
+	while (dir && (d = readdir(dir))) {
+		FILE *f;
+		char *st;
+
+		snprintf(path, sizeof(path), "/proc/%s/stat", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && (st = strstr(buf, want))) {
+			st += strlen(want);
+			n++;
+			asleep += st[0] == ' ' && st[1] == 'S';
+		}
+		fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return n && n == asleep;
+}
+
 /* ---- cases ------------------------------------------------------------ */
 
 /* 1000 messages through rings of 16 entries: the indices wrap many times. */
@@ -646,8 +678,13 @@ static void test_submit_in_caller(void)
 	KTAP_EXPECT(ioctl(p.csq.fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
 		    errno == EINVAL);
 	for (i = 0; i < 4; i++) {
+		/*
+		 * The flag alone does not say it sleeps: it sets the flag,
+		 * then looks at the tails once more before schedule().
+		 */
 		t0 = now_s();
-		while (!(ld(p.csq.flags) & KDAT_RING_F_NEED_WAKEUP)) {
+		while (!(ld(p.csq.flags) & KDAT_RING_F_NEED_WAKEUP) ||
+		       !pollers_asleep()) {
 			if (now_s() - t0 > 10)
 				KTAP_FAIL("the idle poller did not sleep");
 			usleep(100);

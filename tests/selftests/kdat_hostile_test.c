@@ -1011,6 +1011,38 @@ static void rings_charged_to_memlock(void)
 }
 
 /*
+ * And to the memory cgroup, as io_uring's rings are: a ring of 4 MiB shows
+ * in memory.current (vmalloc_user() memory charged nothing).
+ */
+static void rings_charged_to_memcg(void)
+{
+	struct kdat_ring_create r = { .size = sizeof(r),
+				      .kind = KDAT_RING_EVD };
+	long before, after;
+	uint32_t ia;
+	int fd, ret;
+
+	if (geteuid())
+		ktap_skip("needs root (cgroups)");
+	fd = dev_open();
+	ia = ia_open_ok(fd);
+	memcg_enter("256M");
+	r.handle = evd_new(fd, ia, KDAT_EVD_SOFTWARE, 32768, 0);
+	before = read_long(CGT "/memory.current");
+	ret = kioctl(fd, KDAT_IOCTL_RING_CREATE, &r);
+	after = read_long(CGT "/memory.current");
+	KTAP_EXPECT(close(fd) == 0);
+	memcg_leave();
+	KTAP_EXPECT_RET(ret, 0);
+	ktap_diag("a ring of %llu KiB: memory.current %+ld KiB",
+		  (unsigned long long)r.out_map_size / 1024,
+		  (after - before) / 1024);
+	KTAP_EXPECT(r.out_map_size >= 4 << 20);
+	/* memcg charges in per-CPU batches: most of it, not to the page. */
+	KTAP_EXPECT(after - before >= (long)r.out_map_size * 3 / 4);
+}
+
+/*
  * Device objects count in the RDMA cgroup: with rdma.max hca_object=4,
  * the fifth object that holds a device resource (a PD, CQ, QP, MR) is
  * refused with ENOMEM, and none is lost; the kernel once charged nothing.
@@ -1326,6 +1358,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(cr_replies_race),
 	KTAP_CASE(evds_charged_to_memcg),
 	KTAP_CASE(rings_charged_to_memlock),
+	KTAP_CASE(rings_charged_to_memcg),
 	KTAP_CASE(device_objects_charged_to_rdma_cgroup),
 	KTAP_CASE(psp_backlog_bounded),
 	KTAP_CASE(pollers_bounded),
