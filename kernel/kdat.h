@@ -441,6 +441,7 @@ struct kdat_ep {
 };
 
 void kdat_ep_sw_poll(struct kdat_ep *ep);
+void kdat_flush_tasklets(void);
 
 /*
  * Which Endpoint operation may run in which state: one table

@@ -588,8 +588,13 @@ static void kdat_ep_sw_destroy(struct kdat_ep *ep)
 	ep->sw_dead = true;
 	spin_unlock_irqrestore(&ep->sw_lock, flags);
 	cancel_work_sync(&ep->sw_work);
-	ib_destroy_cq(ep->sw_cq);
+	/*
+	 * The drain polled the flushes itself: the device's tasklet for
+	 * the last of them may not have run (kdat_flush_tasklets()).
+	 */
+	kdat_flush_tasklets();
 	cancel_work_sync(&ep->sw_work);
+	ib_destroy_cq(ep->sw_cq);
 	ep->sw_cq = NULL;
 }
 

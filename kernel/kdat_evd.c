@@ -10,10 +10,13 @@
  * queued in the spare entry, so a consumer always learns that it lost
  * events.
  */
+#include <linux/cpu.h>
+#include <linux/interrupt.h>
 #include <linux/jiffies.h>
 #include <linux/log2.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/signal.h>
+#include <linux/smp.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -122,6 +125,56 @@ void kdat_evd_uncommit(struct kdat_evd *evd, u32 n)
 }
 
 /*
+ * rxe (6.1) destroys a CQ without tasklet_kill() of the tasklet that calls
+ * its completion handler: a completion added while the CQ was armed leaves
+ * that tasklet scheduled, and a CQ destroyed before it runs leaves freed
+ * memory on a CPU's tasklet list (seen under CPU load: a GPF in
+ * tasklet_action_common(), 0x6b poison). So before kdat destroys a CQ that
+ * no QP can add to any more, it waits for every tasklet already scheduled:
+ * a tasklet of its own goes to the tail of each CPU's list, which runs in
+ * order. Two rounds: a tasklet found running on another CPU is put back at
+ * the tail, behind the first.
+ */
+struct kdat_tasklet_barrier {
+	struct tasklet_struct t;
+	struct completion done;
+};
+
+static void kdat_tasklet_barrier_run(struct tasklet_struct *t)
+{
+	complete(&container_of(t, struct kdat_tasklet_barrier, t)->done);
+}
+
+static void kdat_tasklet_barrier_queue(void *info)
+{
+	struct kdat_tasklet_barrier *b = info;
+
+	tasklet_schedule(&b[smp_processor_id()].t);
+}
+
+void kdat_flush_tasklets(void)
+{
+	struct kdat_tasklet_barrier *b;
+	int round, cpu;
+
+	b = kcalloc(nr_cpu_ids, sizeof(*b), GFP_KERNEL | __GFP_NOFAIL);
+	cpus_read_lock();
+	for (round = 0; round < 2; round++) {
+		for_each_online_cpu(cpu) {
+			tasklet_setup(&b[cpu].t, kdat_tasklet_barrier_run);
+			init_completion(&b[cpu].done);
+		}
+		on_each_cpu(kdat_tasklet_barrier_queue, b, 1);
+		for_each_online_cpu(cpu) {
+			wait_for_completion(&b[cpu].done);
+			tasklet_kill(&b[cpu].t);	/* off its CPU too */
+		}
+	}
+	cpus_read_unlock();
+	kfree(b);
+}
+
+/*
  * The device is going (or the EVD is): free the CQ. The device's removal
  * also reports itself on the IA's async EVDs, which stay usable.
  */
@@ -137,6 +190,7 @@ static void kdat_evd_free_cq(struct kdat_evd *evd)
 	 * rxe_req_notify_cq() right after a drain's completion woke us. The
 	 * poller runs with bottom halves off, which RCU waits for.
 	 */
+	kdat_flush_tasklets();
 	synchronize_rcu();
 	ib_free_cq(evd->cq);
 	evd->cq = NULL;
