@@ -46,10 +46,14 @@ shape() {
 	grep -oE 'RDMA WRITE DATA with SEND MSG|RDMA READ DATA with SEND MSG|PING DATA with SEND MSG|CONNECTED!|(SERVER|CLIENT):[A-Za-z ]+buffer contains: [A-Za-z ]+\.\.\.|Message PingPong|RDMA write \((bi|uni)-direction\)|DAPL Test Complete\. [A-Z]+' "$1"
 }
 
+skip=0
 case_result() {
 	n=$((n + 1))
 	if [ "$1" = 0 ]; then
 		echo "ok $n $2"
+	elif [ "$1" = skip ]; then
+		echo "ok $n $2 # SKIP $3"
+		skip=$((skip + 1))
 	else
 		echo "not ok $n $2"
 		fail=$((fail + 1))
@@ -61,23 +65,33 @@ for mode in "${modes[@]}"; do
 	run "$OFA" "$mode" "$work/ofa-$tag"
 	r=$?
 	# OFA's provider is the reference, not what is tested: on the debug
-	# kernel (KASAN under TCG) its own 1 MiB ping-pong once gave up
-	# ("DAPL Test Complete. FAILED", no kdat involved). Its run is tried
-	# once more, saying so; kdat's runs get no second try.
+	# kernel (KASAN under TCG), slower still with the host's CPUs busy,
+	# its own 1 MiB ping-pong gives up ("async EVD overflow" in OFA's
+	# provider, no kdat involved). Its run is tried once more, saying so;
+	# failing again, it is a skip with its reason, and so is the
+	# comparison that needs it. kdat's runs get no second try.
 	if [ $r != 0 ]; then
 		echo "# OFA's dtest $mode failed; its output, then a second run:"
 		sed 's/^/# ofa (1st): /' "$work/ofa-$tag.cli" | tail -5
 		run "$OFA" "$mode" "$work/ofa-$tag"
 		r=$?
 	fi
-	[ $r = 0 ] || sed 's/^/# ofa: /' "$work/ofa-$tag.cli" | tail -5
-	case_result $r "dtest $mode over OFA's provider"
+	ref=$r
+	if [ $ref = 0 ]; then
+		case_result 0 "dtest $mode over OFA's provider"
+	else
+		sed 's/^/# ofa: /' "$work/ofa-$tag.cli" | tail -5
+		case_result skip "dtest $mode over OFA's provider" \
+			"the reference provider itself failed twice (above)"
+	fi
 	run "$KDAT" "$mode" "$work/kdat-$tag"
 	r=$?
 	[ $r = 0 ] || sed 's/^/# kdat: /' "$work/kdat-$tag.cli" | tail -5
 	case_result $r "dtest $mode over kdat"
-	if diff <(shape "$work/ofa-$tag.cli") <(shape "$work/kdat-$tag.cli") \
-		> "$work/diff"; then
+	if [ $ref != 0 ]; then
+		r=skip
+	elif diff <(shape "$work/ofa-$tag.cli") \
+		<(shape "$work/kdat-$tag.cli") > "$work/diff"; then
 		r=0
 	else
 		r=1
@@ -85,7 +99,8 @@ for mode in "${modes[@]}"; do
 	fi
 	grep -h 'PingPong\|RDMA write (' "$work/ofa-$tag.cli" | sed 's/^/# ofa:  /'
 	grep -h 'PingPong\|RDMA write (' "$work/kdat-$tag.cli" | sed 's/^/# kdat: /'
-	case_result $r "dtest $mode: kdat's run has OFA's phases and results"
+	case_result $r "dtest $mode: kdat's run has OFA's phases and results" \
+		"no reference run to compare with"
 done
-echo "# Totals: pass:$((n - fail)) fail:$fail skip:0"
+echo "# Totals: pass:$((n - fail - skip)) fail:$fail skip:$skip"
 [ "$fail" = 0 ]
