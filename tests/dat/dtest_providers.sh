@@ -86,7 +86,15 @@ for mode in "${modes[@]}"; do
 	fi
 	run "$KDAT" "$mode" "$work/kdat-$tag"
 	r=$?
-	[ $r = 0 ] || sed 's/^/# kdat: /' "$work/kdat-$tag.cli" | tail -5
+	if [ $r != 0 ]; then
+		# What went wrong, on both sides, then how the client ended.
+		grep -hiE 'error|timeout|timed out|fail|panic' \
+			"$work/kdat-$tag.cli" "$work/kdat-$tag.srv" |
+			head -20 | sed 's/^/# kdat: /'
+		echo "# kdat server, last lines:"
+		tail -5 "$work/kdat-$tag.srv" | sed 's/^/# kdat srv: /'
+		tail -5 "$work/kdat-$tag.cli" | sed 's/^/# kdat: /'
+	fi
 	case_result $r "dtest $mode over kdat"
 	if [ $ref != 0 ]; then
 		r=skip
