@@ -88,7 +88,7 @@ for mode in "${modes[@]}"; do
 	r=$?
 	if [ $r != 0 ]; then
 		# What went wrong, on both sides, then how the client ended.
-		grep -hiE 'error|timeout|timed out|fail|panic' \
+		grep -hiE 'error|err:|timeout|timed out|fail|panic' \
 			"$work/kdat-$tag.cli" "$work/kdat-$tag.srv" |
 			head -20 | sed 's/^/# kdat: /'
 		echo "# kdat server, last lines:"
