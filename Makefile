@@ -29,7 +29,11 @@ SETUP_STAMP := setup
 
 LIB := user/libdat.so
 LIB_SONAME := libdat.so.2
-LIB_OBJS := user/kdat_lowlevel.o user/dat_api.o
+LIB_OBJS := user/kdat_lowlevel.o user/dat_core.o user/dat_ring.o \
+	    user/dat_ia.o user/dat_mem.o user/dat_evd.o user/dat_ep.o \
+	    user/dat_cm.o user/dat_srq.o user/dat_dto.o user/dat_provider.o
+LIB_HDRS := include/uapi/linux/kdat.h user/kdat_lowlevel.h \
+	    user/dat_internal.h user/dat_ring.h
 TOOLS := user/kdat-info user/kdat-demo user/kdat-bench
 SELFTESTS := tests/selftests/kdat_dev_test tests/selftests/kdat_hostile_test
 DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
@@ -61,7 +65,7 @@ lib: $(LIB)
 tools: $(TOOLS)
 tests: $(SELFTESTS) $(TEST_HELPERS) $(DAT_TESTS) $(FUZZER)
 
-user/%.o: user/%.c include/uapi/linux/kdat.h user/kdat_lowlevel.h | $(SETUP_STAMP)
+user/%.o: user/%.c $(LIB_HDRS) | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
 $(LIB): $(LIB_OBJS) user/libdat.map

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * libdat core: DAT return codes from the kernel's errnos, the process's
+ * /dev/kdat file, the two tables every live object is in, the life of an
+ * object's user-space half, and what DAT asks of any handle (consumer
+ * context, handle type) or code (dat_strerror).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "dat_internal.h"
+
+/* The uapi mirrors these DAT values; libdat passes them through. */
+_Static_assert((int)KDAT_EVENT_DTO_COMPLETION == (int)DAT_DTO_COMPLETION_EVENT, "");
+_Static_assert(KDAT_EVENT_CONNECTION_REQUEST == DAT_CONNECTION_REQUEST_EVENT,
+	       "");
+_Static_assert((int)KDAT_EVENT_CONNECTION_ESTABLISHED == (int)DAT_CONNECTION_EVENT_ESTABLISHED, "");
+_Static_assert((int)KDAT_EVENT_CONNECTION_UNREACHABLE == (int)DAT_CONNECTION_EVENT_UNREACHABLE, "");
+_Static_assert(KDAT_EVENT_ASYNC_EVD_OVERFLOW == DAT_ASYNC_ERROR_EVD_OVERFLOW,
+	       "");
+_Static_assert((int)KDAT_EVENT_ASYNC_EP_BROKEN == (int)DAT_ASYNC_ERROR_EP_BROKEN, "");
+_Static_assert((int)KDAT_DTO_ERR_FLUSHED == (int)DAT_DTO_ERR_FLUSHED, "");
+_Static_assert((int)KDAT_DTO_ERR_LOCAL_LENGTH == (int)DAT_DTO_LENGTH_ERROR, "");
+_Static_assert((int)KDAT_DTO_ERR_RECEIVER_NOT_READY == (int)DAT_DTO_ERR_RECEIVER_NOT_READY, "");
+_Static_assert((int)KDAT_DTO_SEND == (int)DAT_DTO_SEND, "");
+_Static_assert((int)KDAT_DTO_RDMA_WRITE == (int)DAT_DTO_RDMA_WRITE, "");
+_Static_assert((int)KDAT_DTO_RDMA_READ == (int)DAT_DTO_RDMA_READ, "");
+_Static_assert((int)KDAT_DTO_RECEIVE == (int)DAT_DTO_RECEIVE, "");
+_Static_assert((int)KDAT_COMPLETION_SUPPRESS == (int)DAT_COMPLETION_SUPPRESS_FLAG, "");
+_Static_assert((int)KDAT_COMPLETION_SOLICITED_WAIT == (int)DAT_COMPLETION_SOLICITED_WAIT_FLAG, "");
+_Static_assert(KDAT_COMPLETION_UNSIGNALLED == DAT_COMPLETION_UNSIGNALLED_FLAG,
+	       "");
+_Static_assert((int)KDAT_COMPLETION_BARRIER_FENCE == (int)DAT_COMPLETION_BARRIER_FENCE_FLAG, "");
+_Static_assert((int)KDAT_MEM_PRIV_ALL == (int)DAT_MEM_PRIV_ALL_FLAG, "");
+_Static_assert(KDAT_MEM_PRIV_REMOTE_WRITE == DAT_MEM_PRIV_REMOTE_WRITE_FLAG,
+	       "");
+_Static_assert((int)KDAT_EVD_DTO == (int)DAT_EVD_DTO_FLAG, "");
+_Static_assert((int)KDAT_EVD_CR == (int)DAT_EVD_CR_FLAG, "");
+_Static_assert((int)KDAT_EVD_CONNECTION == (int)DAT_EVD_CONNECTION_FLAG, "");
+_Static_assert((int)KDAT_EVD_ASYNC == (int)DAT_EVD_ASYNC_FLAG, "");
+_Static_assert((int)KDAT_CLOSE_GRACEFUL == (int)DAT_CLOSE_GRACEFUL_FLAG, "");
+
+/* errno of the uapi table -> DAT return code */
+DAT_RETURN dat_from_errno(int err)
+{
+	switch (err) {
+	case 0:
+		return DAT_SUCCESS;
+	case EBADF:
+		return DAT_INVALID_HANDLE;
+	case EBUSY:
+		return DAT_INVALID_STATE;
+	case ENOMEM:
+	case ENOSPC:
+		return DAT_INSUFFICIENT_RESOURCES;
+	case EACCES:
+		return DAT_PRIVILEGES_VIOLATION;
+	case EPERM:
+		return DAT_PROTECTION_VIOLATION;
+	case EMSGSIZE:
+		return DAT_LENGTH_ERROR;
+	case EAGAIN:
+		return DAT_QUEUE_EMPTY;
+	case ETIMEDOUT:
+		return DAT_TIMEOUT_EXPIRED;
+	case EINTR:
+		return DAT_INTERRUPTED_CALL;
+	case EADDRINUSE:
+		return DAT_CONN_QUAL_IN_USE;
+	case EADDRNOTAVAIL:
+		return DAT_INVALID_ADDRESS;
+	case EOPNOTSUPP:
+		return DAT_NOT_IMPLEMENTED;
+	case ECONNABORTED:
+		return DAT_ABORT;
+	case ENODEV:
+		return DAT_INVALID_STATE;
+	default:
+		return DAT_INVALID_PARAMETER;
+	}
+}
+
+DAT_RETURN kd_ioctl(struct kd_ia *ia, unsigned long cmd, void *arg)
+{
+	if (ioctl(ia->fd, cmd, arg))
+		return dat_from_errno(errno);
+	return DAT_SUCCESS;
+}
+
+struct kd_proc kd_proc = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.fd = -1,
+};
+
+static unsigned int kd_ptr_hash(const void *p)
+{
+	uintptr_t v = (uintptr_t)p;
+
+	return (unsigned int)((v >> 4) ^ (v >> 12)) % KD_TABLE_SIZE;
+}
+
+static void kd_table_add(struct kd_obj *o)
+{
+	struct kd_obj **b = &kd_proc.by_kh[o->kh % KD_TABLE_SIZE];
+	struct kd_obj **p = &kd_proc.by_ptr[kd_ptr_hash(o)];
+
+	pthread_mutex_lock(&kd_proc.lock);
+	o->hnext = *b;
+	*b = o;
+	o->pnext = *p;
+	*p = o;
+	pthread_mutex_unlock(&kd_proc.lock);
+}
+
+/* Caller holds kd_proc.lock. */
+void kd_table_del_locked(struct kd_obj *o)
+{
+	struct kd_obj **p;
+
+	for (p = &kd_proc.by_kh[o->kh % KD_TABLE_SIZE]; *p; p = &(*p)->hnext) {
+		if (*p == o) {
+			*p = o->hnext;
+			break;
+		}
+	}
+	for (p = &kd_proc.by_ptr[kd_ptr_hash(o)]; *p; p = &(*p)->pnext) {
+		if (*p == o) {
+			*p = o->pnext;
+			break;
+		}
+	}
+}
+
+void kd_table_del(struct kd_obj *o)
+{
+	pthread_mutex_lock(&kd_proc.lock);
+	kd_table_del_locked(o);
+	pthread_mutex_unlock(&kd_proc.lock);
+}
+
+struct kd_obj *kd_table_find(uint32_t kh)
+{
+	struct kd_obj *o;
+
+	pthread_mutex_lock(&kd_proc.lock);
+	for (o = kd_proc.by_kh[kh % KD_TABLE_SIZE]; o; o = o->hnext)
+		if (o->kh == kh)
+			break;
+	pthread_mutex_unlock(&kd_proc.lock);
+	return o;
+}
+
+/* The process's /dev/kdat file, opened for its first IA; -errno. */
+int kd_proc_get(void)
+{
+	int fd;
+
+	pthread_mutex_lock(&kd_proc.lock);
+	if (kd_proc.fd < 0)
+		kd_proc.fd = kdat_open();
+	fd = kd_proc.fd;
+	if (fd >= 0)
+		kd_proc.nr_ia++;
+	pthread_mutex_unlock(&kd_proc.lock);
+	return fd;
+}
+
+/* An IA is gone; the last one closes the file. */
+void kd_proc_put(void)
+{
+	pthread_mutex_lock(&kd_proc.lock);
+	if (!--kd_proc.nr_ia) {
+		close(kd_proc.fd);
+		kd_proc.fd = -1;
+	}
+	pthread_mutex_unlock(&kd_proc.lock);
+}
+
+void kd_obj_init(struct kd_obj *o, struct kd_ia *ia,
+		 DAT_HANDLE_TYPE type, uint32_t kh)
+{
+	/* The provider the IA was opened through (see dat_provider_init). */
+	o->provider = ia->provider;
+	o->type = type;
+	o->ia = ia;
+	o->kh = kh;
+	kd_table_add(o);
+}
+
+/*
+ * Is @h a live object of ours, of @type (any type for -1)? Found by address
+ * in the table: a stale handle (freed memory) or a foreign pointer is
+ * refused without being read.
+ */
+bool kd_check(const void *h, int type)
+{
+	const struct kd_obj *o;
+	bool ok = false;
+
+	if (!h)
+		return false;
+	pthread_mutex_lock(&kd_proc.lock);
+	for (o = kd_proc.by_ptr[kd_ptr_hash(h)]; o; o = o->pnext) {
+		if (o == h) {
+			ok = type < 0 || o->type == (DAT_HANDLE_TYPE)type;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&kd_proc.lock);
+	return ok;
+}
+
+static bool kd_ours(const void *h)
+{
+	return kd_check(h, -1);
+}
+
+/* Free an object's user-space half: its ring mappings, then itself. */
+void kd_obj_free(struct kd_obj *o)
+{
+	switch (o->type) {
+	case DAT_HANDLE_TYPE_EVD:
+		kd_ring_unmap(((struct kd_evd *)o)->ring);
+		break;
+	case DAT_HANDLE_TYPE_EP:
+		kd_ring_unmap(((struct kd_ep *)o)->sq);
+		kd_ring_unmap(((struct kd_ep *)o)->rq);
+		break;
+	case DAT_HANDLE_TYPE_SRQ:
+		kd_ring_unmap(((struct kd_srq *)o)->ring);
+		break;
+	default:
+		break;
+	}
+	free(o);
+}
+
+/* Undo a create whose user-space half failed. */
+void kd_destroy_kh(struct kd_ia *ia, uint32_t kh)
+{
+	struct kdat_destroy d = { .size = sizeof(d), .handle = kh };
+
+	kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
+}
+
+DAT_RETURN kd_destroy(struct kd_obj *o)
+{
+	struct kdat_destroy d = { .size = sizeof(d), .handle = o->kh };
+	DAT_RETURN ret;
+
+	ret = kd_ioctl(o->ia, KDAT_IOCTL_DESTROY, &d);
+	if (ret == DAT_SUCCESS) {
+		kd_table_del(o);
+		kd_obj_free(o);
+	}
+	return ret;
+}
+
+int kdat_dat_handle(void *dat_handle, int *fd, uint32_t *kh)
+{
+	struct kd_obj *o = dat_handle;
+
+	if (!kd_ours(o))
+		return -1;
+	*fd = o->ia->fd;
+	*kh = o->kh;
+	return 0;
+}
+
+LIBDAT_API DAT_RETURN dat_set_consumer_context(DAT_HANDLE h, DAT_CONTEXT c)
+{
+	struct kd_obj *o = h;
+
+	if (!kd_ours(o))
+		return DAT_INVALID_HANDLE;
+	o->context = c;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_get_consumer_context(DAT_HANDLE h, DAT_CONTEXT *c)
+{
+	struct kd_obj *o = h;
+
+	if (!kd_ours(o))
+		return DAT_INVALID_HANDLE;
+	if (!c)
+		return DAT_INVALID_PARAMETER;
+	*c = o->context;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_get_handle_type(DAT_HANDLE h, DAT_HANDLE_TYPE *t)
+{
+	struct kd_obj *o = h;
+
+	if (!kd_ours(o))
+		return DAT_INVALID_HANDLE;
+	if (!t)
+		return DAT_INVALID_PARAMETER;
+	*t = o->type;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_strerror(DAT_RETURN value, const char **major,
+				   const char **minor)
+{
+	static const struct {
+		DAT_RETURN code;
+		const char *str;
+	} tab[] = {
+		{ DAT_SUCCESS, "DAT_SUCCESS" },
+		{ DAT_ABORT, "DAT_ABORT" },
+		{ DAT_CONN_QUAL_IN_USE, "DAT_CONN_QUAL_IN_USE" },
+		{ DAT_INSUFFICIENT_RESOURCES, "DAT_INSUFFICIENT_RESOURCES" },
+		{ DAT_INTERNAL_ERROR, "DAT_INTERNAL_ERROR" },
+		{ DAT_INVALID_HANDLE, "DAT_INVALID_HANDLE" },
+		{ DAT_INVALID_PARAMETER, "DAT_INVALID_PARAMETER" },
+		{ DAT_INVALID_STATE, "DAT_INVALID_STATE" },
+		{ DAT_LENGTH_ERROR, "DAT_LENGTH_ERROR" },
+		{ DAT_MODEL_NOT_SUPPORTED, "DAT_MODEL_NOT_SUPPORTED" },
+		{ DAT_PROVIDER_NOT_FOUND, "DAT_PROVIDER_NOT_FOUND" },
+		{ DAT_PRIVILEGES_VIOLATION, "DAT_PRIVILEGES_VIOLATION" },
+		{ DAT_PROTECTION_VIOLATION, "DAT_PROTECTION_VIOLATION" },
+		{ DAT_QUEUE_EMPTY, "DAT_QUEUE_EMPTY" },
+		{ DAT_QUEUE_FULL, "DAT_QUEUE_FULL" },
+		{ DAT_TIMEOUT_EXPIRED, "DAT_TIMEOUT_EXPIRED" },
+		{ DAT_PROVIDER_ALREADY_REGISTERED,
+		  "DAT_PROVIDER_ALREADY_REGISTERED" },
+		{ DAT_PROVIDER_IN_USE, "DAT_PROVIDER_IN_USE" },
+		{ DAT_INVALID_ADDRESS, "DAT_INVALID_ADDRESS" },
+		{ DAT_INTERRUPTED_CALL, "DAT_INTERRUPTED_CALL" },
+		{ DAT_NOT_IMPLEMENTED, "DAT_NOT_IMPLEMENTED" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (DAT_GET_TYPE(value) == tab[i].code) {
+			if (major)
+				*major = tab[i].str;
+			if (minor)
+				*minor = "";
+			return DAT_SUCCESS;
+		}
+	}
+	return DAT_INVALID_PARAMETER;
+}

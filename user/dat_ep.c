@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * libdat Endpoints: create (with its own receive queue or on an SRQ),
+ * query, modify, connect, disconnect, reset, free. Their posts are
+ * dat_dto.c's.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <arpa/inet.h>
+
+#include "dat_internal.h"
+
+DAT_RETURN kd_ep_fetch(struct kd_ep *ep, struct kdat_ep_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->ep_handle = ep->obj.kh;
+	return kd_ioctl(ep->obj.ia, KDAT_IOCTL_EP_QUERY, q);
+}
+
+static DAT_RETURN kd_ep_create(DAT_IA_HANDLE ia_handle,
+			       DAT_PZ_HANDLE pz_handle,
+			       DAT_EVD_HANDLE recv_evd,
+			       DAT_EVD_HANDLE request_evd,
+			       DAT_EVD_HANDLE connect_evd,
+			       struct kd_srq *srq,
+			       const DAT_EP_ATTR *attr,
+			       DAT_EP_HANDLE *ep_handle)
+{
+	struct kdat_ep_create c = { .size = sizeof(c) };
+	struct kd_ia *ia = ia_handle;
+	struct kd_ep *ep;
+	DAT_RETURN ret;
+
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
+		return DAT_INVALID_HANDLE;
+	if (!kd_check(pz_handle, DAT_HANDLE_TYPE_PZ) ||
+	    !kd_check(recv_evd, DAT_HANDLE_TYPE_EVD) ||
+	    !kd_check(request_evd, DAT_HANDLE_TYPE_EVD) ||
+	    !kd_check(connect_evd, DAT_HANDLE_TYPE_EVD) ||
+	    ((struct kd_obj *)pz_handle)->ia != ia)
+		return DAT_INVALID_HANDLE;
+	if (!ep_handle)
+		return DAT_INVALID_PARAMETER;
+	c.pz_handle = ((struct kd_obj *)pz_handle)->kh;
+	c.recv_evd_handle = ((struct kd_obj *)recv_evd)->kh;
+	c.request_evd_handle = ((struct kd_obj *)request_evd)->kh;
+	c.connect_evd_handle = ((struct kd_obj *)connect_evd)->kh;
+	c.srq_handle = srq ? srq->obj.kh : 0;
+	if (attr) {
+		if (attr->service_type != DAT_SERVICE_TYPE_RC)
+			return DAT_MODEL_NOT_SUPPORTED;
+		c.attr.max_recv_dtos = attr->max_recv_dtos;
+		c.attr.max_request_dtos = attr->max_request_dtos;
+		c.attr.max_recv_iov = attr->max_recv_iov;
+		/*
+		 * DAT 2.0 sizes RDMA IOVs apart from sends; the QP has one
+		 * limit for its send queue: the largest. (A send may then
+		 * use as many segments as an RDMA; kdat does not refuse it.)
+		 */
+		c.attr.max_request_iov = attr->max_request_iov;
+		if (attr->max_rdma_read_iov > (DAT_COUNT)c.attr.max_request_iov)
+			c.attr.max_request_iov = attr->max_rdma_read_iov;
+		if (attr->max_rdma_write_iov > (DAT_COUNT)c.attr.max_request_iov)
+			c.attr.max_request_iov = attr->max_rdma_write_iov;
+		c.attr.max_rdma_read_in = attr->max_rdma_read_in;
+		c.attr.max_rdma_read_out = attr->max_rdma_read_out;
+		c.attr.recv_completion_flags = attr->recv_completion_flags;
+		c.attr.request_completion_flags =
+			attr->request_completion_flags;
+	} else {
+		c.attr.max_recv_dtos = 16;
+		c.attr.max_request_dtos = 16;
+		c.attr.max_recv_iov = 1;
+		c.attr.max_request_iov = 1;
+		c.attr.max_rdma_read_in = 4;
+		c.attr.max_rdma_read_out = 4;
+	}
+	ret = kd_ioctl(ia, KDAT_IOCTL_EP_CREATE, &c);
+	if (ret)
+		return ret;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep) {
+		kd_destroy_kh(ia, c.out_ep_handle);
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
+	ep->pz = pz_handle;
+	ep->recv_evd = recv_evd;
+	ep->req_evd = request_evd;
+	ep->conn_evd = connect_evd;
+	ep->srq = srq;
+	ep->attr.service_type = DAT_SERVICE_TYPE_RC;
+	ep->attr.max_message_size = 1U << 31;
+	ep->attr.max_rdma_size = 1U << 31;
+	ep->attr.qos = DAT_QOS_BEST_EFFORT;
+	ep->attr.max_recv_dtos = c.attr.max_recv_dtos;
+	ep->attr.max_request_dtos = c.attr.max_request_dtos;
+	ep->attr.max_recv_iov = c.attr.max_recv_iov;
+	ep->attr.max_request_iov = c.attr.max_request_iov;
+	ep->attr.max_rdma_read_in = c.attr.max_rdma_read_in;
+	ep->attr.max_rdma_read_out = c.attr.max_rdma_read_out;
+	ep->attr.max_rdma_read_iov = c.attr.max_request_iov;
+	ep->attr.max_rdma_write_iov = c.attr.max_request_iov;
+	ep->attr.recv_completion_flags = c.attr.recv_completion_flags;
+	ep->attr.request_completion_flags = c.attr.request_completion_flags;
+	kd_obj_init(&ep->obj, ia, DAT_HANDLE_TYPE_EP, c.out_ep_handle);
+	if (kd_rings_wanted()) {
+		ep->sq = kd_ring_map(ia, ep->obj.kh, KDAT_RING_SEND);
+		if (ep->sq && !srq)
+			ep->rq = kd_ring_map(ia, ep->obj.kh, KDAT_RING_RECV);
+		/*
+		 * EAGAIN: the kernel has no poller thread to spare
+		 * (max_pollers); this EP posts by ioctl, as with KDAT_RINGS=0.
+		 */
+		if (!ep->sq && errno == EAGAIN) {
+			ep->rq = NULL;
+		} else if (!ep->sq || (!srq && !ep->rq)) {
+			kd_destroy(&ep->obj);
+			return DAT_INSUFFICIENT_RESOURCES;
+		}
+	}
+	*ep_handle = ep;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia_handle,
+				    DAT_PZ_HANDLE pz_handle,
+				    DAT_EVD_HANDLE recv_evd,
+				    DAT_EVD_HANDLE request_evd,
+				    DAT_EVD_HANDLE connect_evd,
+				    const DAT_EP_ATTR *attr,
+				    DAT_EP_HANDLE *ep_handle)
+{
+	return kd_ep_create(ia_handle, pz_handle, recv_evd, request_evd,
+			    connect_evd, NULL, attr, ep_handle);
+}
+
+LIBDAT_API DAT_RETURN dat_ep_create_with_srq(DAT_IA_HANDLE ia_handle,
+					     DAT_PZ_HANDLE pz_handle,
+					     DAT_EVD_HANDLE recv_evd,
+					     DAT_EVD_HANDLE request_evd,
+					     DAT_EVD_HANDLE connect_evd,
+					     DAT_SRQ_HANDLE srq_handle,
+					     const DAT_EP_ATTR *attr,
+					     DAT_EP_HANDLE *ep_handle)
+{
+	if (!kd_check(srq_handle, DAT_HANDLE_TYPE_SRQ))
+		return DAT_INVALID_HANDLE;
+	return kd_ep_create(ia_handle, pz_handle, recv_evd, request_evd,
+			    connect_evd, srq_handle, attr, ep_handle);
+}
+
+LIBDAT_API DAT_RETURN dat_ep_free(DAT_EP_HANDLE ep_handle)
+{
+	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	return kd_destroy(ep_handle);
+}
+
+static DAT_EP_STATE kd_ep_state(uint32_t s)
+{
+	switch (s) {
+	case KDAT_EP_STATE_UNCONNECTED:
+		return DAT_EP_STATE_UNCONNECTED;
+	case KDAT_EP_STATE_RESERVED:
+		return DAT_EP_STATE_RESERVED;
+	case KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING:
+		return DAT_EP_STATE_PASSIVE_CONNECTION_PENDING;
+	case KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING:
+		return DAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
+	case KDAT_EP_STATE_TENTATIVE_CONNECTION_PENDING:
+		return DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING;
+	case KDAT_EP_STATE_CONNECTED:
+		return DAT_EP_STATE_CONNECTED;
+	case KDAT_EP_STATE_DISCONNECT_PENDING:
+		return DAT_EP_STATE_DISCONNECT_PENDING;
+	case KDAT_EP_STATE_COMPLETION_PENDING:
+		return DAT_EP_STATE_COMPLETION_PENDING;
+	default:
+		return DAT_EP_STATE_DISCONNECTED;
+	}
+}
+
+LIBDAT_API DAT_RETURN dat_ep_get_status(DAT_EP_HANDLE ep_handle,
+					DAT_EP_STATE *state,
+					DAT_BOOLEAN *recv_idle,
+					DAT_BOOLEAN *request_idle)
+{
+	struct kdat_ep_query q;
+	DAT_RETURN ret;
+
+	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	ret = kd_ep_fetch(ep_handle, &q);
+	if (ret)
+		return ret;
+	if (state)
+		*state = kd_ep_state(q.state);
+	if (recv_idle)
+		*recv_idle = !q.out_recv_posted;
+	if (request_idle)
+		*request_idle = !q.out_request_posted;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_ep_query(DAT_EP_HANDLE ep_handle,
+				   DAT_EP_PARAM_MASK mask,
+				   DAT_EP_PARAM *param)
+{
+	struct kd_ep *ep = ep_handle;
+	struct kdat_ep_query q;
+	DAT_RETURN ret;
+
+	(void)mask;
+	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	if (!param)
+		return DAT_INVALID_PARAMETER;
+	ret = kd_ep_fetch(ep, &q);
+	if (ret)
+		return ret;
+	memset(param, 0, sizeof(*param));
+	param->ia_handle = ep->obj.ia;
+	param->ep_state = kd_ep_state(q.state);
+	kd_sockaddr_from_kdat(&q.remote, &ep->remote);
+	kd_sockaddr_from_kdat(&q.local, &ep->local);
+	if (!ep->local.ss_family)
+		ep->local = ep->obj.ia->addr;
+	param->local_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ep->local;
+	param->local_port_qual = ntohs(q.local.port);
+	param->remote_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ep->remote;
+	param->remote_port_qual = ntohs(q.remote.port);
+	param->pz_handle = ep->pz;
+	param->recv_evd_handle = ep->recv_evd;
+	param->request_evd_handle = ep->req_evd;
+	param->connect_evd_handle = ep->conn_evd;
+	param->srq_handle = ep->srq;
+	param->ep_attr = ep->attr;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep_handle,
+				     DAT_IA_ADDRESS_PTR remote,
+				     DAT_CONN_QUAL conn_qual,
+				     DAT_TIMEOUT timeout,
+				     DAT_COUNT pdata_size,
+				     const DAT_PVOID pdata, DAT_QOS qos,
+				     DAT_CONNECT_FLAGS flags)
+{
+	struct kdat_ep_connect c = { .size = sizeof(c) };
+	struct kd_ep *ep = ep_handle;
+
+	(void)qos;
+	(void)flags;
+	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	if (!remote || pdata_size < 0 || (pdata_size && !pdata))
+		return DAT_INVALID_PARAMETER;
+	if (pdata_size > KDAT_MAX_PRIVATE_DATA)
+		return DAT_INVALID_PARAMETER;
+	if (remote->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)remote;
+
+		c.remote.family = AF_INET;
+		memcpy(c.remote.addr, &sin->sin_addr, 4);
+	} else if (remote->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const void *)remote;
+
+		c.remote.family = AF_INET6;
+		c.remote.scope_id = sin6->sin6_scope_id;
+		memcpy(c.remote.addr, &sin6->sin6_addr, 16);
+	} else {
+		return DAT_INVALID_ADDRESS;
+	}
+	c.ep_handle = ep->obj.kh;
+	if (!kd_port(conn_qual))
+		return DAT_INVALID_PARAMETER;
+	c.conn_qual = kd_port(conn_qual);
+	c.timeout_us = timeout == DAT_TIMEOUT_INFINITE ? KDAT_WAIT_FOREVER :
+							 timeout;
+	c.private_data = (uintptr_t)pdata;
+	c.private_data_len = pdata_size;
+	return kd_ioctl(ep->obj.ia, KDAT_IOCTL_EP_CONNECT, &c);
+}
+
+LIBDAT_API DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep_handle,
+					DAT_CLOSE_FLAGS flags)
+{
+	struct kdat_ep_handle_cmd c = { .size = sizeof(c) };
+	struct kd_ep *ep = ep_handle;
+
+	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	if (flags != DAT_CLOSE_ABRUPT_FLAG && flags != DAT_CLOSE_GRACEFUL_FLAG)
+		return DAT_INVALID_PARAMETER;
+	c.ep_handle = ep->obj.kh;
+	c.flags = flags;
+	return kd_ioctl(ep->obj.ia, KDAT_IOCTL_EP_DISCONNECT, &c);
+}
+
+LIBDAT_API DAT_RETURN dat_ep_reset(DAT_EP_HANDLE ep_handle)
+{
+	struct kdat_ep_handle_cmd c = { .size = sizeof(c) };
+	struct kd_ep *ep = ep_handle;
+
+	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	c.ep_handle = ep->obj.kh;
+	return kd_ioctl(ep->obj.ia, KDAT_IOCTL_EP_RESET, &c);
+}
+
+/*
+ * dat_ep_modify changes what a QP built at create can take: completion
+ * flags (not SOLICITED_WAIT on receives, which picks the receive CQ), RDMA
+ * read depths, and DTO counts up to those the EP was created with. Any
+ * other field may be named only with its current value; another value is
+ * DAT_MODEL_NOT_SUPPORTED (the QP would have to be rebuilt), as is a DTO
+ * count above the created one.
+ */
+#define KD_EP_MODIFIABLE (DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS | \
+			  DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS | \
+			  DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN | \
+			  DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT | \
+			  DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS | \
+			  DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS)
+
+static bool kd_ep_param_same(const struct kd_ep *ep, DAT_EP_PARAM_MASK mask,
+			     const DAT_EP_PARAM *p)
+{
+	const DAT_EP_ATTR *a = &p->ep_attr, *cur = &ep->attr;
+
+#define KD_SAME(bit, cond) (!(mask & (bit)) || (cond))
+	return KD_SAME(DAT_EP_FIELD_PZ_HANDLE, p->pz_handle == ep->pz) &&
+	       KD_SAME(DAT_EP_FIELD_RECV_EVD_HANDLE,
+		       p->recv_evd_handle == ep->recv_evd) &&
+	       KD_SAME(DAT_EP_FIELD_REQUEST_EVD_HANDLE,
+		       p->request_evd_handle == ep->req_evd) &&
+	       KD_SAME(DAT_EP_FIELD_CONNECT_EVD_HANDLE,
+		       p->connect_evd_handle == ep->conn_evd) &&
+	       KD_SAME(DAT_EP_FIELD_SRQ_HANDLE,
+		       p->srq_handle == (DAT_SRQ_HANDLE)ep->srq) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE,
+		       a->service_type == cur->service_type) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE,
+		       a->max_message_size == cur->max_message_size) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE,
+		       a->max_rdma_size == cur->max_rdma_size) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_QOS, a->qos == cur->qos) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV,
+		       a->max_recv_iov == cur->max_recv_iov) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV,
+		       a->max_request_iov == cur->max_request_iov) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IOV,
+		       a->max_rdma_read_iov == cur->max_rdma_read_iov) &&
+	       KD_SAME(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_WRITE_IOV,
+		       a->max_rdma_write_iov == cur->max_rdma_write_iov);
+#undef KD_SAME
+}
+
+LIBDAT_API DAT_RETURN dat_ep_modify(DAT_EP_HANDLE ep_handle,
+				    DAT_EP_PARAM_MASK mask,
+				    const DAT_EP_PARAM *param)
+{
+	struct kdat_ep_modify c = { .size = sizeof(c) };
+	const DAT_EP_ATTR *a;
+	struct kd_ep *ep = ep_handle;
+
+	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	if (!param || (mask & ~DAT_EP_FIELD_ALL))
+		return DAT_INVALID_PARAMETER;
+	/* Read-only fields. */
+	if (mask & (DAT_EP_FIELD_IA_HANDLE | DAT_EP_FIELD_EP_STATE |
+		    DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR |
+		    DAT_EP_FIELD_LOCAL_PORT_QUAL |
+		    DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR |
+		    DAT_EP_FIELD_REMOTE_PORT_QUAL))
+		return DAT_INVALID_PARAMETER;
+	if (!kd_ep_param_same(ep, mask & ~KD_EP_MODIFIABLE, param))
+		return DAT_MODEL_NOT_SUPPORTED;
+	a = &param->ep_attr;
+	if (a->max_recv_dtos < 0 || a->max_request_dtos < 0 ||
+	    a->max_rdma_read_in < 0 || a->max_rdma_read_out < 0)
+		return DAT_INVALID_PARAMETER;
+	c.ep_handle = ep->obj.kh;
+	c.attr.recv_completion_flags = ep->attr.recv_completion_flags;
+	c.attr.request_completion_flags = ep->attr.request_completion_flags;
+	c.attr.max_rdma_read_in = ep->attr.max_rdma_read_in;
+	c.attr.max_rdma_read_out = ep->attr.max_rdma_read_out;
+	c.attr.max_recv_dtos = ep->attr.max_recv_dtos;
+	c.attr.max_request_dtos = ep->attr.max_request_dtos;
+	if (mask & DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS)
+		c.attr.recv_completion_flags = a->recv_completion_flags;
+	if (mask & DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS)
+		c.attr.request_completion_flags = a->request_completion_flags;
+	if (mask & (DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS |
+		    DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS))
+		c.mask |= KDAT_EP_MODIFY_COMPLETION_FLAGS;
+	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN)
+		c.attr.max_rdma_read_in = a->max_rdma_read_in;
+	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT)
+		c.attr.max_rdma_read_out = a->max_rdma_read_out;
+	if (mask & (DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN |
+		    DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT))
+		c.mask |= KDAT_EP_MODIFY_RDMA_READ;
+	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS)
+		c.attr.max_recv_dtos = a->max_recv_dtos;
+	if (mask & DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS)
+		c.attr.max_request_dtos = a->max_request_dtos;
+	if (mask & (DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS |
+		    DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS))
+		c.mask |= KDAT_EP_MODIFY_DTOS;
+	if (!c.mask)
+		return DAT_SUCCESS;	/* only current values named */
+	if (ioctl(ep->obj.ia->fd, KDAT_IOCTL_EP_MODIFY, &c))
+		return errno == EOPNOTSUPP ? DAT_MODEL_NOT_SUPPORTED :
+					     dat_from_errno(errno);
+	ep->attr.recv_completion_flags = c.attr.recv_completion_flags;
+	ep->attr.request_completion_flags = c.attr.request_completion_flags;
+	ep->attr.max_rdma_read_in = c.attr.max_rdma_read_in;
+	ep->attr.max_rdma_read_out = c.attr.max_rdma_read_out;
+	ep->attr.max_recv_dtos = c.attr.max_recv_dtos;
+	ep->attr.max_request_dtos = c.attr.max_request_dtos;
+	return DAT_SUCCESS;
+}
+
+/*
+ * EP watermarks: an RC QP gives no event at a send-queue depth, so kdat
+ * has none to offer (the IA reports max_ep_... as 0 watermarks).
+ */
+LIBDAT_API DAT_RETURN dat_ep_set_watermark(DAT_EP_HANDLE ep_handle,
+					   DAT_COUNT soft_high_watermark,
+					   DAT_COUNT hard_high_watermark)
+{
+	(void)soft_high_watermark;
+	(void)hard_high_watermark;
+	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	return DAT_MODEL_NOT_SUPPORTED;
+}
+
+LIBDAT_API DAT_RETURN dat_ep_recv_query(DAT_EP_HANDLE ep_handle,
+					DAT_COUNT *nbufs, DAT_COUNT *span)
+{
+	struct kdat_ep_query q;
+	DAT_RETURN ret;
+
+	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	ret = kd_ep_fetch(ep_handle, &q);
+	if (ret)
+		return ret;
+	if (nbufs)
+		*nbufs = q.out_recv_posted;
+	if (span)
+		*span = DAT_VALUE_UNKNOWN;
+	return DAT_SUCCESS;
+}
+
+/* Connect @ep where @dup is connected (its peer's address and qualifier). */
+LIBDAT_API DAT_RETURN dat_ep_dup_connect(DAT_EP_HANDLE ep_handle,
+					 DAT_EP_HANDLE dup_handle,
+					 DAT_TIMEOUT timeout, DAT_COUNT pdata_size,
+					 const DAT_PVOID pdata, DAT_QOS qos)
+{
+	struct sockaddr_storage remote;
+	struct kdat_ep_query q;
+	DAT_RETURN ret;
+
+	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP) ||
+	    !kd_check(dup_handle, DAT_HANDLE_TYPE_EP))
+		return DAT_INVALID_HANDLE;
+	ret = kd_ep_fetch(dup_handle, &q);
+	if (ret)
+		return ret;
+	if (q.state != KDAT_EP_STATE_CONNECTED)
+		return DAT_INVALID_STATE;
+	kd_sockaddr_from_kdat(&q.remote, &remote);
+	return dat_ep_connect(ep_handle, (DAT_IA_ADDRESS_PTR)&remote,
+			      ntohs(q.remote.port), timeout, pdata_size, pdata,
+			      qos, DAT_CONNECT_DEFAULT_FLAG);
+}

@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * libdat Event Dispatchers and CNOs. Kernel events become DAT events
+ * here; dequeue and wait read an EVD's completion ring with no system
+ * call when it has one (dat_ring.h), else go by ioctl.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dat_internal.h"
+#include "dat_ring.h"
+
+LIBDAT_API DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle,
+				     DAT_COUNT qlen, DAT_CNO_HANDLE cno,
+				     DAT_EVD_FLAGS flags,
+				     DAT_EVD_HANDLE *evd_handle)
+{
+	struct kdat_evd_create c = { .size = sizeof(c) };
+	struct kd_ia *ia = ia_handle;
+	struct kd_evd *evd;
+	DAT_RETURN ret;
+
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
+		return DAT_INVALID_HANDLE;
+	if (cno != DAT_HANDLE_NULL && !kd_check(cno, DAT_HANDLE_TYPE_CNO))
+		return DAT_INVALID_HANDLE;
+	if (qlen <= 0 || !evd_handle)
+		return DAT_INVALID_PARAMETER;
+	c.ia_handle = ia->obj.kh;
+	c.cno_handle = cno ? ((struct kd_obj *)cno)->kh : 0;
+	c.qlen = qlen;
+	c.evd_flags = flags;
+	ret = kd_ioctl(ia, KDAT_IOCTL_EVD_CREATE, &c);
+	if (ret)
+		return ret;
+	evd = calloc(1, sizeof(*evd));
+	if (!evd) {
+		kd_destroy_kh(ia, c.out_evd_handle);
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
+	evd->qlen = c.out_qlen;
+	evd->flags = flags;
+	evd->cno = cno;
+	kd_obj_init(&evd->obj, ia, DAT_HANDLE_TYPE_EVD, c.out_evd_handle);
+	if (kd_rings_wanted()) {
+		evd->ring = kd_ring_map(ia, evd->obj.kh, KDAT_RING_EVD);
+		if (!evd->ring) {
+			kd_destroy(&evd->obj);
+			return DAT_INSUFFICIENT_RESOURCES;
+		}
+	}
+	*evd_handle = evd;
+	return DAT_SUCCESS;
+}
+
+static DAT_RETURN kd_evd_modify(DAT_EVD_HANDLE evd_handle, uint32_t op,
+				DAT_COUNT qlen)
+{
+	struct kdat_evd_modify c = { .size = sizeof(c), .op = op };
+	struct kd_evd *evd = evd_handle;
+	DAT_RETURN ret;
+
+	if (!kd_check(evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (op == KDAT_EVD_OP_RESIZE) {
+		if (qlen <= 0)
+			return DAT_INVALID_PARAMETER;
+		c.qlen = qlen;
+	}
+	c.evd_handle = evd->obj.kh;
+	if (op == KDAT_EVD_OP_RESIZE && evd->ring)
+		pthread_mutex_lock(&evd->ring->lock);
+	ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_MODIFY, &c);
+	if (ret == DAT_SUCCESS && op == KDAT_EVD_OP_RESIZE) {
+		evd->qlen = qlen;
+		if (evd->ring) {
+			/* The events moved to a new ring: map it. */
+			struct kd_ring *old = evd->ring;
+
+			evd->ring = kd_ring_map(evd->obj.ia, evd->obj.kh,
+						KDAT_RING_EVD);
+			pthread_mutex_unlock(&old->lock);
+			kd_ring_unmap(old);
+			if (!evd->ring)
+				return DAT_INSUFFICIENT_RESOURCES;
+			return ret;
+		}
+	}
+	if (op == KDAT_EVD_OP_RESIZE && evd->ring)
+		pthread_mutex_unlock(&evd->ring->lock);
+	return ret;
+}
+
+/* Waits on an unwaitable EVD answer DAT_INVALID_STATE; dequeue works. */
+LIBDAT_API DAT_RETURN dat_evd_set_unwaitable(DAT_EVD_HANDLE evd_handle)
+{
+	return kd_evd_modify(evd_handle, KDAT_EVD_OP_SET_UNWAITABLE, 0);
+}
+
+LIBDAT_API DAT_RETURN dat_evd_clear_unwaitable(DAT_EVD_HANDLE evd_handle)
+{
+	return kd_evd_modify(evd_handle, KDAT_EVD_OP_CLEAR_UNWAITABLE, 0);
+}
+
+/* A disabled EVD queues its events but does not trigger its CNO. */
+LIBDAT_API DAT_RETURN dat_evd_enable(DAT_EVD_HANDLE evd_handle)
+{
+	return kd_evd_modify(evd_handle, KDAT_EVD_OP_ENABLE, 0);
+}
+
+LIBDAT_API DAT_RETURN dat_evd_disable(DAT_EVD_HANDLE evd_handle)
+{
+	return kd_evd_modify(evd_handle, KDAT_EVD_OP_DISABLE, 0);
+}
+
+/* DAT_INVALID_STATE when more events are queued than @evd_qlen. */
+LIBDAT_API DAT_RETURN dat_evd_resize(DAT_EVD_HANDLE evd_handle,
+				     DAT_COUNT evd_qlen)
+{
+	return kd_evd_modify(evd_handle, KDAT_EVD_OP_RESIZE, evd_qlen);
+}
+
+LIBDAT_API DAT_RETURN dat_evd_modify_cno(DAT_EVD_HANDLE evd_handle,
+					 DAT_CNO_HANDLE cno_handle)
+{
+	struct kdat_evd_modify_cno c = { .size = sizeof(c) };
+	struct kd_evd *evd = evd_handle;
+	DAT_RETURN ret;
+
+	if (!kd_check(evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (cno_handle && !kd_check(cno_handle, DAT_HANDLE_TYPE_CNO))
+		return DAT_INVALID_HANDLE;
+	c.evd_handle = evd->obj.kh;
+	c.cno_handle = cno_handle ? ((struct kd_obj *)cno_handle)->kh : 0;
+	ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_MODIFY_CNO, &c);
+	if (ret == DAT_SUCCESS)
+		evd->cno = cno_handle;
+	return ret;
+}
+
+LIBDAT_API DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd_handle)
+{
+	struct kd_evd *evd = evd_handle;
+
+	if (!kd_check(evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (evd->obj.ia->async_evd == evd_handle)
+		evd->obj.ia->async_evd = DAT_HANDLE_NULL;
+	return kd_destroy(&evd->obj);
+}
+
+LIBDAT_API DAT_RETURN dat_evd_query(DAT_EVD_HANDLE evd_handle,
+				    DAT_EVD_PARAM_MASK mask,
+				    DAT_EVD_PARAM *param)
+{
+	struct kd_evd *evd = evd_handle;
+
+	(void)mask;
+	if (!kd_check(evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (!param)
+		return DAT_INVALID_PARAMETER;
+	memset(param, 0, sizeof(*param));
+	param->ia_handle = evd->obj.ia;
+	param->evd_qlen = evd->qlen;
+	param->evd_state = DAT_EVD_STATE_ENABLED;
+	param->cno_handle = evd->cno;
+	param->evd_flags = evd->flags;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_evd_post_se(DAT_EVD_HANDLE evd_handle,
+				      const DAT_EVENT *event)
+{
+	struct kdat_evd_post_se c = { .size = sizeof(c) };
+	struct kd_evd *evd = evd_handle;
+
+	if (!kd_check(evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (!event || event->event_number != DAT_SOFTWARE_EVENT)
+		return DAT_INVALID_PARAMETER;
+	c.evd_handle = evd->obj.kh;
+	c.pointer = (uintptr_t)event->event_data.software_event_data.pointer;
+	return kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_POST_SE, &c);
+}
+
+/* A kernel event as a DAT event. */
+static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
+			   DAT_EVENT *ev)
+{
+	struct kd_ia *ia = evd->obj.ia;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->event_number = k->event_number;
+	ev->evd_handle = evd;
+	switch (k->event_number) {
+	case KDAT_EVENT_DTO_COMPLETION: {
+		DAT_DTO_COMPLETION_EVENT_DATA *d =
+			&ev->event_data.dto_completion_event_data;
+
+		d->ep_handle = (DAT_EP_HANDLE)kd_table_find(k->handle);
+		d->user_cookie.as_64 = k->cookie;
+		d->status = k->status;
+		d->transfered_length = k->transferred_length;
+		d->operation = k->operation;
+		break;
+	}
+	case KDAT_EVENT_CONNECTION_REQUEST: {
+		DAT_CR_ARRIVAL_EVENT_DATA *d =
+			&ev->event_data.cr_arrival_event_data;
+		struct kdat_cr_query q = { .size = sizeof(q),
+					   .cr_handle = k->cr_handle };
+		struct kd_psp *psp;
+		struct kd_cr *cr;
+
+		psp = (struct kd_psp *)kd_table_find(k->handle);
+		cr = calloc(1, sizeof(*cr));
+		if (!cr)
+			return DAT_INSUFFICIENT_RESOURCES;
+		if (kd_ioctl(ia, KDAT_IOCTL_CR_QUERY, &q) == DAT_SUCCESS) {
+			cr->pdata_len = q.private_data_len;
+			memcpy(cr->pdata, q.private_data, sizeof(cr->pdata));
+			kd_sockaddr_from_kdat(&q.remote, &cr->remote);
+		}
+		cr->psp = psp;
+		/* The qualifier the PSP was created with, not its port. */
+		cr->conn_qual = psp ? psp->conn_qual : k->conn_qual;
+		kd_obj_init(&cr->obj, ia, DAT_HANDLE_TYPE_CR, k->cr_handle);
+		/*
+		 * DAT: an RSP is gone once it produced its request, so the
+		 * event names none; it goes when the CR is answered.
+		 */
+		d->sp_handle.psp_handle =
+			psp && psp->obj.type == DAT_HANDLE_TYPE_RSP ? NULL : psp;
+		d->local_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ia->addr;
+		d->conn_qual = cr->conn_qual;
+		d->cr_handle = cr;
+		break;
+	}
+	case KDAT_EVENT_RMR_BIND_COMPLETION: {
+		DAT_RMR_BIND_COMPLETION_EVENT_DATA *d =
+			&ev->event_data.rmr_completion_event_data;
+
+		d->rmr_handle = (DAT_RMR_HANDLE)kd_table_find(k->handle);
+		d->user_cookie.as_64 = k->cookie;
+		d->status = k->status;
+		break;
+	}
+	case KDAT_EVENT_SOFTWARE:
+		ev->event_data.software_event_data.pointer =
+			(DAT_PVOID)(uintptr_t)k->cookie;
+		break;
+	case KDAT_EVENT_ASYNC_EVD_OVERFLOW:
+		ev->event_data.asynch_error_event_data.dat_handle = evd;
+		ev->event_data.asynch_error_event_data.reason =
+			DAT_EVD_OVERFLOW_ERROR;
+		break;
+	case KDAT_EVENT_ASYNC_IA_CATASTROPHIC:
+		ev->event_data.asynch_error_event_data.dat_handle = ia;
+		ev->event_data.asynch_error_event_data.reason =
+			DAT_IA_CATASTROPHIC_ERROR;
+		break;
+	case KDAT_EVENT_ASYNC_SRQ_LOW_WATERMARK:
+		ev->event_number = DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR;
+		ev->event_data.asynch_error_event_data.dat_handle =
+			(DAT_HANDLE)kd_table_find(k->handle);
+		ev->event_data.asynch_error_event_data.reason =
+			DAT_SRQ_LOW_WATERMARK_EVENT;
+		break;
+	default:
+		if ((k->event_number & 0xff000) == 0x04000) {
+			DAT_CONNECTION_EVENT_DATA *d =
+				&ev->event_data.connect_event_data;
+			struct kd_ep *ep;
+
+			ep = (struct kd_ep *)kd_table_find(k->handle);
+			d->ep_handle = ep;
+			if (ep && k->private_data_len) {
+				struct kdat_ep_query q;
+
+				if (kd_ep_fetch(ep, &q) == DAT_SUCCESS) {
+					memcpy(ep->pdata, q.private_data,
+					       sizeof(ep->pdata));
+					d->private_data_size =
+						q.private_data_len;
+					d->private_data = ep->pdata;
+				}
+			}
+		}
+		break;
+	}
+	return DAT_SUCCESS;
+}
+
+/*
+ * Ring path of dequeue (@threshold 0) and wait: events are read from the
+ * ring with no system call; the kernel is asked only to wait for more, or
+ * to bring in solicited-wait receives it holds back (KDAT_RING_F_POLL).
+ */
+static DAT_RETURN kd_evd_ring_take(struct kd_evd *evd, DAT_COUNT threshold,
+				   DAT_TIMEOUT timeout, DAT_EVENT *event,
+				   DAT_COUNT *nmore)
+{
+	struct kd_ring *r = evd->ring;
+	struct kdat_evd_wait w = {
+		.size = sizeof(w),
+		.evd_handle = evd->obj.kh,
+		.threshold = threshold,
+		.timeout_us = timeout == DAT_TIMEOUT_INFINITE ?
+			KDAT_WAIT_FOREVER : timeout,
+	};
+	uint32_t want = (uint32_t)(threshold ? threshold : 1);
+	struct kdat_event k;
+	uint32_t head, ready;
+	bool asked = false;
+	DAT_RETURN ret;
+
+	pthread_mutex_lock(&r->lock);
+	while ((ready = kd_cq_ready(r, &head)) < want) {
+		if (!threshold &&
+		    (asked || !(kd_ring_flags(r) & KDAT_RING_F_POLL))) {
+			pthread_mutex_unlock(&r->lock);
+			return DAT_QUEUE_EMPTY;
+		}
+		/* Wait (or bring in held-back events) in the kernel. */
+		asked = true;
+		ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_WAIT, &w);
+		if (ret) {
+			pthread_mutex_unlock(&r->lock);
+			return ret;
+		}
+	}
+	kd_cq_reap(r, head, &k);
+	pthread_mutex_unlock(&r->lock);
+	if (nmore)
+		*nmore = ready - 1;
+	return kd_event(evd, &k, event);
+}
+
+static DAT_RETURN kd_evd_take(struct kd_evd *evd, DAT_COUNT threshold,
+			      DAT_TIMEOUT timeout, DAT_EVENT *event,
+			      DAT_COUNT *nmore)
+{
+	struct kdat_event k;
+	struct kdat_evd_wait w = {
+		.size = sizeof(w),
+		.evd_handle = evd->obj.kh,
+		.threshold = threshold,
+		.max_events = 1,
+		.timeout_us = timeout == DAT_TIMEOUT_INFINITE ?
+			KDAT_WAIT_FOREVER : timeout,
+		.events = (uintptr_t)&k,
+	};
+	DAT_RETURN ret;
+
+	if (evd->ring)
+		return kd_evd_ring_take(evd, threshold, timeout, event, nmore);
+	ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_WAIT, &w);
+	if (ret)
+		return ret;
+	if (nmore)
+		*nmore = w.out_nmore;
+	return kd_event(evd, &k, event);
+}
+
+LIBDAT_API DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd_handle,
+				      DAT_EVENT *event)
+{
+	if (!kd_check(evd_handle, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (!event)
+		return DAT_INVALID_PARAMETER;
+	return kd_evd_take(evd_handle, 0, 0, event, NULL);
+}
+
+LIBDAT_API DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd_handle,
+				   DAT_TIMEOUT timeout, DAT_COUNT threshold,
+				   DAT_EVENT *event, DAT_COUNT *nmore)
+{
+	struct kd_evd *evd = evd_handle;
+
+	if (!kd_check(evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE;
+	if (!event || threshold <= 0 || threshold > evd->qlen)
+		return DAT_INVALID_PARAMETER;
+	return kd_evd_take(evd, threshold, timeout, event, nmore);
+}
+
+LIBDAT_API DAT_RETURN dat_cno_create(DAT_IA_HANDLE ia_handle,
+				     DAT_OS_WAIT_PROXY_AGENT agent,
+				     DAT_CNO_HANDLE *cno_handle)
+{
+	struct kdat_cno_create c = { .size = sizeof(c) };
+	struct kd_ia *ia = ia_handle;
+	struct kd_cno *cno;
+	DAT_RETURN ret;
+
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
+		return DAT_INVALID_HANDLE;
+	if (!cno_handle)
+		return DAT_INVALID_PARAMETER;
+	c.ia_handle = ia->obj.kh;
+	ret = kd_ioctl(ia, KDAT_IOCTL_CNO_CREATE, &c);
+	if (ret)
+		return ret;
+	cno = calloc(1, sizeof(*cno));
+	if (!cno) {
+		kd_destroy_kh(ia, c.out_cno_handle);
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
+	cno->agent = agent;
+	kd_obj_init(&cno->obj, ia, DAT_HANDLE_TYPE_CNO, c.out_cno_handle);
+	*cno_handle = cno;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_cno_free(DAT_CNO_HANDLE cno_handle)
+{
+	if (!kd_check(cno_handle, DAT_HANDLE_TYPE_CNO))
+		return DAT_INVALID_HANDLE;
+	return kd_destroy(cno_handle);
+}
+
+LIBDAT_API DAT_RETURN dat_cno_modify_agent(DAT_CNO_HANDLE cno_handle,
+					   DAT_OS_WAIT_PROXY_AGENT agent)
+{
+	struct kd_cno *cno = cno_handle;
+
+	if (!kd_check(cno, DAT_HANDLE_TYPE_CNO))
+		return DAT_INVALID_HANDLE;
+	cno->agent = agent;
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_cno_wait(DAT_CNO_HANDLE cno_handle,
+				   DAT_TIMEOUT timeout,
+				   DAT_EVD_HANDLE *evd_handle)
+{
+	struct kdat_cno_wait c = { .size = sizeof(c) };
+	struct kd_cno *cno = cno_handle;
+	DAT_RETURN ret;
+
+	if (!kd_check(cno, DAT_HANDLE_TYPE_CNO))
+		return DAT_INVALID_HANDLE;
+	if (!evd_handle)
+		return DAT_INVALID_PARAMETER;
+	c.cno_handle = cno->obj.kh;
+	c.timeout_us = timeout == DAT_TIMEOUT_INFINITE ? KDAT_WAIT_FOREVER :
+							 timeout;
+	ret = kd_ioctl(cno->obj.ia, KDAT_IOCTL_CNO_WAIT, &c);
+	if (ret)
+		return ret;
+	*evd_handle = (DAT_EVD_HANDLE)kd_table_find(c.out_evd_handle);
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_cno_query(DAT_CNO_HANDLE cno_handle,
+				    DAT_CNO_PARAM_MASK mask,
+				    DAT_CNO_PARAM *param)
+{
+	struct kd_cno *cno = cno_handle;
+
+	(void)mask;
+	if (!kd_check(cno, DAT_HANDLE_TYPE_CNO))
+		return DAT_INVALID_HANDLE;
+	if (!param)
+		return DAT_INVALID_PARAMETER;
+	memset(param, 0, sizeof(*param));
+	param->ia_handle = cno->obj.ia;
+	param->proxy_type = DAT_PROXY_TYPE_AGENT;
+	param->proxy.agent = cno->agent;
+	return DAT_SUCCESS;
+}

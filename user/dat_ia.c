@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * libdat Interface Adapters: open by IA name, with the address of the
+ * port's network device; query; close, with everything built on the IA.
+ */
+#include <errno.h>
+#include <dirent.h>
+#include <ifaddrs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <net/if.h>
+
+#include "dat_internal.h"
+
+/* Destroy an IA with everything built on it; 0 or -errno. */
+static int kd_ia_destroy(int fd, uint32_t kh)
+{
+	struct kdat_destroy d = {
+		.size = sizeof(d),
+		.handle = kh,
+		.flags = KDAT_DESTROY_IA_ALL,
+	};
+
+	return ioctl(fd, KDAT_IOCTL_DESTROY, &d) ? -errno : 0;
+}
+
+/*
+ * IA names: "kdat-<device>-<port>" (what scripts/kdat-datconf writes),
+ * "<device>:<port>", or "<device>" for port 1.
+ */
+static int kd_parse_name(const char *name, char *dev, uint32_t *port)
+{
+	const char *p = name, *sep;
+	size_t len;
+
+	*port = 1;
+	if (!strncmp(p, "kdat-", 5)) {
+		p += 5;
+		sep = strrchr(p, '-');
+	} else {
+		sep = strrchr(p, ':');
+	}
+	len = sep ? (size_t)(sep - p) : strlen(p);
+	if (!len || len >= KDAT_NAME_MAX)
+		return -1;
+	memcpy(dev, p, len);
+	dev[len] = '\0';
+	if (sep) {
+		char *end;
+
+		*port = strtoul(sep + 1, &end, 10);
+		if (*end || !*port)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The IA's address: the IPv4 (else IPv6) address of the network device
+ * behind the port's GIDs, as the RDMA CM resolves it.
+ */
+static void kd_find_address(struct kd_ia *ia)
+{
+	char path[256], ifname[IF_NAMESIZE + 2] = "";
+	struct ifaddrs *ifa, *i;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/%u/gid_attrs/ndevs",
+		 ia->name, ia->port);
+	d = opendir(path);
+	while (d && !ifname[0] && (de = readdir(d))) {
+		char file[600];
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
+		f = fopen(file, "r");
+		if (!f)
+			continue;
+		if (!fgets(ifname, sizeof(ifname), f))
+			ifname[0] = '\0';
+		fclose(f);
+		ifname[strcspn(ifname, "\n")] = '\0';
+	}
+	if (d)
+		closedir(d);
+	if (!ifname[0] || getifaddrs(&ifa))
+		return;
+	for (i = ifa; i; i = i->ifa_next) {
+		if (!i->ifa_addr || strcmp(i->ifa_name, ifname))
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET) {
+			memcpy(&ia->addr, i->ifa_addr,
+			       sizeof(struct sockaddr_in));
+			break;
+		}
+		if (i->ifa_addr->sa_family == AF_INET6 && !ia->addr.ss_family)
+			memcpy(&ia->addr, i->ifa_addr,
+			       sizeof(struct sockaddr_in6));
+	}
+	freeifaddrs(ifa);
+}
+
+LIBDAT_API DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name,
+				   DAT_COUNT async_evd_qlen,
+				   DAT_EVD_HANDLE *async_evd_handle,
+				   DAT_IA_HANDLE *ia_handle,
+				   DAT_UINT32 major, DAT_UINT32 minor,
+				   DAT_BOOLEAN thread_safety)
+{
+	return kd_ia_open(&kd_default_provider, name, async_evd_qlen,
+			  async_evd_handle, ia_handle, major, minor,
+			  thread_safety);
+}
+
+DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
+		      DAT_COUNT async_evd_qlen,
+		      DAT_EVD_HANDLE *async_evd_handle,
+		      DAT_IA_HANDLE *ia_handle, DAT_UINT32 major,
+		      DAT_UINT32 minor, DAT_BOOLEAN thread_safety)
+{
+	char dev[KDAT_NAME_MAX];
+	struct kd_ia *ia;
+	uint32_t port, kh;
+	int fd, ret;
+
+	(void)minor;
+	if (!name || !ia_handle)
+		return DAT_INVALID_PARAMETER;
+	if (major != DAT_VERSION_MAJOR)
+		return DAT_PROVIDER_NOT_FOUND;
+	if (kd_parse_name(name, dev, &port))
+		return DAT_PROVIDER_NOT_FOUND;
+	fd = kd_proc_get();
+	if (fd < 0)
+		return DAT_PROVIDER_NOT_FOUND;
+	ret = kdat_ia_open(fd, dev, port, &kh);
+	if (ret) {
+		kd_proc_put();
+		return ret == -ENODEV || ret == -EINVAL ?
+			DAT_PROVIDER_NOT_FOUND : dat_from_errno(-ret);
+	}
+	ia = calloc(1, sizeof(*ia));
+	if (!ia) {
+		kd_ia_destroy(fd, kh);
+		kd_proc_put();
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
+	ia->provider = provider;
+	ia->fd = fd;
+	ia->port = port;
+	strcpy(ia->name, dev);
+	snprintf(ia->ia_name, sizeof(ia->ia_name), "%s", name);
+	ia->thread_safe = thread_safety;
+	kd_find_address(ia);
+	kd_obj_init(&ia->obj, ia, DAT_HANDLE_TYPE_IA, kh);
+
+	if (async_evd_handle) {
+		if (*async_evd_handle == DAT_HANDLE_NULL) {
+			DAT_RETURN r;
+
+			r = dat_evd_create(ia, async_evd_qlen > 0 ?
+					   async_evd_qlen : 8,
+					   DAT_HANDLE_NULL, DAT_EVD_ASYNC_FLAG,
+					   async_evd_handle);
+			if (r != DAT_SUCCESS) {
+				kd_table_del(&ia->obj);
+				kd_ia_destroy(fd, kh);
+				kd_proc_put();
+				free(ia);
+				return r;
+			}
+		}
+		ia->async_evd = *async_evd_handle;
+	}
+	*ia_handle = ia;
+	return DAT_SUCCESS;
+}
+
+static const DAT_BOOLEAN kd_stream_merging[6][6];
+
+/*
+ * What OFA's IB providers say they can do, by name: DAT programs (dtest)
+ * run their RDMA read phase only where DAT_IB_RDMA_READ is TRUE.
+ */
+static DAT_NAMED_ATTR kd_provider_specific[] = {
+	{ "DAT_IB_RDMA_READ", "TRUE" },
+};
+
+LIBDAT_API DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia_handle,
+				   DAT_EVD_HANDLE *async_evd,
+				   DAT_IA_ATTR_MASK ia_mask,
+				   DAT_IA_ATTR *ia_attr,
+				   DAT_PROVIDER_ATTR_MASK pr_mask,
+				   DAT_PROVIDER_ATTR *pr_attr)
+{
+	struct kdat_ia_query q = { .size = sizeof(q) };
+	struct kd_ia *ia = ia_handle;
+	DAT_RETURN ret;
+
+	(void)ia_mask;
+	(void)pr_mask;
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
+		return DAT_INVALID_HANDLE;
+	if (async_evd)
+		*async_evd = ia->async_evd;
+	if (ia_attr) {
+		q.ia_handle = ia->obj.kh;
+		ret = kd_ioctl(ia, KDAT_IOCTL_IA_QUERY, &q);
+		if (ret)
+			return ret;
+		memset(ia_attr, 0, sizeof(*ia_attr));
+		snprintf(ia_attr->adapter_name, sizeof(ia_attr->adapter_name),
+			 "%s", ia->name);
+		snprintf(ia_attr->vendor_name, sizeof(ia_attr->vendor_name),
+			 "0x%x", q.vendor_id);
+		ia_attr->hardware_version_major = q.hw_ver;
+		ia_attr->firmware_version_major = q.fw_ver >> 32;
+		ia_attr->firmware_version_minor = (DAT_UINT32)q.fw_ver;
+		ia_attr->ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ia->addr;
+		ia_attr->max_eps = q.max_qp;
+		ia_attr->max_dto_per_ep = q.max_qp_wr;
+		ia_attr->max_rdma_read_per_ep_in = q.max_qp_rd_atom;
+		ia_attr->max_rdma_read_per_ep_out = q.max_qp_init_rd_atom;
+		ia_attr->max_evds = q.max_cq;
+		ia_attr->max_evd_qlen = q.max_cqe < 65536 ? q.max_cqe : 65536;
+		ia_attr->max_iov_segments_per_dto = q.max_send_sge < q.max_recv_sge ?
+			q.max_send_sge : q.max_recv_sge;
+		ia_attr->max_lmrs = q.max_mr;
+		ia_attr->max_lmr_block_size = q.max_mr_size;
+		ia_attr->max_lmr_virtual_address = UINT64_MAX;
+		ia_attr->max_pzs = q.max_pd;
+		ia_attr->max_message_size = q.max_msg_size;
+		ia_attr->max_rdma_size = q.max_msg_size;
+		ia_attr->max_rmrs = q.max_mr;
+		ia_attr->max_rmr_target_address = UINT64_MAX;
+		ia_attr->max_srqs = q.max_srq;
+		ia_attr->max_ep_per_srq = q.max_qp;
+		ia_attr->max_recv_per_srq = q.max_srq_wr;
+		ia_attr->max_iov_segments_per_rdma_read = q.max_send_sge;
+		ia_attr->max_iov_segments_per_rdma_write = q.max_send_sge;
+		ia_attr->max_rdma_read_in = q.max_qp_rd_atom;
+		ia_attr->max_rdma_read_out = q.max_qp_init_rd_atom;
+		ia_attr->max_rdma_read_per_ep_in_guaranteed = DAT_TRUE;
+		ia_attr->max_rdma_read_per_ep_out_guaranteed = DAT_TRUE;
+		ia_attr->zb_supported = DAT_FALSE;
+		ia_attr->extension_supported = DAT_EXTENSION_NONE;
+	}
+	if (pr_attr) {
+		DAT_PROVIDER_ATTR a = {
+			.evd_stream_merging_supported = { { 0 } },
+		};
+
+		/*
+		 * The const array member forbids assignment: build a copy.
+		 * The provider's name is the IA's: OFA's registry finds the
+		 * provider to close an IA by it.
+		 */
+		snprintf(a.provider_name, sizeof(a.provider_name), "%s",
+			 ia->ia_name);
+		a.provider_version_major = 1;
+		a.provider_version_minor = 0;
+		a.dapl_version_major = DAT_VERSION_MAJOR;
+		a.dapl_version_minor = DAT_VERSION_MINOR;
+		a.lmr_mem_types_supported = DAT_MEM_TYPE_VIRTUAL |
+					    DAT_MEM_TYPE_LMR;
+		a.iov_ownership_on_return = DAT_IOV_CONSUMER;
+		a.dat_qos_supported = DAT_QOS_BEST_EFFORT;
+		a.completion_flags_supported = DAT_COMPLETION_SUPPRESS_FLAG |
+			DAT_COMPLETION_SOLICITED_WAIT_FLAG |
+			DAT_COMPLETION_UNSIGNALLED_FLAG |
+			DAT_COMPLETION_BARRIER_FENCE_FLAG;
+		/*
+		 * kdat is thread safe either way; the registry, though, finds
+		 * the entry the IA was opened from by the flag asked for.
+		 */
+		a.is_thread_safe = ia->thread_safe;
+		a.max_private_data_size = KDAT_MAX_PRIVATE_DATA;
+		a.ep_creator = DAT_PSP_CREATES_EP_NEVER;
+		a.pz_support = DAT_PZ_UNIQUE;
+		a.optimal_buffer_alignment = 64;
+		a.srq_supported = DAT_TRUE;
+		a.srq_watermarks_supported = 1;	/* the low one */
+		a.lmr_sync_req = DAT_FALSE;
+		a.dto_async_return_guaranteed = DAT_TRUE;
+		a.rdma_read_lmr_rmr_context_exposure = DAT_FALSE;
+		a.rmr_scope_supported = DAT_RMR_SCOPE_PZ;
+		a.num_provider_specific_attr = sizeof(kd_provider_specific) /
+					       sizeof(kd_provider_specific[0]);
+		a.provider_specific_attr = kd_provider_specific;
+		memcpy(pr_attr, &a, sizeof(a));
+		(void)kd_stream_merging;
+	}
+	return DAT_SUCCESS;
+}
+
+LIBDAT_API DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia_handle,
+				   DAT_CLOSE_FLAGS flags)
+{
+	struct kd_ia *ia = ia_handle;
+	int i, ret;
+
+	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
+		return DAT_INVALID_HANDLE;
+	if (flags != DAT_CLOSE_ABRUPT_FLAG && flags != DAT_CLOSE_GRACEFUL_FLAG)
+		return DAT_INVALID_PARAMETER;
+	/*
+	 * Graceful: only when nothing but the async EVD is left (DAT says
+	 * DAT_INVALID_STATE otherwise). Abrupt: the kernel destroys the IA
+	 * and everything built on it, unless another IA's objects use its
+	 * EVDs (DAT_INVALID_STATE too: they would be left dangling).
+	 */
+	if (flags == DAT_CLOSE_GRACEFUL_FLAG) {
+		bool busy = false;
+
+		pthread_mutex_lock(&kd_proc.lock);
+		for (i = 0; i < KD_TABLE_SIZE && !busy; i++) {
+			struct kd_obj *o;
+
+			for (o = kd_proc.by_kh[i]; o; o = o->hnext)
+				if (o->ia == ia && o != &ia->obj &&
+				    o != (struct kd_obj *)ia->async_evd)
+					busy = true;
+		}
+		pthread_mutex_unlock(&kd_proc.lock);
+		if (busy)
+			return DAT_INVALID_STATE;
+	}
+	ret = kd_ia_destroy(ia->fd, ia->obj.kh);
+	if (ret)
+		return dat_from_errno(-ret);
+	pthread_mutex_lock(&kd_proc.lock);
+	for (i = 0; i < KD_TABLE_SIZE; i++) {
+		struct kd_obj *o, *next;
+
+		for (o = kd_proc.by_kh[i]; o; o = next) {
+			next = o->hnext;
+			if (o->ia != ia)
+				continue;
+			kd_table_del_locked(o);
+			if (o != &ia->obj)
+				kd_obj_free(o);
+		}
+	}
+	pthread_mutex_unlock(&kd_proc.lock);
+	kd_proc_put();
+	free(ia);
+	return DAT_SUCCESS;
+}

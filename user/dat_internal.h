@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * libdat private umbrella header: the objects DAT handles point at, the
+ * process's state, and the helpers the files of libdat share.
+ *
+ * Every DAT handle points at an object that starts with a pointer to
+ * kdat's DAT_PROVIDER, as the DAT 2.0 ABI requires of providers. An IA owns
+ * an open file of /dev/kdat; every object created under it lives in that
+ * file and is named in the kernel by a 32-bit handle. Events name kernel
+ * handles; a per-IA table maps them back to the DAT handles.
+ *
+ * DAT return codes: the kernel answers with the errno of the uapi table,
+ * which maps one to one onto DAT's major codes (dat_from_errno()). The
+ * checks on DTO arguments are the kernel's; libdat does not second-guess
+ * them, so a DAT code decided in the kernel reaches the caller unchanged.
+ *
+ * One file per DAT object kind, as in kernel/:
+ *   dat_core.c      errno to DAT codes, the process's /dev/kdat file, the
+ *                   handle tables, an object's life, consumer context,
+ *                   handle type, dat_strerror
+ *   dat_ring.c      mapping a queue's ring; the fast path on it is the
+ *                   static inlines of dat_ring.h
+ *   dat_ia.c        Interface Adapters: open, query, close
+ *   dat_mem.c       PZs, LMRs, RMRs
+ *   dat_evd.c       EVDs and CNOs, kernel events as DAT events, dequeue, wait
+ *   dat_ep.c        Endpoints
+ *   dat_cm.c        PSPs, RSPs, Connection Requests
+ *   dat_srq.c       Shared Receive Queues
+ *   dat_dto.c       posts: dat_ep_post_*, dat_srq_post_recv
+ *   dat_provider.c  the DAT_PROVIDER table and OFA's registry, the IA names
+ *                   offered, what kdat does not implement
+ * What they share is declared below, hidden (libdat exports what
+ * libdat.map lists, nothing else), with the kd_ prefix but for
+ * dat_from_errno().
+ */
+#ifndef DAT_INTERNAL_H
+#define DAT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#include <dat2/udat.h>
+#include <dat2/dat_registry.h>
+
+#include "kdat_lowlevel.h"
+
+#define LIBDAT_API __attribute__((visibility("default")))
+
+struct kd_ia;
+struct kd_ring;		/* dat_ring.h */
+
+/* The head of every object a DAT handle points at. */
+struct kd_obj {
+	DAT_PROVIDER *provider;		/* first, as the DAT ABI requires */
+	DAT_HANDLE_TYPE type;
+	DAT_CONTEXT context;
+	struct kd_ia *ia;
+	uint32_t kh;			/* kernel handle */
+	struct kd_obj *hnext;		/* in kd_proc.by_kh */
+	struct kd_obj *pnext;		/* in kd_proc.by_ptr */
+};
+
+#define KD_TABLE_SIZE 256
+
+/*
+ * One /dev/kdat file per process, shared by its IAs: DAT lets objects of
+ * one IA use another's (dapltest gives EPs of several IAs one connection
+ * EVD), and the kernel allows that within a file. The file is opened with
+ * the first IA and closed with the last. Every live object is in two hash
+ * tables: by kernel handle (events name objects by it) and by address (a
+ * handle is checked by finding it there, never by reading through it, so
+ * a stale or foreign handle is refused without touching freed memory).
+ */
+struct kd_proc {
+	pthread_mutex_t lock;
+	int fd;
+	unsigned int nr_ia;
+	struct kd_obj *by_kh[KD_TABLE_SIZE];
+	struct kd_obj *by_ptr[KD_TABLE_SIZE];
+};
+
+struct kd_ia {
+	struct kd_obj obj;
+	DAT_PROVIDER *provider;		/* what its handles start with */
+	int fd;
+	uint32_t port;
+	char name[KDAT_NAME_MAX];
+	char ia_name[DAT_NAME_MAX_LENGTH];	/* as opened */
+	DAT_BOOLEAN thread_safe;		/* as asked at open */
+	struct sockaddr_storage addr;	/* the port's IP address, if any */
+	DAT_EVD_HANDLE async_evd;
+};
+
+struct kd_pz {
+	struct kd_obj obj;
+};
+
+struct kd_lmr {
+	struct kd_obj obj;
+	struct kd_pz *pz;
+	DAT_VADDR addr;
+	DAT_VLEN length;
+	DAT_MEM_PRIV_FLAGS priv;
+	DAT_LMR_CONTEXT lmr_context;
+	DAT_RMR_CONTEXT rmr_context;
+	DAT_MEM_TYPE mem_type;
+	DAT_REGION_DESCRIPTION region;	/* as given at create */
+};
+
+struct kd_rmr {
+	struct kd_obj obj;
+	struct kd_pz *pz;
+};
+
+struct kd_cno {
+	struct kd_obj obj;
+	DAT_OS_WAIT_PROXY_AGENT agent;
+};
+
+struct kd_evd {
+	struct kd_obj obj;
+	DAT_COUNT qlen;
+	DAT_EVD_FLAGS flags;
+	struct kd_cno *cno;
+	struct kd_ring *ring;		/* or NULL: the ioctl path */
+};
+
+struct kd_ep {
+	struct kd_obj obj;
+	struct kd_pz *pz;
+	struct kd_evd *recv_evd, *req_evd, *conn_evd;
+	struct kd_srq *srq;		/* or NULL */
+	struct kd_ring *sq, *rq;	/* or NULL: the ioctl path */
+	DAT_EP_ATTR attr;
+	unsigned char pdata[KDAT_PRIVATE_DATA_BUF];
+	struct sockaddr_storage remote, local;
+};
+
+struct kd_srq {
+	struct kd_obj obj;
+	struct kd_pz *pz;
+	DAT_SRQ_ATTR attr;
+	struct kd_ring *ring;		/* or NULL: the ioctl path */
+};
+
+/* A PSP, or an RSP (type DAT_HANDLE_TYPE_RSP, @ep set). */
+struct kd_psp {
+	struct kd_obj obj;
+	struct kd_evd *evd;
+	DAT_CONN_QUAL conn_qual;
+	struct kd_ep *ep;
+};
+
+struct kd_cr {
+	struct kd_obj obj;
+	struct kd_psp *psp;
+	DAT_CONN_QUAL conn_qual;
+	struct sockaddr_storage remote;
+	DAT_COUNT pdata_len;
+	unsigned char pdata[KDAT_PRIVATE_DATA_BUF];
+};
+
+#pragma GCC visibility push(hidden)
+
+extern struct kd_proc kd_proc;		/* dat_core.c */
+extern DAT_PROVIDER kd_default_provider;	/* dat_provider.c */
+
+/* dat_core.c */
+DAT_RETURN dat_from_errno(int err);
+DAT_RETURN kd_ioctl(struct kd_ia *ia, unsigned long cmd, void *arg);
+void kd_table_del_locked(struct kd_obj *o);
+void kd_table_del(struct kd_obj *o);
+struct kd_obj *kd_table_find(uint32_t kh);
+int kd_proc_get(void);
+void kd_proc_put(void);
+void kd_obj_init(struct kd_obj *o, struct kd_ia *ia,
+		 DAT_HANDLE_TYPE type, uint32_t kh);
+bool kd_check(const void *h, int type);
+void kd_obj_free(struct kd_obj *o);
+void kd_destroy_kh(struct kd_ia *ia, uint32_t kh);
+DAT_RETURN kd_destroy(struct kd_obj *o);
+
+/* dat_ring.c */
+bool kd_rings_wanted(void);
+struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh, uint32_t kind);
+void kd_ring_unmap(struct kd_ring *r);
+
+/* dat_ia.c */
+DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
+		      DAT_COUNT async_evd_qlen,
+		      DAT_EVD_HANDLE *async_evd_handle,
+		      DAT_IA_HANDLE *ia_handle, DAT_UINT32 major,
+		      DAT_UINT32 minor, DAT_BOOLEAN thread_safety);
+
+/* dat_ep.c */
+DAT_RETURN kd_ep_fetch(struct kd_ep *ep, struct kdat_ep_query *q);
+
+/* dat_cm.c */
+uint16_t kd_port(DAT_CONN_QUAL conn_qual);
+void kd_sockaddr_from_kdat(const struct kdat_sockaddr *k,
+			   struct sockaddr_storage *ss);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * libdat ring setup: map the ring the kernel gives a queue, unmap it. The
+ * fast path on a ring is dat_ring.h's.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "dat_internal.h"
+#include "dat_ring.h"
+
+/*
+ * The ring path is the default; KDAT_RINGS=0 in the environment selects
+ * the ioctl path (every post and every dequeue a system call).
+ */
+bool kd_rings_wanted(void)
+{
+	const char *e = getenv("KDAT_RINGS");
+
+	return !e || strcmp(e, "0");
+}
+
+void kd_ring_unmap(struct kd_ring *r)
+{
+	if (!r)
+		return;
+	munmap(r->map, r->map_size);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+/* The ring of @kind for kernel object @kh, mapped; NULL on failure. */
+struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh,
+			    uint32_t kind)
+{
+	struct kdat_ring_create c = {
+		.size = sizeof(c), .handle = kh, .kind = kind,
+	};
+	struct kd_ring *r;
+	uint8_t *m;
+
+	if (ioctl(ia->fd, KDAT_IOCTL_RING_CREATE, &c))
+		return NULL;
+	m = mmap(NULL, c.out_map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 ia->fd, (off_t)c.out_mmap_offset);
+	if (m == MAP_FAILED)
+		return NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		munmap(m, c.out_map_size);
+		return NULL;
+	}
+	r->map = m;
+	r->map_size = c.out_map_size;
+	r->head = (uint32_t *)(m + c.out_off.head);
+	r->tail = (uint32_t *)(m + c.out_off.tail);
+	r->flags = (uint32_t *)(m + c.out_off.flags);
+	r->completed = (uint32_t *)(m + c.out_off.completed);
+	r->ep_state = (uint32_t *)(m + c.out_off.ep_state);
+	r->entries = m + c.out_off.entries;
+	r->mask = *(uint32_t *)(m + c.out_off.ring_mask);
+	r->entry_size = c.out_entry_size;
+	r->max_iov = (c.out_entry_size - sizeof(struct kdat_sqe)) /
+		     sizeof(struct kdat_lmr_triplet);
+	pthread_mutex_init(&r->lock, NULL);
+	return r;
+}
