@@ -43,7 +43,7 @@ _Static_assert((int)KDAT_EVD_ASYNC == (int)DAT_EVD_ASYNC_FLAG, "");
 _Static_assert((int)KDAT_CLOSE_GRACEFUL == (int)DAT_CLOSE_GRACEFUL_FLAG, "");
 
 /* errno of the uapi table -> DAT return code */
-DAT_RETURN dat_from_errno(int err)
+DAT_RETURN kd_from_errno(int err)
 {
 	switch (err) {
 	case 0:
@@ -85,7 +85,7 @@ DAT_RETURN dat_from_errno(int err)
 DAT_RETURN kd_ioctl(struct kd_ia *ia, unsigned long cmd, void *arg)
 {
 	if (ioctl(ia->fd, cmd, arg))
-		return dat_from_errno(errno);
+		return kd_from_errno(errno);
 	return DAT_SUCCESS;
 }
 

@@ -416,7 +416,7 @@ LIBDAT_API DAT_RETURN dat_ep_modify(DAT_EP_HANDLE ep_handle,
 		return DAT_SUCCESS;	/* only current values named */
 	if (ioctl(ep->obj.ia->fd, KDAT_IOCTL_EP_MODIFY, &c))
 		return errno == EOPNOTSUPP ? DAT_MODEL_NOT_SUPPORTED :
-					     dat_from_errno(errno);
+					     kd_from_errno(errno);
 	ep->attr.recv_completion_flags = c.attr.recv_completion_flags;
 	ep->attr.request_completion_flags = c.attr.request_completion_flags;
 	ep->attr.max_rdma_read_in = c.attr.max_rdma_read_in;

@@ -143,7 +143,7 @@ DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
 	if (ret) {
 		kd_proc_put();
 		return ret == -ENODEV || ret == -EINVAL ?
-			DAT_PROVIDER_NOT_FOUND : dat_from_errno(-ret);
+			DAT_PROVIDER_NOT_FOUND : kd_from_errno(-ret);
 	}
 	ia = calloc(1, sizeof(*ia));
 	if (!ia) {
@@ -333,7 +333,7 @@ LIBDAT_API DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia_handle,
 	}
 	ret = kd_ia_destroy(ia->fd, ia->obj.kh);
 	if (ret)
-		return dat_from_errno(-ret);
+		return kd_from_errno(-ret);
 	pthread_mutex_lock(&kd_proc.lock);
 	for (i = 0; i < KD_TABLE_SIZE; i++) {
 		struct kd_obj *o, *next;

@@ -10,7 +10,7 @@
  * handles; a per-IA table maps them back to the DAT handles.
  *
  * DAT return codes: the kernel answers with the errno of the uapi table,
- * which maps one to one onto DAT's major codes (dat_from_errno()). The
+ * which maps one to one onto DAT's major codes (kd_from_errno()). The
  * checks on DTO arguments are the kernel's; libdat does not second-guess
  * them, so a DAT code decided in the kernel reaches the caller unchanged.
  *
@@ -31,7 +31,7 @@
  *                   offered, what kdat does not implement
  * What they share is declared below, hidden (libdat exports what
  * libdat.map lists, nothing else), with the kd_ prefix but for
- * dat_from_errno().
+ * kd_from_errno().
  */
 #ifndef DAT_INTERNAL_H
 #define DAT_INTERNAL_H
@@ -168,7 +168,7 @@ extern struct kd_proc kd_proc;		/* dat_core.c */
 extern DAT_PROVIDER kd_default_provider;	/* dat_provider.c */
 
 /* dat_core.c */
-DAT_RETURN dat_from_errno(int err);
+DAT_RETURN kd_from_errno(int err);
 DAT_RETURN kd_ioctl(struct kd_ia *ia, unsigned long cmd, void *arg);
 void kd_table_del_locked(struct kd_obj *o);
 void kd_table_del(struct kd_obj *o);

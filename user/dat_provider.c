@@ -42,7 +42,7 @@ LIBDAT_API DAT_RETURN dat_registry_list_providers(DAT_COUNT max,
 	ret = kdat_device_list(fd, &ports, &nr);
 	close(fd);
 	if (ret)
-		return dat_from_errno(-ret);
+		return kd_from_errno(-ret);
 	for (i = 0; i < nr && n < max; i++, n++) {
 		snprintf(list[n]->ia_name, sizeof(list[n]->ia_name),
 			 "kdat-%s-%u", ports[i].name, ports[i].port_num);
