@@ -110,7 +110,7 @@ struct kdat_file {
 	struct net *net;
 
 	/*
-	 * Rings (kdat_ring.c). @ring_lock protects @sq_rings, the submission
+	 * Rings (kdat_poll.c). @ring_lock protects @sq_rings, the submission
 	 * rings the poller drains (it holds the lock while it drains), and
 	 * the ring fields of the queues. @rings maps mmap cookies to rings.
 	 */
@@ -523,24 +523,20 @@ struct kdat_cr {
 };
 
 /* An ioctl in flight: the kernel copy of the user's struct. */
-/* kdat_ring.c */
+/* kdat_ring.c: ring memory (kdat_ring.h); kdat_poll.c: submission rings */
 struct kdat_ring;
-void kdat_file_rings_init(struct kdat_file *kfile);
-void kdat_file_rings_fini(struct kdat_file *kfile);
+struct kdat_batch;
 int kdat_fops_mmap(struct file *filp, struct vm_area_struct *vma);
-void kdat_ring_stop(struct kdat_ring *ring);
-void kdat_ring_flush(struct kdat_ring *ring);
 void kdat_ring_set_dead(struct kdat_ring *ring);
 #define KDAT_RING_INSANE	U32_MAX
 u32 kdat_ring_span(u32 head, u32 tail, u32 entries);
-void kdat_ring_detach(struct kdat_ring *ring);
 void kdat_ring_completed(struct kdat_ring *ring, u32 n);
 void kdat_ring_set_ep_state(struct kdat_ring *ring, u32 state);
-bool kdat_ring_evd_push(struct kdat_evd *evd, const struct kdat_event *ev);
-u32 kdat_ring_evd_count(struct kdat_evd *evd);
-u32 kdat_ring_evd_used(struct kdat_evd *evd);
-int kdat_ring_evd_resize(struct kdat_evd *evd, u32 qlen);
-void kdat_ring_evd_set_poll(struct kdat_evd *evd);
+void kdat_file_rings_init(struct kdat_file *kfile);
+void kdat_file_rings_fini(struct kdat_file *kfile);
+void kdat_sq_ring_stop(struct kdat_ring *ring);
+void kdat_sq_ring_flush(struct kdat_ring *ring);
+void kdat_sq_ring_detach(struct kdat_ring *ring);
 
 struct kdat_ucmd {
 	struct kdat_file *kfile;
@@ -665,6 +661,9 @@ int kdat_cmd_rmr_bind(struct kdat_ucmd *ucmd);
 int kdat_cmd_evd_create(struct kdat_ucmd *ucmd);
 int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd);
 void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev);
+int kdat_evd_ring_create(struct kdat_evd *evd, u32 qlen,
+			 struct kdat_ring **out);
+void kdat_evd_ring_set_poll(struct kdat_evd *evd);
 int kdat_evd_commit(struct kdat_evd *evd, u32 n);
 
 int kdat_cmd_cno_create(struct kdat_ucmd *ucmd);
@@ -715,25 +714,16 @@ int kdat_dto_check_flags(u32 op, u32 flags, u32 ep_flags);
 void kdat_dto_trim(struct kdat_dto *dto, u64 length);
 u32 kdat_wc_status(enum ib_wc_status status);
 u32 kdat_refused_status(int err);
-int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
-		      const struct kdat_lmr_triplet *iov, u32 num,
-		      const struct kdat_rmr_triplet *remote,
-		      struct kdat_dto *dto);
-int kdat_dto_begin(struct kdat_ep *ep, const struct kdat_dto *dto,
-		   struct kdat_dto_ctx **ctxp);
 void kdat_dto_abort(struct kdat_ep *ep, struct kdat_dto_ctx *ctx);
-void kdat_dto_send_wr(struct ib_rdma_wr *wr, struct kdat_dto *dto,
-		      struct kdat_dto_ctx *ctx);
-void kdat_dto_recv_wr(struct ib_recv_wr *wr, struct kdat_dto *dto,
-		      struct kdat_dto_ctx *ctx);
-void kdat_dto_refused(struct kdat_evd *evd, u32 handle, u32 op, u64 cookie,
-		      int err);
-int kdat_srq_validate(struct kdat_file *kfile, struct kdat_srq *srq,
-		      const struct kdat_lmr_triplet *iov, u32 num,
-		      struct kdat_dto *dto);
-struct kdat_dto_ctx *kdat_srq_begin(struct kdat_srq *srq,
-				    const struct kdat_dto *dto);
-void kdat_srq_abort(struct kdat_srq *srq, struct kdat_dto_ctx *ctx);
+int kdat_batch_init(struct kdat_batch *b, struct kdat_file *kfile,
+		    struct kdat_ep *ep, struct kdat_srq *srq, bool send);
+void kdat_batch_fini(struct kdat_batch *b);
+void kdat_batch_start(struct kdat_batch *b);
+void kdat_batch_add(struct kdat_batch *b, u32 op, u32 flags, u64 cookie,
+		    const struct kdat_lmr_triplet *iov, u32 num,
+		    const struct kdat_rmr_triplet *remote);
+void kdat_batch_refuse(struct kdat_batch *b, u32 op, u64 cookie, int err);
+void kdat_batch_finish(struct kdat_batch *b);
 int kdat_srq_add_ep(struct kdat_srq *srq, struct kdat_ep *ep);
 void kdat_srq_del_ep(struct kdat_srq *srq, struct kdat_ep *ep);
 struct kdat_ep *kdat_srq_find_ep(struct kdat_srq *srq, const void *key);

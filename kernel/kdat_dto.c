@@ -12,6 +12,7 @@
 #include <linux/uaccess.h>
 
 #include "kdat.h"
+#include "kdat_ring.h"
 
 
 /*
@@ -216,25 +217,6 @@ u32 kdat_refused_status(int err)
 	return KDAT_DTO_ERR_LOCAL_EP;
 }
 
-/*
- * A ring entry refused: its completion, on @evd, says why (the errno the
- * ioctl would have returned, and the nearest DTO status).
- */
-void kdat_dto_refused(struct kdat_evd *evd, u32 handle, u32 op, u64 cookie,
-		      int err)
-{
-	struct kdat_event ev = {
-		.event_number = KDAT_EVENT_DTO_COMPLETION,
-		.cookie = cookie,
-		.handle = handle,
-		.operation = op,
-		.post_error = -err,
-	};
-
-	ev.status = kdat_refused_status(err);
-	kdat_evd_push(evd, &ev);
-}
-
 struct kdat_slot_chunk {
 	struct kdat_slot_chunk *next;
 	struct kdat_dto_ctx ctx[];
@@ -421,7 +403,7 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
  * the EP is disconnected: the DTO is accepted and flushed at once (DAT),
  * its event already queued; or the errno of the uapi table.
  */
-int kdat_dto_begin(struct kdat_ep *ep, const struct kdat_dto *dto,
+static int kdat_dto_begin(struct kdat_ep *ep, const struct kdat_dto *dto,
 		   struct kdat_dto_ctx **ctxp)
 {
 	bool recv = dto->op == KDAT_DTO_RECEIVE;
@@ -470,7 +452,7 @@ void kdat_dto_abort(struct kdat_ep *ep, struct kdat_dto_ctx *ctx)
 }
 
 /* The send work request of a checked DTO holding slot @ctx. */
-void kdat_dto_send_wr(struct ib_rdma_wr *wr, struct kdat_dto *dto,
+static void kdat_dto_send_wr(struct ib_rdma_wr *wr, struct kdat_dto *dto,
 		      struct kdat_dto_ctx *ctx)
 {
 	memset(wr, 0, sizeof(*wr));
@@ -498,7 +480,7 @@ void kdat_dto_send_wr(struct ib_rdma_wr *wr, struct kdat_dto *dto,
 }
 
 /* The receive work request of a checked DTO holding slot @ctx. */
-void kdat_dto_recv_wr(struct ib_recv_wr *wr, struct kdat_dto *dto,
+static void kdat_dto_recv_wr(struct ib_recv_wr *wr, struct kdat_dto *dto,
 		      struct kdat_dto_ctx *ctx)
 {
 	memset(wr, 0, sizeof(*wr));
@@ -563,7 +545,7 @@ void kdat_dto_trim(struct kdat_dto *dto, u64 length)
  * of the caller's. Builds @dto's scatter/gather list. The caller holds
  * the EP's device rwsem for read. Returns the errno of the uapi table.
  */
-int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
+static int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
 		      const struct kdat_lmr_triplet *iov, u32 num,
 		      const struct kdat_rmr_triplet *remote,
 		      struct kdat_dto *dto)
@@ -595,7 +577,7 @@ int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
 }
 
 /* The same for a receive buffer of @srq. */
-int kdat_srq_validate(struct kdat_file *kfile, struct kdat_srq *srq,
+static int kdat_srq_validate(struct kdat_file *kfile, struct kdat_srq *srq,
 		      const struct kdat_lmr_triplet *iov, u32 num,
 		      struct kdat_dto *dto)
 {
@@ -607,7 +589,7 @@ int kdat_srq_validate(struct kdat_file *kfile, struct kdat_srq *srq,
 }
 
 /* Take a slot of @srq for the checked @dto; NULL when it is full. */
-struct kdat_dto_ctx *kdat_srq_begin(struct kdat_srq *srq,
+static struct kdat_dto_ctx *kdat_srq_begin(struct kdat_srq *srq,
 				    const struct kdat_dto *dto)
 {
 	struct kdat_dto_ctx *ctx;
@@ -625,13 +607,186 @@ struct kdat_dto_ctx *kdat_srq_begin(struct kdat_srq *srq,
 	return ctx;
 }
 
-void kdat_srq_abort(struct kdat_srq *srq, struct kdat_dto_ctx *ctx)
+static void kdat_srq_abort(struct kdat_srq *srq, struct kdat_dto_ctx *ctx)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&srq->lock, flags);
 	kdat_slot_put(&srq->slots, ctx);
 	spin_unlock_irqrestore(&srq->lock, flags);
+}
+
+/* ---- batches: the submission rings' way in ---------------------------- */
+
+/*
+ * A batch of @ep's send (@send) or receive queue, or of @srq: its scratch
+ * for KDAT_RING_BATCH DTOs.
+ */
+int kdat_batch_init(struct kdat_batch *b, struct kdat_file *kfile,
+		    struct kdat_ep *ep, struct kdat_srq *srq, bool send)
+{
+	struct kdat_device *kdev = ep ? ep->pz->ia->kdev : srq->pz->ia->kdev;
+
+	b->kfile = kfile;
+	b->ep = ep;
+	b->srq = srq;
+	b->send = send;
+	b->rwsem = &kdev->rwsem;
+	b->n = 0;
+	b->dto = kcalloc(KDAT_RING_BATCH, sizeof(*b->dto), GFP_KERNEL_ACCOUNT);
+	b->ctx = kcalloc(KDAT_RING_BATCH, sizeof(*b->ctx), GFP_KERNEL_ACCOUNT);
+	b->swr = kcalloc(KDAT_RING_BATCH, max(sizeof(*b->swr), sizeof(*b->rwr)),
+			 GFP_KERNEL_ACCOUNT);
+	return b->dto && b->ctx && b->swr ? 0 : -ENOMEM;
+}
+
+void kdat_batch_fini(struct kdat_batch *b)
+{
+	kfree(b->dto);
+	kfree(b->ctx);
+	kfree(b->swr);
+	b->dto = NULL;
+	b->ctx = NULL;
+	b->swr = NULL;
+}
+
+/* The batch's queue is done with one entry of its submission ring. */
+static void kdat_batch_completed(struct kdat_batch *b)
+{
+	spinlock_t *lock = b->ep ? &b->ep->lock : &b->srq->lock;
+	struct kdat_ring *r;
+	unsigned long flags;
+
+	spin_lock_irqsave(lock, flags);
+	if (b->srq)
+		r = b->srq->ring;
+	else
+		r = b->send ? b->ep->sq_ring : b->ep->rq_ring;
+	if (r)
+		kdat_ring_completed(r, 1);
+	spin_unlock_irqrestore(lock, flags);
+}
+
+/*
+ * A DTO refused with @err before it reached the device: its completion
+ * says why (the errno the ioctl would have returned, and the nearest DTO
+ * status), on the EVD of @op, or, for an SRQ's buffer (no EP took it
+ * yet), on the IA's async EVD as the SRQ's other events.
+ */
+void kdat_batch_refuse(struct kdat_batch *b, u32 op, u64 cookie, int err)
+{
+	struct kdat_event ev = {
+		.event_number = KDAT_EVENT_DTO_COMPLETION,
+		.cookie = cookie,
+		.operation = op,
+		.post_error = -err,
+	};
+
+	if (b->ep) {
+		ev.status = kdat_refused_status(err);
+		ev.handle = b->ep->obj.handle;
+		kdat_evd_push(op == KDAT_DTO_RECEIVE ? b->ep->recv_evd :
+			      b->ep->req_evd, &ev);
+	} else {
+		ev.status = KDAT_DTO_ERR_LOCAL_EP;
+		ev.handle = b->srq->obj.handle;
+		ev.operation = KDAT_DTO_RECEIVE;
+		kdat_ia_async_event(b->srq->pz->ia, &ev);
+	}
+	kdat_batch_completed(b);
+}
+
+/* Hold the queue's device (its QP and MRs) while the batch fills. */
+void kdat_batch_start(struct kdat_batch *b)
+{
+	down_read(b->rwsem);
+}
+
+/*
+ * Check one DTO as the ioctl does, take its slot and queue its work
+ * request in the batch; or refuse it, or flush it at once (a DISCONNECTED
+ * EP), each with its completion.
+ */
+void kdat_batch_add(struct kdat_batch *b, u32 op, u32 flags, u64 cookie,
+		    const struct kdat_lmr_triplet *iov, u32 num,
+		    const struct kdat_rmr_triplet *remote)
+{
+	struct kdat_dto *dto = &b->dto[b->n];
+	struct kdat_dto_ctx **ctx = &b->ctx[b->n];
+	int err;
+
+	memset(dto, 0, offsetof(struct kdat_dto, sge));
+	dto->op = op;
+	dto->flags = flags;
+	dto->cookie = cookie;
+	if (b->ep) {
+		err = kdat_dto_validate(b->kfile, b->ep, iov, num, remote, dto);
+		if (!err)
+			err = kdat_dto_begin(b->ep, dto, ctx);
+		if (err > 0) {
+			/* Flushed at once; its event is queued. */
+			kdat_batch_completed(b);
+			return;
+		}
+	} else {
+		err = kdat_srq_validate(b->kfile, b->srq, iov, num, dto);
+		if (!err && !b->srq->srq)
+			err = -ENODEV;
+		if (!err) {
+			*ctx = kdat_srq_begin(b->srq, dto);
+			if (!*ctx)
+				err = -ENOMEM;
+		}
+	}
+	if (err) {
+		kdat_batch_refuse(b, op, cookie, err);
+		return;
+	}
+	if (b->send)
+		kdat_dto_send_wr(&b->swr[b->n], dto, *ctx);
+	else
+		kdat_dto_recv_wr(&b->rwr[b->n], dto, *ctx);
+	b->n++;
+}
+
+/* Post the batch as one chain; what the device refuses completes so. */
+void kdat_batch_finish(struct kdat_batch *b)
+{
+	const struct ib_send_wr *bad_swr = NULL;
+	const struct ib_recv_wr *bad_rwr = NULL;
+	u32 i, n = b->n, first_bad = 0;
+	int ret;
+
+	if (!n)
+		goto out;
+	for (i = 0; i + 1 < n; i++) {
+		if (b->send)
+			b->swr[i].wr.next = &b->swr[i + 1].wr;
+		else
+			b->rwr[i].next = &b->rwr[i + 1];
+	}
+	if (b->send)
+		ret = ib_post_send(b->ep->qp, &b->swr[0].wr, &bad_swr);
+	else if (b->ep)
+		ret = ib_post_recv(b->ep->qp, &b->rwr[0], &bad_rwr);
+	else
+		ret = ib_post_srq_recv(b->srq->srq, &b->rwr[0], &bad_rwr);
+	if (!ret)
+		goto out;
+	/* The device took none from the bad one on (all, if none is named). */
+	for (i = 0; i < n; i++)
+		if (b->send ? &b->swr[i].wr == bad_swr : &b->rwr[i] == bad_rwr)
+			first_bad = i;
+	for (i = first_bad; i < n; i++) {
+		if (b->ep)
+			kdat_dto_abort(b->ep, b->ctx[i]);
+		else
+			kdat_srq_abort(b->srq, b->ctx[i]);
+		kdat_batch_refuse(b, b->dto[i].op, b->dto[i].cookie, -ENOMEM);
+	}
+out:
+	b->n = 0;
+	up_read(b->rwsem);
 }
 
 /* A receive buffer for an SRQ: the same checks as an EP's receive. */

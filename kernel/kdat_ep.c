@@ -665,11 +665,11 @@ static void kdat_ep_destroy(struct kdat_obj *obj)
 	struct kdat_ep *ep = container_of(obj, struct kdat_ep, obj);
 
 	/* The poller lets go of the rings before the QP goes. */
-	kdat_ring_stop(ep->sq_ring);
-	kdat_ring_stop(ep->rq_ring);
+	kdat_sq_ring_stop(ep->sq_ring);
+	kdat_sq_ring_stop(ep->rq_ring);
 	kdat_ep_release(ep);
-	kdat_ring_detach(ep->sq_ring);
-	kdat_ring_detach(ep->rq_ring);
+	kdat_sq_ring_detach(ep->sq_ring);
+	kdat_sq_ring_detach(ep->rq_ring);
 	kdat_ep_free_ctx(ep);
 
 	kdat_obj_unuse(&ep->recv_evd->obj, ep->obj.ia);
@@ -863,7 +863,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		list_add_tail(&ep->sw_node, &recv_evd->sw_eps);
 		spin_unlock_irqrestore(&recv_evd->sw_lock, flags);
 		/* A ring alone no longer tells all: say so in it. */
-		kdat_ring_evd_set_poll(recv_evd);
+		kdat_evd_ring_set_poll(recv_evd);
 		ib_req_notify_cq(ep->sw_cq, IB_CQ_SOLICITED);
 	}
 	INIT_LIST_HEAD(&ep->res.node);
@@ -1134,8 +1134,8 @@ int kdat_ep_disconnect_do(struct kdat_ep *ep, u32 flags)
 	int ret = 0;
 
 	/* What the rings hold was posted before the disconnect. */
-	kdat_ring_flush(ep->sq_ring);
-	kdat_ring_flush(ep->rq_ring);
+	kdat_sq_ring_flush(ep->sq_ring);
+	kdat_sq_ring_flush(ep->rq_ring);
 
 	down_read(&kdat_ep_kdev(ep)->rwsem);
 	mutex_lock(&ep->cm_lock);
@@ -1204,8 +1204,8 @@ int kdat_ep_reset_do(struct kdat_ep *ep)
 	int ret = 0;
 
 	/* What the rings hold was posted before the reset: flushed. */
-	kdat_ring_flush(ep->sq_ring);
-	kdat_ring_flush(ep->rq_ring);
+	kdat_sq_ring_flush(ep->sq_ring);
+	kdat_sq_ring_flush(ep->rq_ring);
 
 	down_read(&kdat_ep_kdev(ep)->rwsem);
 	mutex_lock(&ep->cm_lock);
@@ -1367,8 +1367,8 @@ int kdat_cmd_ep_modify(struct kdat_ucmd *ucmd)
 	 * What the rings hold was posted before the modify: it counts
 	 * against the new limits.
 	 */
-	kdat_ring_flush(ep->sq_ring);
-	kdat_ring_flush(ep->rq_ring);
+	kdat_sq_ring_flush(ep->sq_ring);
+	kdat_sq_ring_flush(ep->rq_ring);
 	/*
 	 * The file lock orders CQ commitments; cm_lock keeps the state. The
 	 * device's rwsem comes between them, as on every path taking both.

@@ -21,6 +21,7 @@
 #include <linux/uaccess.h>
 
 #include "kdat.h"
+#include "kdat_ring.h"
 
 #define KDAT_EVD_MAX_QLEN	65536
 #define KDAT_EVD_ALL_FLAGS	(KDAT_EVD_SOFTWARE | KDAT_EVD_CR | \
@@ -42,6 +43,138 @@ static void kdat_cno_trigger(struct kdat_cno *cno, struct kdat_evd *evd)
 	wake_up(&cno->wq);
 }
 
+/* ---- completion rings ------------------------------------------------ */
+
+/* Events in @evd's ring, seen by the kernel; evd->lock held. */
+static u32 kdat_evd_ring_used(struct kdat_evd *evd)
+{
+	struct kdat_ring *r = evd->ring;
+	u32 head = kdat_ring_head(r);
+	u32 used = r->ktail - head;
+
+	/* A head moved backwards or past the tail: the ring is full. */
+	return used > r->entries ? r->entries : used;
+}
+
+static u32 kdat_evd_ring_count(struct kdat_evd *evd)
+{
+	unsigned long flags;
+	u32 n;
+
+	spin_lock_irqsave(&evd->lock, flags);
+	n = evd->ring ? kdat_evd_ring_used(evd) : evd->count;
+	spin_unlock_irqrestore(&evd->lock, flags);
+	return n;
+}
+
+/*
+ * Queue @ev in @evd's ring; evd->lock held. Returns false when it was
+ * dropped (after the overflow event). The ring has qlen + 1 entries at
+ * least: qlen events and the overflow event.
+ */
+static bool kdat_evd_ring_push(struct kdat_evd *evd,
+			       const struct kdat_event *ev)
+{
+	struct kdat_ring *r = evd->ring;
+	u32 head = kdat_ring_head(r);
+	u32 used = r->ktail - head;
+	struct kdat_event *slot;
+
+	if (used > r->entries)
+		used = r->entries;
+	/* The consumer read past the overflow event: events flow again. */
+	if (evd->overflowed && (s32)(head - evd->of_pos) > 0 &&
+	    used <= r->entries)
+		evd->overflowed = false;
+	if (evd->overflowed)
+		return false;
+	slot = kdat_ring_entry(r, r->ktail);
+	if (used < evd->qlen) {
+		*slot = *ev;
+	} else if (used < r->entries) {
+		memset(slot, 0, sizeof(*slot));
+		slot->event_number = KDAT_EVENT_ASYNC_EVD_OVERFLOW;
+		evd->overflowed = true;
+		evd->of_pos = r->ktail;
+	} else {
+		return false;
+	}
+	r->ktail++;
+	/* The event is written before the process can see the new tail. */
+	smp_store_release(kdat_ring_u32(r, KDAT_RING_OFF_TAIL), r->ktail);
+	return true;
+}
+
+void kdat_evd_ring_set_poll(struct kdat_evd *evd)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&evd->lock, flags);
+	if (evd->ring)
+		kdat_ring_set_flag(evd->ring, KDAT_RING_F_POLL, true);
+	spin_unlock_irqrestore(&evd->lock, flags);
+}
+
+/*
+ * Give @evd a completion ring of @qlen (+1) events, or a new one on a resize;
+ * the events queued so far move into it, in order. The file's lock held.
+ */
+int kdat_evd_ring_create(struct kdat_evd *evd, u32 qlen,
+			 struct kdat_ring **out)
+{
+	struct kdat_file *kfile = evd->obj.file;
+	struct kdat_ring *r, *old;
+	unsigned long flags;
+	u32 used, i;
+
+	r = kdat_ring_alloc(kfile, KDAT_RING_EVD, qlen + 1,
+			    sizeof(struct kdat_event));
+	if (IS_ERR(r))
+		return PTR_ERR(r);
+	spin_lock_irqsave(&evd->lock, flags);
+	old = evd->ring;
+	if (old) {
+		/* A resize: the unread events move, in order. */
+		u32 head = kdat_ring_head(old);
+
+		used = kdat_evd_ring_used(evd);
+		if (used > qlen) {
+			spin_unlock_irqrestore(&evd->lock, flags);
+			kdat_ring_release(r);
+			return -EBUSY;
+		}
+		for (i = 0; i < used; i++)
+			memcpy(kdat_ring_entry(r, i),
+			       kdat_ring_entry(old, head + i),
+			       sizeof(struct kdat_event));
+		if (evd->overflowed)
+			evd->of_pos = evd->of_pos - head;
+		kdat_ring_set_flag(r, KDAT_RING_F_POLL,
+				   kdat_ring_flag(old, KDAT_RING_F_POLL));
+	} else {
+		/* Events queued before the ring: they move in first. */
+		used = min(evd->count, r->entries);
+		for (i = 0; i < used; i++)
+			memcpy(kdat_ring_entry(r, i), &evd->events[
+			       (evd->head + i) % (evd->qlen + 1)],
+			       sizeof(struct kdat_event));
+		if (evd->overflowed)
+			evd->of_pos = used - 1;
+		evd->count = 0;
+		if (!list_empty(&evd->sw_eps))
+			kdat_ring_set_flag(r, KDAT_RING_F_POLL, true);
+	}
+	r->ktail = used;
+	WRITE_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_TAIL), used);
+	evd->qlen = qlen;
+	evd->ring = r;
+	spin_unlock_irqrestore(&evd->lock, flags);
+	if (old)
+		kdat_ring_release(old);
+	*out = r;
+	return 0;
+}
+
 /*
  * Queue an event; any context. An EVD with an upcall (kernel consumers)
  * hands the event to it instead, outside evd->lock.
@@ -59,7 +192,7 @@ void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev)
 		return;
 	}
 	if (evd->ring) {
-		kdat_ring_evd_push(evd, ev);
+		kdat_evd_ring_push(evd, ev);
 	} else if (evd->count < evd->qlen && !evd->overflowed) {
 		*kdat_evd_slot(evd, evd->count++) = *ev;
 	} else if (!evd->overflowed) {
@@ -231,7 +364,8 @@ static void kdat_evd_destroy(struct kdat_obj *obj)
 		evd->ia->async_evd = NULL;
 	spin_unlock_irqrestore(&evd->ia->async_lock, flags);
 	kdat_evd_release(evd);
-	kdat_ring_detach(evd->ring);
+	if (evd->ring)
+		kdat_ring_release(evd->ring);
 	if (evd->cno)
 		kdat_obj_unuse(&evd->cno->obj, evd->ia);
 	kvfree(evd->events);
@@ -441,7 +575,7 @@ int kdat_evd_wait_for(struct kdat_evd *evd, u32 threshold, u64 timeout_us)
 			timeout = usecs_to_jiffies(min_t(u64, timeout_us,
 							 U32_MAX));
 		timeout = wait_event_interruptible_timeout(evd->wq,
-				kdat_ring_evd_count(evd) >= threshold ||
+				kdat_evd_ring_count(evd) >= threshold ||
 				READ_ONCE(evd->unwaitable) ||
 				READ_ONCE(evd->obj.dead),
 				timeout);
@@ -458,7 +592,7 @@ int kdat_evd_wait_for(struct kdat_evd *evd, u32 threshold, u64 timeout_us)
 			return ret;
 		if (timeout < 0)
 			return -EINTR;
-		if (!timeout && kdat_ring_evd_count(evd) < threshold)
+		if (!timeout && kdat_evd_ring_count(evd) < threshold)
 			return -ETIMEDOUT;
 	} else {
 		struct kdat_ep *ep;
@@ -510,7 +644,7 @@ int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
 
 	if (!cmd->max_events) {
 		cmd->out_count = 0;
-		cmd->out_nmore = kdat_ring_evd_count(evd);
+		cmd->out_nmore = kdat_evd_ring_count(evd);
 		ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
 		goto out_put;
 	}
@@ -719,13 +853,14 @@ out_unlock:
 static int kdat_evd_resize(struct kdat_evd *evd, u32 qlen)
 {
 	struct kdat_event *events, *old;
+	struct kdat_ring *ring;
 	unsigned long flags;
 	u32 i;
 
 	if (!qlen || qlen > KDAT_EVD_MAX_QLEN)
 		return -EINVAL;
 	if (READ_ONCE(evd->ring))
-		return kdat_ring_evd_resize(evd, qlen);
+		return kdat_evd_ring_create(evd, qlen, &ring);
 	/* One spare slot for the overflow event, as at create. */
 	events = kvcalloc(qlen + 1, sizeof(*events),
 			  GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
@@ -817,7 +952,7 @@ int kdat_cmd_evd_post_se(struct kdat_ucmd *ucmd)
 	/* The consumer asked: refuse rather than overflow. */
 	spin_lock_irqsave(&evd->lock, flags);
 	room = !evd->overflowed &&
-	       (evd->ring ? kdat_ring_evd_used(evd) : evd->count) < evd->qlen;
+	       (evd->ring ? kdat_evd_ring_used(evd) : evd->count) < evd->qlen;
 	spin_unlock_irqrestore(&evd->lock, flags);
 	if (room)
 		kdat_evd_push(evd, &ev);

@@ -108,9 +108,9 @@ static void kdat_srq_destroy(struct kdat_obj *obj)
 {
 	struct kdat_srq *srq = container_of(obj, struct kdat_srq, obj);
 
-	kdat_ring_stop(srq->ring);
+	kdat_sq_ring_stop(srq->ring);
 	kdat_srq_release(srq);
-	kdat_ring_detach(srq->ring);
+	kdat_sq_ring_detach(srq->ring);
 	kdat_slots_fini(&srq->slots);
 	kdat_obj_unuse(&srq->pz->obj, srq->pz->ia);
 }

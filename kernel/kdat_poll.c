@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kdat submission rings and their poller: the top of the data path. The
+ * poller (or the caller, KDAT_RING_WAKE_SUBMIT) takes what a process
+ * published on its EPs' and SRQs' submission rings and hands it to the
+ * DTO layer (kdat_dto.c) in batches; it calls nothing else above the ring
+ * memory (kdat_ring.h).
+ *
+ * The poller only reaches rings on the file's sq_rings list, under the
+ * file's ring_lock, and a queue takes its ring off that list (under the
+ * same lock) before it goes: the poller never sees a queue that is gone.
+ */
+#include <linux/cgroup.h>
+#include <linux/cred.h>
+#include <linux/kthread.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+
+#include "kdat.h"
+#include "kdat_ring.h"
+
+static unsigned int poll_idle_us = 2000;
+module_param(poll_idle_us, uint, 0644);
+MODULE_PARM_DESC(poll_idle_us,
+		 "how long the ring poller spins with nothing to do before it sleeps (us)");
+
+static unsigned int max_pollers;
+module_param(max_pollers, uint, 0644);
+MODULE_PARM_DESC(max_pollers,
+		 "poller threads at most, all files together (0: twice the online CPUs); past it submission rings are refused with EAGAIN and libdat posts by ioctl");
+
+/* Poller threads alive, against max_pollers. */
+static atomic_t kdat_pollers = ATOMIC_INIT(0);
+
+struct kdat_poller {
+	struct task_struct *task;
+	bool wake;			/* a doorbell since it last looked */
+};
+
+/*
+ * Entries published up to @tail and not taken; 0 when the tail is not
+ * sane.
+ */
+static u32 kdat_sq_pending(struct kdat_ring *r, u32 tail)
+{
+	u32 n = kdat_ring_span(r->khead, tail, r->entries);
+
+	if (n == KDAT_RING_INSANE) {
+		kdat_ring_set_flag(r, KDAT_RING_F_BAD_TAIL, true);
+		return 0;
+	}
+	if (kdat_ring_flag(r, KDAT_RING_F_BAD_TAIL))
+		kdat_ring_set_flag(r, KDAT_RING_F_BAD_TAIL, false);
+	return n;
+}
+
+/*
+ * Take up to a batch from submission ring @r: each entry copied once, its
+ * ring format checked here, the DTO handed to the DTO layer, which checks
+ * it as the ioctl does and posts the good ones as one chain. The file's
+ * ring_lock held (so @r's queue is alive). Returns the entries taken.
+ */
+static u32 kdat_sq_drain(struct kdat_ring *r, u32 tail)
+{
+	struct kdat_batch *b = &r->batch;
+	struct kdat_sqe *sqe = r->sqe;
+	u32 pending, taken, max_iov, op;
+
+	pending = kdat_sq_pending(r, tail);
+	if (!pending)
+		return 0;
+	pending = min_t(u32, pending, KDAT_RING_BATCH);
+	max_iov = (r->entry_size - sizeof(struct kdat_sqe)) /
+		  sizeof(struct kdat_lmr_triplet);
+
+	kdat_batch_start(b);
+	for (taken = 0; taken < pending; taken++) {
+		memcpy(sqe, kdat_ring_entry(r, r->khead + taken),
+		       r->entry_size);
+		op = r->kind == KDAT_RING_SEND ? sqe->op : KDAT_DTO_RECEIVE;
+		/* A send ring takes no receive, a receive ring nothing else. */
+		if (sqe->__pad || sqe->num_segments > max_iov ||
+		    (r->kind == KDAT_RING_SEND) !=
+		    (sqe->op != KDAT_DTO_RECEIVE))
+			kdat_batch_refuse(b, op, sqe->cookie, -EINVAL);
+		else
+			kdat_batch_add(b, op, sqe->completion_flags,
+				       sqe->cookie, sqe->iov,
+				       sqe->num_segments, &sqe->remote);
+	}
+	kdat_batch_finish(b);
+
+	r->khead += taken;
+	/* The entries are copied: the process may reuse their slots. */
+	smp_store_release(kdat_ring_u32(r, KDAT_RING_OFF_HEAD), r->khead);
+	return taken;
+}
+
+/*
+ * Take everything published on @r now, in the caller's context: an EP
+ * state change (disconnect, reset) comes after the DTOs posted before it.
+ */
+void kdat_sq_ring_flush(struct kdat_ring *r)
+{
+	if (!r)
+		return;
+	mutex_lock(&r->kfile->ring_lock);
+	if (!list_empty(&r->node))
+		while (kdat_sq_drain(r, kdat_ring_tail(r)))
+			;
+	mutex_unlock(&r->kfile->ring_lock);
+}
+
+/*
+ * One pass over the file's submission rings. A receive published before a
+ * send (by the same thread) reaches the device before it, whatever their
+ * rings: the send rings' tails are read first, then the receive rings'
+ * (so a send seen implies the receives published before it are seen),
+ * then the receives are posted, then the sends. Without that, a send
+ * could find its peer's receive not yet posted and wait for the RNR
+ * timer. ring_lock held; returns the entries taken.
+ */
+static u32 kdat_rings_pass(struct kdat_file *kfile)
+{
+	struct kdat_ring *r;
+	u32 done = 0, n;
+
+	list_for_each_entry(r, &kfile->sq_rings, node)
+		if (r->kind == KDAT_RING_SEND)
+			r->snap = kdat_ring_tail(r);
+	list_for_each_entry(r, &kfile->sq_rings, node)
+		if (r->kind != KDAT_RING_SEND)
+			r->snap = kdat_ring_tail(r);
+	list_for_each_entry(r, &kfile->sq_rings, node)
+		if (r->kind != KDAT_RING_SEND)
+			while ((n = kdat_sq_drain(r, r->snap)))
+				done += n;
+	list_for_each_entry(r, &kfile->sq_rings, node)
+		if (r->kind == KDAT_RING_SEND)
+			while ((n = kdat_sq_drain(r, r->snap)))
+				done += n;
+	return done;
+}
+
+/* Anything published on any submission ring? ring_lock held. */
+static bool kdat_rings_busy(struct kdat_file *kfile)
+{
+	struct kdat_ring *r;
+
+	list_for_each_entry(r, &kfile->sq_rings, node)
+		if (kdat_sq_pending(r, kdat_ring_tail(r)))
+			return true;
+	return false;
+}
+
+static void kdat_rings_need_wakeup(struct kdat_file *kfile, bool on)
+{
+	struct kdat_ring *r;
+
+	list_for_each_entry(r, &kfile->sq_rings, node)
+		kdat_ring_set_flag(r, KDAT_RING_F_NEED_WAKEUP, on);
+}
+
+/*
+ * The poller: drains every submission ring of its file; after poll_idle_us
+ * with nothing to do it sets NEED_WAKEUP and sleeps until the doorbell.
+ *
+ * Sleep protocol (see the uapi header): set NEED_WAKEUP everywhere, full
+ * barrier, look at every tail once more; sleep only if all are empty. A
+ * process that published a tail before our barrier is seen by the look;
+ * one that publishes after it sees NEED_WAKEUP and rings. The doorbell sets
+ * @wake before waking us, and we test @wake after set_current_state(), so
+ * a ring between our look and schedule() is not lost either.
+ */
+static int kdat_poller_fn(void *data)
+{
+	struct kdat_file *kfile = data;
+	struct kdat_poller *p = kfile->poller;
+	const struct cred *old = override_creds(kfile->cred);
+	ktime_t idle_since = ktime_get();
+
+	while (!kthread_should_stop()) {
+		u32 done;
+		bool busy;
+
+		mutex_lock(&kfile->ring_lock);
+		done = kdat_rings_pass(kfile);
+		mutex_unlock(&kfile->ring_lock);
+		if (done) {
+			idle_since = ktime_get();
+			cond_resched();
+			continue;
+		}
+		if (ktime_us_delta(ktime_get(), idle_since) <
+		    READ_ONCE(poll_idle_us)) {
+			cond_resched();
+			continue;
+		}
+
+		mutex_lock(&kfile->ring_lock);
+		kdat_rings_need_wakeup(kfile, true);
+		smp_mb();	/* flags before tails; pairs with libdat's */
+		busy = kdat_rings_busy(kfile);
+		mutex_unlock(&kfile->ring_lock);
+		if (!busy) {
+			set_current_state(TASK_INTERRUPTIBLE);
+			if (!READ_ONCE(p->wake) && !kthread_should_stop())
+				schedule();
+			__set_current_state(TASK_RUNNING);
+		}
+		WRITE_ONCE(p->wake, false);
+		mutex_lock(&kfile->ring_lock);
+		kdat_rings_need_wakeup(kfile, false);
+		mutex_unlock(&kfile->ring_lock);
+		idle_since = ktime_get();
+	}
+	revert_creds(old);
+	return 0;
+}
+
+/*
+ * The doorbell; with KDAT_RING_WAKE_SUBMIT, one pass over the file's rings
+ * in the caller's context instead (everything published before the call is
+ * taken when it returns).
+ */
+int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
+{
+	struct kdat_ring_wake *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+
+	if (cmd->flags & ~KDAT_RING_WAKE_SUBMIT)
+		return -EINVAL;
+	if (cmd->flags & KDAT_RING_WAKE_SUBMIT) {
+		mutex_lock(&kfile->ring_lock);
+		kdat_rings_pass(kfile);
+		mutex_unlock(&kfile->ring_lock);
+		return 0;
+	}
+	mutex_lock(&kfile->poller_lock);
+	if (kfile->poller) {
+		WRITE_ONCE(kfile->poller->wake, true);
+		wake_up_process(kfile->poller->task);
+	}
+	mutex_unlock(&kfile->poller_lock);
+	return 0;
+}
+
+/* Start the file's poller if it has none; poller_lock held. */
+static int kdat_poller_start(struct kdat_file *kfile)
+{
+	unsigned int limit = READ_ONCE(max_pollers);
+	struct kdat_poller *p;
+	struct task_struct *t;
+	int ret;
+
+	lockdep_assert_held(&kfile->poller_lock);
+	if (kfile->poller)
+		return 0;
+	/*
+	 * Kernel threads count against no RLIMIT_NPROC nor pids.max: kdat
+	 * bounds them itself. Over the bound the caller posts by ioctl.
+	 */
+	if (!limit)
+		limit = 2 * num_online_cpus();
+	if (atomic_inc_return(&kdat_pollers) > limit) {
+		ret = -EAGAIN;
+		goto err_uncount;
+	}
+	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
+	if (!p) {
+		ret = -ENOMEM;
+		goto err_uncount;
+	}
+	kfile->poller = p;
+	t = kthread_create(kdat_poller_fn, kfile, "kdat-poll/%d",
+			   task_tgid_nr(current));
+	if (IS_ERR(t)) {
+		ret = PTR_ERR(t);
+		goto err_free;
+	}
+	/* Its CPU time is the owner's: the owner's cgroups (as vhost). */
+	if (cgroup_attach_task_all(current, t)) {
+		kthread_stop(t);
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	p->task = t;
+	wake_up_process(t);
+	return 0;
+
+err_free:
+	kfile->poller = NULL;
+	kfree(p);
+err_uncount:
+	atomic_dec(&kdat_pollers);
+	return ret;
+}
+
+/* Stop the poller if no submission ring is left. */
+static void kdat_poller_stop_if_idle(struct kdat_file *kfile)
+{
+	struct kdat_poller *p = NULL;
+
+	mutex_lock(&kfile->poller_lock);
+	mutex_lock(&kfile->ring_lock);
+	if (list_empty(&kfile->sq_rings)) {
+		p = kfile->poller;
+		kfile->poller = NULL;
+	}
+	mutex_unlock(&kfile->ring_lock);
+	if (p) {
+		/* Not under ring_lock: the poller takes it. */
+		kthread_stop(p->task);
+		kfree(p);
+		atomic_dec(&kdat_pollers);
+	}
+	mutex_unlock(&kfile->poller_lock);
+}
+
+/*
+ * A queue is going, step one: the poller leaves its ring alone from now
+ * on (it waits for a drain in progress). Call before the queue's QP or
+ * SRQ goes. Completions may still count in the ring until step two.
+ */
+void kdat_sq_ring_stop(struct kdat_ring *r)
+{
+	if (!r)
+		return;
+	mutex_lock(&r->kfile->ring_lock);
+	list_del_init(&r->node);
+	mutex_unlock(&r->kfile->ring_lock);
+}
+
+/*
+ * Step two, once no completion can come: the ring leaves the mmap table
+ * and its queue; the memory stays for the mappings. The last submission
+ * ring stops the poller.
+ */
+void kdat_sq_ring_detach(struct kdat_ring *r)
+{
+	struct kdat_file *kfile;
+
+	if (!r)
+		return;
+	kfile = r->kfile;
+	kdat_sq_ring_stop(r);
+	kdat_batch_fini(&r->batch);
+	kfree(r->sqe);
+	r->sqe = NULL;
+	kdat_ring_release(r);
+	kdat_poller_stop_if_idle(kfile);
+}
+
+static u32 kdat_sqe_size(u32 max_iov)
+{
+	return ALIGN(sizeof(struct kdat_sqe) +
+		     max_iov * sizeof(struct kdat_lmr_triplet), 64);
+}
+
+/* A submission ring for @ep or @srq; poller_lock and ring_lock held. */
+static int kdat_sq_ring_create(struct kdat_file *kfile, u32 kind,
+			       struct kdat_ep *ep, struct kdat_srq *srq,
+			       struct kdat_ring **out)
+{
+	struct kdat_ring **slot;
+	struct kdat_slots *slots;
+	spinlock_t *lock;
+	struct kdat_ring *r;
+	unsigned long flags;
+	u32 depth, iov;
+	int ret;
+
+	if (kind == KDAT_RING_SEND) {
+		slot = &ep->sq_ring;
+		slots = &ep->send;
+		lock = &ep->lock;
+		depth = ep->send.nr;
+		iov = ep->send_sge;
+	} else if (kind == KDAT_RING_RECV) {
+		if (ep->srq)
+			return -EINVAL;	/* its receives are the SRQ's */
+		slot = &ep->rq_ring;
+		slots = &ep->recv;
+		lock = &ep->lock;
+		depth = ep->recv.nr;
+		iov = ep->recv_sge;
+	} else {
+		slot = &srq->ring;
+		slots = &srq->slots;
+		lock = &srq->lock;
+		/* An SRQ may grow (dat_srq_resize): room for the largest. */
+		depth = KDAT_SRQ_MAX_DTOS;
+		iov = srq->max_recv_iov;
+	}
+	if (*slot) {
+		*out = *slot;
+		return 0;
+	}
+	r = kdat_ring_alloc(kfile, kind, depth, kdat_sqe_size(iov));
+	if (IS_ERR(r))
+		return PTR_ERR(r);
+	r->ep = ep;
+	r->srq = srq;
+	r->sqe = kmalloc(r->entry_size, GFP_KERNEL_ACCOUNT);
+	ret = r->sqe ? kdat_batch_init(&r->batch, kfile, ep, srq,
+				       kind == KDAT_RING_SEND) : -ENOMEM;
+	if (ret)
+		goto err;
+	/* DTOs posted by ioctl would count as the ring's: idle queues only. */
+	spin_lock_irqsave(lock, flags);
+	if (slots->posted) {
+		spin_unlock_irqrestore(lock, flags);
+		ret = -EBUSY;
+		goto err;
+	}
+	*slot = r;
+	if (ep)
+		kdat_ring_set_ep_state(r, ep->state);
+	spin_unlock_irqrestore(lock, flags);
+	list_add_tail(&r->node, &kfile->sq_rings);
+	/* A sleeping poller would not look at a ring it has not flagged. */
+	WRITE_ONCE(kfile->poller->wake, true);
+	wake_up_process(kfile->poller->task);
+	*out = r;
+	return 0;
+err:
+	kdat_batch_fini(&r->batch);
+	kfree(r->sqe);
+	kdat_ring_release(r);
+	return ret;
+}
+
+int kdat_cmd_ring_create(struct kdat_ucmd *ucmd)
+{
+	struct kdat_ring_create *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	enum kdat_obj_type type;
+	struct kdat_ring *r = NULL;
+	struct kdat_obj *obj;
+	int ret;
+
+	if (cmd->flags || cmd->__reserved)
+		return -EINVAL;
+	switch (cmd->kind) {
+	case KDAT_RING_SEND:
+	case KDAT_RING_RECV:
+		type = KDAT_OBJ_EP;
+		break;
+	case KDAT_RING_SRQ:
+		type = KDAT_OBJ_SRQ;
+		break;
+	case KDAT_RING_EVD:
+		type = KDAT_OBJ_EVD;
+		break;
+	default:
+		return -EINVAL;
+	}
+	/* The file lock keeps the object from going while its ring is made. */
+	mutex_lock(&kfile->lock);
+	obj = kdat_obj_get(kfile, cmd->handle, type);
+	if (!obj) {
+		mutex_unlock(&kfile->lock);
+		return -EBADF;
+	}
+	if (type == KDAT_OBJ_EVD) {
+		struct kdat_evd *evd = container_of(obj, struct kdat_evd, obj);
+
+		r = READ_ONCE(evd->ring);
+		ret = r ? 0 : kdat_evd_ring_create(evd, evd->qlen, &r);
+	} else {
+		/* Lock order: poller_lock, then ring_lock. */
+		mutex_lock(&kfile->poller_lock);
+		ret = kdat_poller_start(kfile);
+		if (!ret) {
+			mutex_lock(&kfile->ring_lock);
+			ret = kdat_sq_ring_create(kfile, cmd->kind,
+				type == KDAT_OBJ_EP ?
+				container_of(obj, struct kdat_ep, obj) : NULL,
+				type == KDAT_OBJ_SRQ ?
+				container_of(obj, struct kdat_srq, obj) : NULL,
+				&r);
+			mutex_unlock(&kfile->ring_lock);
+		}
+		mutex_unlock(&kfile->poller_lock);
+		if (ret)
+			kdat_poller_stop_if_idle(kfile);
+	}
+	if (!ret) {
+		kdat_ring_describe(r, cmd);
+		ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
+	}
+	kdat_obj_put(obj);
+	mutex_unlock(&kfile->lock);
+	return ret;
+}
+
+void kdat_file_rings_init(struct kdat_file *kfile)
+{
+	mutex_init(&kfile->ring_lock);
+	mutex_init(&kfile->poller_lock);
+	INIT_LIST_HEAD(&kfile->sq_rings);
+	xa_init_flags(&kfile->rings, XA_FLAGS_ALLOC1);
+	kfile->cred = get_current_cred();
+}
+
+/* The file is released: every queue, hence every ring, is gone. */
+void kdat_file_rings_fini(struct kdat_file *kfile)
+{
+	WARN_ON(!list_empty(&kfile->sq_rings));
+	kdat_poller_stop_if_idle(kfile);
+	xa_destroy(&kfile->rings);
+	put_cred(kfile->cred);
+	mutex_destroy(&kfile->ring_lock);
+	mutex_destroy(&kfile->poller_lock);
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kdat ring memory: the layout of a ring shared with a process and the
+ * accessors of its indices. The bottom of the data path; it calls nothing
+ * above it. Three layers use it, each calling only downward:
+ *
+ *   kdat_poll.c   submission rings: take entries, hand them to the DTO
+ *                 layer in batches, publish the head (the poller)
+ *   kdat_dto.c    check, post and complete DTOs; count a queue's
+ *                 completed entries in its submission ring
+ *   kdat_evd.c    deliver events, into an EVD's completion ring
+ *
+ * Who writes what (the protocol is in include/uapi/linux/kdat.h):
+ *
+ *   submission  tail: the process (read here with acquire, once per pass)
+ *               head, completed, flags, ep_state: the kernel
+ *   completion  head: the process (read with READ_ONCE, clamped)
+ *               tail, flags: the kernel
+ *
+ * The kernel keeps private copies of the indices it owns (khead, ktail,
+ * kcompleted) and never reads back what it published.
+ */
+#ifndef KDAT_RING_H
+#define KDAT_RING_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <rdma/ib_verbs.h>
+
+/* Where the parts are: each index on its own cache line. */
+#define KDAT_RING_OFF_HEAD	0
+#define KDAT_RING_OFF_TAIL	64
+#define KDAT_RING_OFF_FLAGS	128
+#define KDAT_RING_OFF_MASK	192
+#define KDAT_RING_OFF_ENTRIES	196
+#define KDAT_RING_OFF_COMPLETED	256
+#define KDAT_RING_OFF_EP_STATE	320
+#define KDAT_RING_OFF_ARRAY	384
+
+/* Entries taken from a submission ring per ib_post_* call. */
+#define KDAT_RING_BATCH		16
+
+/*
+ * A batch of checked DTOs for one queue, posted as one chain (kdat_dto.c
+ * fills and posts it; a submission ring owns one as its scratch).
+ */
+struct kdat_batch {
+	struct kdat_file *kfile;
+	struct kdat_ep *ep;		/* an EP's queue, or */
+	struct kdat_srq *srq;		/* an SRQ's */
+	bool send;			/* the EP's send queue */
+	struct rw_semaphore *rwsem;	/* the device's, held while filling */
+	u32 n;
+	struct kdat_dto *dto;		/* KDAT_RING_BATCH of each */
+	struct kdat_dto_ctx **ctx;
+	union {
+		struct ib_rdma_wr *swr;
+		struct ib_recv_wr *rwr;
+	};
+};
+
+struct kdat_ring {
+	struct kref ref;
+	struct kdat_file *kfile;
+	enum kdat_ring_kind kind;
+	u32 id;				/* mmap cookie >> PAGE_SHIFT */
+	void *mem;
+	struct page **pages;		/* of @mem, vmap()ed */
+	size_t map_size;
+	/*
+	 * The pages of @mem stay in memory like pinned pages and are charged
+	 * like them: @acct_pages to @user's locked_vm, within its
+	 * RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK (as io_uring's rings).
+	 */
+	struct user_struct *user;
+	unsigned long acct_pages;
+	u32 entries;			/* a power of two */
+	u32 entry_size;
+
+	/* Kernel-private copies of the indices it owns. */
+	u32 khead;			/* submission: next entry to take */
+	u32 ktail;			/* completion: next slot to fill */
+	u32 snap;			/* submission: the tail this pass takes */
+	u32 kcompleted;			/* submission: under the queue lock */
+
+	/* Submission rings (kdat_poll.c): on kfile->sq_rings; the queue. */
+	struct list_head node;
+	struct kdat_ep *ep;
+	struct kdat_srq *srq;
+	void *sqe;			/* one entry's copy (the poller only) */
+	struct kdat_batch batch;	/* the poller only */
+};
+
+static inline u32 *kdat_ring_u32(struct kdat_ring *r, unsigned int off)
+{
+	return r->mem + off;
+}
+
+static inline void *kdat_ring_entry(struct kdat_ring *r, u32 index)
+{
+	return r->mem + KDAT_RING_OFF_ARRAY +
+	       (size_t)(index & (r->entries - 1)) * r->entry_size;
+}
+
+/* A submission ring's published tail, read once. */
+static inline u32 kdat_ring_tail(struct kdat_ring *r)
+{
+	/* Pairs with libdat's release of tail: entries before it are there. */
+	return smp_load_acquire(kdat_ring_u32(r, KDAT_RING_OFF_TAIL));
+}
+
+/* A completion ring's head, as the process wrote it (not trusted). */
+static inline u32 kdat_ring_head(struct kdat_ring *r)
+{
+	return READ_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_HEAD));
+}
+
+static inline bool kdat_ring_flag(struct kdat_ring *r, u32 flag)
+{
+	return READ_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_FLAGS)) & flag;
+}
+
+static inline void kdat_ring_set_flag(struct kdat_ring *r, u32 flag, bool on)
+{
+	u32 *f = kdat_ring_u32(r, KDAT_RING_OFF_FLAGS);
+
+	/* The kernel is the only writer of flags. */
+	WRITE_ONCE(*f, on ? (READ_ONCE(*f) | flag) : (READ_ONCE(*f) & ~flag));
+}
+
+struct kdat_ring *kdat_ring_alloc(struct kdat_file *kfile,
+				  enum kdat_ring_kind kind, u32 want,
+				  u32 entry_size);
+void kdat_ring_put(struct kdat_ring *r);
+void kdat_ring_release(struct kdat_ring *r);
+void kdat_ring_describe(struct kdat_ring *r, struct kdat_ring_create *c);
+
+#endif /* KDAT_RING_H */
