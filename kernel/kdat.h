@@ -715,6 +715,8 @@ void kdat_dto_trim(struct kdat_dto *dto, u64 length);
 u32 kdat_wc_status(enum ib_wc_status status);
 u32 kdat_refused_status(int err);
 void kdat_dto_abort(struct kdat_ep *ep, struct kdat_dto_ctx *ctx);
+int kdat_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
 int kdat_batch_init(struct kdat_batch *b, struct kdat_file *kfile,
 		    struct kdat_ep *ep, struct kdat_srq *srq, bool send);
 void kdat_batch_fini(struct kdat_batch *b);
