@@ -364,6 +364,13 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	 */
 	if (recv && wc->status == IB_WC_LOC_QP_OP_ERR)
 		status = KDAT_DTO_ERR_LOCAL_LENGTH;
+	/* Why a connection broke, for whoever asks (dynamic debug). */
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_debug("kdat: %s %u: %s %s, vendor error %#x\n",
+			 ctx->srq ? "SRQ" : "EP",
+			 ctx->srq ? ctx->srq->obj.handle : ep->obj.handle,
+			 recv ? "receive" : "request",
+			 ib_wc_status_msg(wc->status), wc->vendor_err);
 
 	if (ctx->srq) {
 		kdat_srq_done(ctx->srq, wc->qp, ctx, status, length);
