@@ -90,11 +90,15 @@ static u32 kdat_sq_drain(struct kdat_ring *r, u32 tail)
 				       sqe->cookie, sqe->iov,
 				       sqe->num_segments, &sqe->remote);
 	}
-	kdat_batch_finish(b);
 
 	r->khead += taken;
-	/* The entries are copied: the process may reuse their slots. */
+	/*
+	 * The entries are copied: the process may reuse their slots. Said
+	 * before the chain is posted, so a slot is free before the process
+	 * can see its DTO's completion.
+	 */
 	smp_store_release(kdat_ring_u32(r, KDAT_RING_OFF_HEAD), r->khead);
+	kdat_batch_finish(b);
 	return taken;
 }
 

@@ -1075,7 +1075,9 @@ struct kdat_ep_modify {
  * (one per open file, running with the opener's credentials and cgroups)
  * reads tail with an acquire load, copies each entry once, checks the copy
  * exactly as KDAT_IOCTL_POST checks its arguments, and posts the good ones
- * in one chain per batch. Each ring keeps its order; across rings of the
+ * in one chain per batch. It publishes head past the entries it has
+ * copied before posting them, so once a DTO's completion is seen its slot
+ * is free. Each ring keeps its order; across rings of the
  * file, a receive (EP or SRQ) published before a send by the same thread
  * is posted before it, as with ioctls. An entry it refuses completes at
  * once on the queue's EVD with the errno KDAT_IOCTL_POST would have
