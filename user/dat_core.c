@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -345,4 +346,20 @@ LIBDAT_API DAT_RETURN dat_strerror(DAT_RETURN value, const char **major,
 		}
 	}
 	return DAT_INVALID_PARAMETER;
+}
+
+/*
+ * KDAT_DEBUG=1 in the environment: every DTO completion that is not a
+ * success printed on stderr, with the errno of a post the kernel refused.
+ */
+bool kd_debug(void)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *e = getenv("KDAT_DEBUG");
+
+		on = e && strcmp(e, "0");
+	}
+	return on;
 }

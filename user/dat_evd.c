@@ -4,6 +4,7 @@
  * here; dequeue and wait read an EVD's completion ring with no system
  * call when it has one (dat_ring.h), else go by ioctl.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,6 +205,13 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 		d->status = k->status;
 		d->transfered_length = k->transferred_length;
 		d->operation = k->operation;
+		if (k->status != KDAT_DTO_SUCCESS && kd_debug())
+			fprintf(stderr,
+				"libdat: EP %p: DTO op %u cookie %#llx: status %u, length %llu, post errno %u\n",
+				d->ep_handle, k->operation,
+				(unsigned long long)k->cookie, k->status,
+				(unsigned long long)k->transferred_length,
+				k->post_error);
 		break;
 	}
 	case KDAT_EVENT_CONNECTION_REQUEST: {
