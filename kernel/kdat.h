@@ -72,6 +72,7 @@ enum kdat_obj_type {
 };
 
 struct kdat_obj;
+struct seq_file;
 
 struct kdat_obj_ops {
 	/*
@@ -534,6 +535,7 @@ void kdat_ring_completed(struct kdat_ring *ring, u32 n);
 void kdat_ring_set_ep_state(struct kdat_ring *ring, u32 state);
 void kdat_file_rings_init(struct kdat_file *kfile);
 void kdat_file_rings_fini(struct kdat_file *kfile);
+void kdat_rings_show(struct seq_file *m, struct kdat_file *kfile);
 void kdat_sq_ring_stop(struct kdat_ring *ring);
 void kdat_sq_ring_flush(struct kdat_ring *ring);
 void kdat_sq_ring_detach(struct kdat_ring *ring);

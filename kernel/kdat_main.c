@@ -39,6 +39,35 @@ static int kdat_fops_release(struct inode *inode, struct file *filp)
 }
 
 /*
+ * /proc/PID/fdinfo/FD: the file's live objects by kind, its submission
+ * rings and its poller (see kdat_rings_show()).
+ */
+static void kdat_fops_show_fdinfo(struct seq_file *m, struct file *filp)
+{
+	static const char * const names[KDAT_OBJ_TYPE_MAX] = {
+		[KDAT_OBJ_IA] = "ia", [KDAT_OBJ_PZ] = "pz",
+		[KDAT_OBJ_LMR] = "lmr", [KDAT_OBJ_EVD] = "evd",
+		[KDAT_OBJ_EP] = "ep", [KDAT_OBJ_PSP] = "psp",
+		[KDAT_OBJ_CR] = "cr", [KDAT_OBJ_SRQ] = "srq",
+		[KDAT_OBJ_CNO] = "cno", [KDAT_OBJ_RMR] = "rmr",
+	};
+	struct kdat_file *kfile = filp->private_data;
+	unsigned int n[KDAT_OBJ_TYPE_MAX] = {};
+	struct kdat_obj *obj;
+	int t;
+
+	spin_lock(&kfile->obj_lock);
+	list_for_each_entry(obj, &kfile->objects, file_node)
+		n[obj->type]++;
+	spin_unlock(&kfile->obj_lock);
+	seq_puts(m, "objects:");
+	for (t = KDAT_OBJ_IA; t < KDAT_OBJ_TYPE_MAX; t++)
+		seq_printf(m, " %s %u", names[t], n[t]);
+	seq_putc(m, '\n');
+	kdat_rings_show(m, kfile);
+}
+
+/*
  * Answer a create: copy the command back and publish @obj, or, when the
  * copy fails, undo it. The caller holds the file's lock.
  */
@@ -253,6 +282,7 @@ static const struct file_operations kdat_fops = {
 	.release = kdat_fops_release,
 	.unlocked_ioctl = kdat_fops_ioctl,
 	.mmap = kdat_fops_mmap,
+	.show_fdinfo = kdat_fops_show_fdinfo,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };

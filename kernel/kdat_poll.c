@@ -16,6 +16,7 @@
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/sched/signal.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 
 #include "kdat.h"
@@ -361,6 +362,46 @@ static u32 kdat_sqe_size(u32 max_iov)
 {
 	return ALIGN(sizeof(struct kdat_sqe) +
 		     max_iov * sizeof(struct kdat_lmr_triplet), 64);
+}
+
+/*
+ * The file's submission rings and its poller, for /proc/PID/fdinfo/FD:
+ * what a stalled application's queues hold, without a debugger. Indices
+ * as the kernel last published them (head, completed) and as the process
+ * last wrote them (tail).
+ */
+void kdat_rings_show(struct seq_file *m, struct kdat_file *kfile)
+{
+	static const char * const kinds[] = {
+		[KDAT_RING_SEND] = "send", [KDAT_RING_RECV] = "recv",
+		[KDAT_RING_SRQ] = "srq",
+	};
+	bool asleep = false;
+	struct kdat_ring *r;
+
+	mutex_lock(&kfile->ring_lock);
+	list_for_each_entry(r, &kfile->sq_rings, node) {
+		u32 flags = READ_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_FLAGS));
+
+		seq_printf(m, "sq:\t%s %u entries %u head %u tail %u completed %u flags %#x\n",
+			   kinds[r->kind],
+			   r->srq ? r->srq->obj.handle : r->ep->obj.handle,
+			   r->entries, r->khead,
+			   READ_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_TAIL)),
+			   READ_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_COMPLETED)),
+			   flags);
+		asleep |= flags & KDAT_RING_F_NEED_WAKEUP;
+	}
+	mutex_unlock(&kfile->ring_lock);
+
+	mutex_lock(&kfile->poller_lock);
+	if (kfile->poller)
+		seq_printf(m, "poller:\t%d %s\n",
+			   task_pid_nr(kfile->poller->task),
+			   asleep ? "asleep" : "polling");
+	else
+		seq_puts(m, "poller:\tnone\n");
+	mutex_unlock(&kfile->poller_lock);
 }
 
 /* A submission ring for @ep or @srq; poller_lock and ring_lock held. */

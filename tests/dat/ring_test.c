@@ -900,6 +900,60 @@ static void test_exit_with_full_rings(void)
 	}
 }
 
+/*
+ * /proc/self/fdinfo of the device file: its objects, each submission ring's
+ * indices as the kernel and the process last wrote them, its poller
+ * (asleep once idle, with NEED_WAKEUP in the ring's flags).
+ */
+static void test_fdinfo(void)
+{
+	char path[64], line[256], want[128];
+	bool objs = false, send = false, poller = false;
+	int recv = 0;
+	struct rawpair p;
+	double t0;
+	FILE *f;
+	int i;
+
+	rawpair_open(&p, 16, 32);
+	prime(&p);
+	for (i = 0; i < 20; i++)
+		ping(&p, i);
+	t0 = now_s();
+	while (!(ld(p.csq.flags) & KDAT_RING_F_NEED_WAKEUP) ||
+	       !pollers_asleep()) {
+		if (now_s() - t0 > 10)
+			KTAP_FAIL("the idle poller did not sleep");
+		usleep(1000);
+	}
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", p.csq.fd);
+	f = fopen(path, "r");
+	KTAP_EXPECT(f);
+	snprintf(want, sizeof(want),
+		 "entries 16 head 20 tail 20 completed 20 flags %#x\n",
+		 KDAT_RING_F_NEED_WAKEUP);
+	while (fgets(line, sizeof(line), f)) {
+		ktap_diag("%s: %.*s", path, (int)strcspn(line, "\n"), line);
+		/* Both sides are in libdat's one file, 4 EVDs each. */
+		if (!strncmp(line, "objects:", 8))
+			objs = strstr(line, " ia 2 pz 2 lmr 2 evd 8 ep 2 psp 0"
+					    " cr 0 srq 0 cno 0 rmr 0\n");
+		if (!strncmp(line, "sq:\tsend ", 9))
+			send = strstr(line, want);
+		/* c's receive queue unused, s's: 8 primed + 20 */
+		if (!strncmp(line, "sq:\trecv ", 9))
+			recv += strstr(line, " head 0 tail 0 completed 0 ") ||
+				strstr(line, " head 28 tail 28 completed 20 ");
+		if (!strncmp(line, "poller:\t", 8))
+			poller = atoi(line + 8) > 0 && strstr(line, " asleep\n");
+	}
+	fclose(f);
+	KTAP_EXPECT(objs);
+	KTAP_EXPECT(send);
+	KTAP_EXPECT(recv == 2);
+	KTAP_EXPECT(poller);
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_wraparound),
 	KTAP_CASE(test_full_pushes_back),
@@ -911,6 +965,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_lost_wakeup),
 	KTAP_CASE(test_submit_in_caller),
 	KTAP_CASE(test_exit_with_full_rings),
+	KTAP_CASE(test_fdinfo),
 };
 
 int main(void)
