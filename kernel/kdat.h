@@ -119,9 +119,14 @@ struct kdat_file {
 	struct list_head sq_rings;
 	struct xarray rings;
 	u32 next_ring;
-	/* The poller, while there are submission rings; under @poller_lock. */
+	/*
+	 * The poller, while there are submission rings and @poll_mode says
+	 * so, on @poll_cpu if >= 0; all three under @poller_lock.
+	 */
 	struct mutex poller_lock;
 	struct kdat_poller *poller;
+	enum kdat_poller_mode poll_mode;
+	int poll_cpu;
 	/* Objects reserved and not yet freed, against max_objects. */
 	atomic_t nr_objects;
 	bool kernel;
@@ -552,6 +557,7 @@ int kdat_ucmd_finish(struct kdat_ucmd *ucmd, size_t cmd_len,
 		     struct kdat_obj *obj);
 int kdat_cmd_ring_create(struct kdat_ucmd *ucmd);
 int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd);
+int kdat_cmd_poller_set(struct kdat_ucmd *ucmd);
 
 /* kdat_obj.c */
 void *__kdat_obj_alloc(size_t size, enum kdat_obj_type type,

@@ -146,6 +146,7 @@ union kdat_ucmd_buffer {
 	struct kdat_ep_modify ep_modify;
 	struct kdat_ring_create ring_create;
 	struct kdat_ring_wake ring_wake;
+	struct kdat_poller_set poller_set;
 };
 
 struct kdat_ioctl_op {
@@ -234,6 +235,8 @@ static const struct kdat_ioctl_op kdat_ioctl_ops[] = {
 		      struct kdat_ring_create, out_off),
 	KDAT_IOCTL_OP(KDAT_IOCTL_RING_WAKE, kdat_cmd_ring_wake,
 		      struct kdat_ring_wake, flags),
+	KDAT_IOCTL_OP(KDAT_IOCTL_POLLER_SET, kdat_cmd_poller_set,
+		      struct kdat_poller_set, __reserved),
 };
 
 static long kdat_fops_ioctl(struct file *filp, unsigned int cmd,
@@ -337,6 +340,7 @@ static void kdat_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct kdat_ep_modify) != 48);
 	BUILD_BUG_ON(sizeof(struct kdat_ring_create) != 72);
 	BUILD_BUG_ON(sizeof(struct kdat_ring_wake) != 8);
+	BUILD_BUG_ON(sizeof(struct kdat_poller_set) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_sqe) != 40);
 	BUILD_BUG_ON(sizeof(struct kdat_ring_offsets) != 32);
 	BUILD_BUG_ON(sizeof(struct kdat_event) != 64);

@@ -16,6 +16,7 @@
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/stat.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
@@ -30,7 +31,7 @@ MODULE_PARM_DESC(poll_idle_us,
 static unsigned int max_pollers;
 module_param(max_pollers, uint, 0644);
 MODULE_PARM_DESC(max_pollers,
-		 "poller threads at most, all files together (0: twice the online CPUs); past it submission rings are refused with EAGAIN and libdat posts by ioctl");
+		 "poller threads at most, all files together (0: twice the online CPUs); past it a file has none and its doorbells post");
 
 /* Poller threads alive, against max_pollers. */
 static atomic_t kdat_pollers = ATOMIC_INIT(0);
@@ -38,6 +39,14 @@ static atomic_t kdat_pollers = ATOMIC_INIT(0);
 struct kdat_poller {
 	struct task_struct *task;
 	bool wake;			/* a doorbell since it last looked */
+	/*
+	 * Asleep because its CPU was wanted, it is not woken before @resume
+	 * (jiffies): @backoff after it slept, doubled each time.
+	 */
+	unsigned long resume;
+	unsigned long backoff;
+	/* Times it went to sleep for want of work, for want of a CPU. */
+	unsigned long idle_sleeps, shared_sleeps;
 };
 
 /*
@@ -149,17 +158,6 @@ static u32 kdat_rings_pass(struct kdat_file *kfile)
 	return done;
 }
 
-/* Anything published on any submission ring? ring_lock held. */
-static bool kdat_rings_busy(struct kdat_file *kfile)
-{
-	struct kdat_ring *r;
-
-	list_for_each_entry(r, &kfile->sq_rings, node)
-		if (kdat_sq_pending(r, kdat_ring_tail(r)))
-			return true;
-	return false;
-}
-
 static void kdat_rings_need_wakeup(struct kdat_file *kfile, bool on)
 {
 	struct kdat_ring *r;
@@ -169,159 +167,270 @@ static void kdat_rings_need_wakeup(struct kdat_file *kfile, bool on)
 }
 
 /*
- * The poller: drains every submission ring of its file; after poll_idle_us
- * with nothing to do it sets NEED_WAKEUP and sleeps until the doorbell.
- *
- * Sleep protocol (see the uapi header): set NEED_WAKEUP everywhere, full
- * barrier, look at every tail once more; sleep only if all are empty. A
- * process that published a tail before our barrier is seen by the look;
- * one that publishes after it sees NEED_WAKEUP and rings. The doorbell sets
- * @wake before waking us, and we test @wake after set_current_state(), so
- * a ring between our look and schedule() is not lost either.
+ * Nobody polls the rings from now on: NEED_WAKEUP in every ring, a full
+ * barrier, then take what was published before the process could see it
+ * (the sleep protocol of the uapi header). ring_lock held. Returns the
+ * entries taken.
+ */
+static u32 kdat_rings_unpolled(struct kdat_file *kfile)
+{
+	kdat_rings_need_wakeup(kfile, true);
+	smp_mb();	/* flags before tails; pairs with libdat's */
+	return kdat_rings_pass(kfile);
+}
+
+/*
+ * The poller gives its CPU up when another task has wanted it at every
+ * look for this long, and this many looks (a kworker that runs for a few
+ * microseconds, or one slow pass, does not count).
+ */
+#define KDAT_POLL_SHARED_US	500
+#define KDAT_POLL_SHARED_LOOKS	8
+
+/* Back-off of a poller whose CPU was wanted: 1 jiffy, doubled, <= 1/4 s. */
+static void kdat_poller_back_off(struct kdat_poller *p, bool contended)
+{
+	if (contended) {
+		p->backoff = clamp(2 * p->backoff, 1UL, (unsigned long)HZ / 4);
+		WRITE_ONCE(p->shared_sleeps, p->shared_sleeps + 1);
+	} else {
+		p->backoff = 0;
+		WRITE_ONCE(p->idle_sleeps, p->idle_sleeps + 1);
+	}
+	WRITE_ONCE(p->resume, jiffies + p->backoff);
+}
+
+/*
+ * The poller goes to sleep: flag every ring, take what is published once
+ * more, sleep until the doorbell. If that last look found work and the CPU
+ * is still its own, it polls on instead. The doorbell sets @wake before
+ * waking us, and we test @wake after set_current_state(), so a ring
+ * between our look and schedule() is not lost.
+ */
+static void kdat_poller_sleep(struct kdat_file *kfile, struct kdat_poller *p,
+			      bool contended)
+{
+	u32 done;
+
+	mutex_lock(&kfile->ring_lock);
+	done = kdat_rings_unpolled(kfile);
+	mutex_unlock(&kfile->ring_lock);
+	if (!done || contended) {
+		kdat_poller_back_off(p, contended);
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!READ_ONCE(p->wake) && !kthread_should_stop())
+			schedule();
+		__set_current_state(TASK_RUNNING);
+		/*
+		 * Not woken for twice its back-off: the CPU it wanted was
+		 * not asked for since; what it learnt then is stale.
+		 */
+		if (time_after(jiffies, p->resume + p->backoff))
+			p->backoff = 0;
+	}
+	WRITE_ONCE(p->wake, false);
+	mutex_lock(&kfile->ring_lock);
+	kdat_rings_need_wakeup(kfile, false);
+	mutex_unlock(&kfile->ring_lock);
+}
+
+/*
+ * The poller: drains every submission ring of its file. It spins only
+ * while it has its CPU to itself (single_task_running()): it sleeps after
+ * poll_idle_us with nothing to do, and when other tasks have wanted its
+ * CPU (an application, rxe's ksoftirqd, another poller) at each of
+ * KDAT_POLL_SHARED_LOOKS looks over KDAT_POLL_SHARED_US; then it backs
+ * off, and the process posts from its own context.
  */
 static int kdat_poller_fn(void *data)
 {
 	struct kdat_file *kfile = data;
 	struct kdat_poller *p = kfile->poller;
 	const struct cred *old = override_creds(kfile->cred);
-	ktime_t idle_since = ktime_get();
+	ktime_t now, idle_since, alone_at;
+	unsigned int shared = 0;
 
+	/* A new poller of rings that had none. */
+	mutex_lock(&kfile->ring_lock);
+	kdat_rings_need_wakeup(kfile, false);
+	mutex_unlock(&kfile->ring_lock);
+	idle_since = alone_at = ktime_get();
 	while (!kthread_should_stop()) {
+		bool alone = single_task_running();
 		u32 done;
-		bool busy;
 
 		mutex_lock(&kfile->ring_lock);
 		done = kdat_rings_pass(kfile);
 		mutex_unlock(&kfile->ring_lock);
-		if (done) {
-			idle_since = ktime_get();
+		now = ktime_get();
+		if (done)
+			idle_since = now;
+		if (alone) {
+			alone_at = now;
+			shared = 0;
+		} else {
+			shared++;
+		}
+		if (shared >= KDAT_POLL_SHARED_LOOKS &&
+		    ktime_us_delta(now, alone_at) >= KDAT_POLL_SHARED_US) {
+			kdat_poller_sleep(kfile, p, true);
+		} else if (!done && ktime_us_delta(now, idle_since) >=
+				    READ_ONCE(poll_idle_us)) {
+			kdat_poller_sleep(kfile, p, false);
+		} else {
 			cond_resched();
 			continue;
 		}
-		if (ktime_us_delta(ktime_get(), idle_since) <
-		    READ_ONCE(poll_idle_us)) {
-			cond_resched();
-			continue;
-		}
-
-		mutex_lock(&kfile->ring_lock);
-		kdat_rings_need_wakeup(kfile, true);
-		smp_mb();	/* flags before tails; pairs with libdat's */
-		busy = kdat_rings_busy(kfile);
-		mutex_unlock(&kfile->ring_lock);
-		if (!busy) {
-			set_current_state(TASK_INTERRUPTIBLE);
-			if (!READ_ONCE(p->wake) && !kthread_should_stop())
-				schedule();
-			__set_current_state(TASK_RUNNING);
-		}
-		WRITE_ONCE(p->wake, false);
-		mutex_lock(&kfile->ring_lock);
-		kdat_rings_need_wakeup(kfile, false);
-		mutex_unlock(&kfile->ring_lock);
-		idle_since = ktime_get();
+		idle_since = alone_at = ktime_get();
+		shared = 0;
 	}
 	revert_creds(old);
 	return 0;
 }
 
 /*
- * The doorbell; with KDAT_RING_WAKE_SUBMIT, one pass over the file's rings
- * in the caller's context instead (everything published before the call is
- * taken when it returns).
+ * The doorbell. The poller is woken unless it backs off; with
+ * KDAT_RING_WAKE_SUBMIT, or when no poller is to be woken, one pass over
+ * the file's rings is made in the caller's context first (everything
+ * published before the call is taken when it returns).
  */
 int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 {
 	struct kdat_ring_wake *cmd = ucmd->cmd;
 	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_poller *p;
+	bool wake;
 
 	if (cmd->flags & ~KDAT_RING_WAKE_SUBMIT)
 		return -EINVAL;
-	if (cmd->flags & KDAT_RING_WAKE_SUBMIT) {
+	mutex_lock(&kfile->poller_lock);
+	p = kfile->poller;
+	wake = p && time_after_eq(jiffies, READ_ONCE(p->resume));
+	if (!wake || (cmd->flags & KDAT_RING_WAKE_SUBMIT)) {
 		mutex_lock(&kfile->ring_lock);
 		kdat_rings_pass(kfile);
 		mutex_unlock(&kfile->ring_lock);
-		return 0;
 	}
-	mutex_lock(&kfile->poller_lock);
-	if (kfile->poller) {
-		WRITE_ONCE(kfile->poller->wake, true);
-		wake_up_process(kfile->poller->task);
+	if (wake) {
+		WRITE_ONCE(p->wake, true);
+		wake_up_process(p->task);
 	}
 	mutex_unlock(&kfile->poller_lock);
 	return 0;
 }
 
-/* Start the file's poller if it has none; poller_lock held. */
-static int kdat_poller_start(struct kdat_file *kfile)
+/*
+ * Start the file's poller if it has none and its mode wants one;
+ * poller_lock held. Past max_pollers, or when no thread can be had, the
+ * file has none: its rings say NEED_WAKEUP and the doorbell takes their
+ * entries.
+ */
+static void kdat_poller_start(struct kdat_file *kfile)
 {
 	unsigned int limit = READ_ONCE(max_pollers);
 	struct kdat_poller *p;
 	struct task_struct *t;
-	int ret;
 
 	lockdep_assert_held(&kfile->poller_lock);
-	if (kfile->poller)
-		return 0;
+	if (kfile->poller || kfile->poll_mode != KDAT_POLLER_ADAPTIVE)
+		return;
 	/*
 	 * Kernel threads count against no RLIMIT_NPROC nor pids.max: kdat
-	 * bounds them itself. Over the bound the caller posts by ioctl.
+	 * bounds them itself.
 	 */
 	if (!limit)
 		limit = 2 * num_online_cpus();
-	if (atomic_inc_return(&kdat_pollers) > limit) {
-		ret = -EAGAIN;
+	if (atomic_inc_return(&kdat_pollers) > limit)
 		goto err_uncount;
-	}
 	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
-	if (!p) {
-		ret = -ENOMEM;
+	if (!p)
 		goto err_uncount;
-	}
+	p->resume = jiffies;
 	kfile->poller = p;
 	t = kthread_create(kdat_poller_fn, kfile, "kdat-poll/%d",
 			   task_tgid_nr(current));
-	if (IS_ERR(t)) {
-		ret = PTR_ERR(t);
+	if (IS_ERR(t))
 		goto err_free;
-	}
-	/* Its CPU time is the owner's: the owner's cgroups (as vhost). */
-	if (cgroup_attach_task_all(current, t)) {
+	/*
+	 * Its CPU time is the owner's: the owner's cgroups (as vhost); then
+	 * its CPU, within them.
+	 */
+	if (cgroup_attach_task_all(current, t) ||
+	    (kfile->poll_cpu >= 0 &&
+	     set_cpus_allowed_ptr(t, cpumask_of(kfile->poll_cpu)))) {
 		kthread_stop(t);
-		ret = -ENOMEM;
 		goto err_free;
 	}
 	p->task = t;
 	wake_up_process(t);
-	return 0;
+	return;
 
 err_free:
 	kfile->poller = NULL;
 	kfree(p);
 err_uncount:
 	atomic_dec(&kdat_pollers);
-	return ret;
+}
+
+/*
+ * Stop the file's poller, if any; poller_lock held. What was published is
+ * taken, and the rings say NEED_WAKEUP from now on.
+ */
+static void kdat_poller_stop(struct kdat_file *kfile)
+{
+	struct kdat_poller *p = kfile->poller;
+
+	lockdep_assert_held(&kfile->poller_lock);
+	if (!p)
+		return;
+	kfile->poller = NULL;
+	/* Not under ring_lock: the poller takes it. */
+	kthread_stop(p->task);
+	kfree(p);
+	atomic_dec(&kdat_pollers);
+	mutex_lock(&kfile->ring_lock);
+	kdat_rings_unpolled(kfile);
+	mutex_unlock(&kfile->ring_lock);
 }
 
 /* Stop the poller if no submission ring is left. */
 static void kdat_poller_stop_if_idle(struct kdat_file *kfile)
 {
-	struct kdat_poller *p = NULL;
+	bool idle;
 
 	mutex_lock(&kfile->poller_lock);
 	mutex_lock(&kfile->ring_lock);
-	if (list_empty(&kfile->sq_rings)) {
-		p = kfile->poller;
-		kfile->poller = NULL;
-	}
+	idle = list_empty(&kfile->sq_rings);
 	mutex_unlock(&kfile->ring_lock);
-	if (p) {
-		/* Not under ring_lock: the poller takes it. */
-		kthread_stop(p->task);
-		kfree(p);
-		atomic_dec(&kdat_pollers);
-	}
+	if (idle)
+		kdat_poller_stop(kfile);
 	mutex_unlock(&kfile->poller_lock);
+}
+
+int kdat_cmd_poller_set(struct kdat_ucmd *ucmd)
+{
+	struct kdat_poller_set *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
+	bool rings;
+
+	if (cmd->__reserved || cmd->mode > KDAT_POLLER_NONE)
+		return -EINVAL;
+	if (cmd->cpu != KDAT_POLLER_ANY_CPU &&
+	    (cmd->cpu < 0 || cmd->cpu >= nr_cpu_ids || !cpu_online(cmd->cpu) ||
+	     !cpumask_test_cpu(cmd->cpu, current->cpus_ptr)))
+		return -EINVAL;
+	mutex_lock(&kfile->poller_lock);
+	kfile->poll_mode = cmd->mode;
+	kfile->poll_cpu = cmd->cpu;
+	/* A poller that runs changes by being replaced. */
+	kdat_poller_stop(kfile);
+	mutex_lock(&kfile->ring_lock);
+	rings = !list_empty(&kfile->sq_rings);
+	mutex_unlock(&kfile->ring_lock);
+	if (rings)
+		kdat_poller_start(kfile);
+	mutex_unlock(&kfile->poller_lock);
+	return 0;
 }
 
 /*
@@ -377,6 +486,7 @@ void kdat_rings_show(struct seq_file *m, struct kdat_file *kfile)
 		[KDAT_RING_SRQ] = "srq",
 	};
 	bool asleep = false;
+	struct kdat_poller *p;
 	struct kdat_ring *r;
 
 	mutex_lock(&kfile->ring_lock);
@@ -395,10 +505,13 @@ void kdat_rings_show(struct seq_file *m, struct kdat_file *kfile)
 	mutex_unlock(&kfile->ring_lock);
 
 	mutex_lock(&kfile->poller_lock);
-	if (kfile->poller)
-		seq_printf(m, "poller:\t%d %s\n",
-			   task_pid_nr(kfile->poller->task),
-			   asleep ? "asleep" : "polling");
+	p = kfile->poller;
+	if (p)
+		seq_printf(m, "poller:\t%d %s cpu %d idle_sleeps %lu shared_sleeps %lu backoff_ms %u\n",
+			   task_pid_nr(p->task), asleep ? "asleep" : "polling",
+			   kfile->poll_cpu, READ_ONCE(p->idle_sleeps),
+			   READ_ONCE(p->shared_sleeps),
+			   jiffies_to_msecs(READ_ONCE(p->backoff)));
 	else
 		seq_puts(m, "poller:\tnone\n");
 	mutex_unlock(&kfile->poller_lock);
@@ -465,9 +578,13 @@ static int kdat_sq_ring_create(struct kdat_file *kfile, u32 kind,
 		kdat_ring_set_ep_state(r, ep->state);
 	spin_unlock_irqrestore(lock, flags);
 	list_add_tail(&r->node, &kfile->sq_rings);
-	/* A sleeping poller would not look at a ring it has not flagged. */
-	WRITE_ONCE(kfile->poller->wake, true);
-	wake_up_process(kfile->poller->task);
+	if (kfile->poller) {
+		/* A sleeping poller would not look at a ring it has not flagged. */
+		WRITE_ONCE(kfile->poller->wake, true);
+		wake_up_process(kfile->poller->task);
+	} else {
+		kdat_ring_set_flag(r, KDAT_RING_F_NEED_WAKEUP, true);
+	}
 	*out = r;
 	return 0;
 err:
@@ -517,17 +634,15 @@ int kdat_cmd_ring_create(struct kdat_ucmd *ucmd)
 	} else {
 		/* Lock order: poller_lock, then ring_lock. */
 		mutex_lock(&kfile->poller_lock);
-		ret = kdat_poller_start(kfile);
-		if (!ret) {
-			mutex_lock(&kfile->ring_lock);
-			ret = kdat_sq_ring_create(kfile, cmd->kind,
-				type == KDAT_OBJ_EP ?
-				container_of(obj, struct kdat_ep, obj) : NULL,
-				type == KDAT_OBJ_SRQ ?
-				container_of(obj, struct kdat_srq, obj) : NULL,
-				&r);
-			mutex_unlock(&kfile->ring_lock);
-		}
+		kdat_poller_start(kfile);
+		mutex_lock(&kfile->ring_lock);
+		ret = kdat_sq_ring_create(kfile, cmd->kind,
+			type == KDAT_OBJ_EP ?
+			container_of(obj, struct kdat_ep, obj) : NULL,
+			type == KDAT_OBJ_SRQ ?
+			container_of(obj, struct kdat_srq, obj) : NULL,
+			&r);
+		mutex_unlock(&kfile->ring_lock);
 		mutex_unlock(&kfile->poller_lock);
 		if (ret)
 			kdat_poller_stop_if_idle(kfile);
@@ -547,6 +662,8 @@ void kdat_file_rings_init(struct kdat_file *kfile)
 	mutex_init(&kfile->poller_lock);
 	INIT_LIST_HEAD(&kfile->sq_rings);
 	xa_init_flags(&kfile->rings, XA_FLAGS_ALLOC1);
+	kfile->poll_mode = KDAT_POLLER_ADAPTIVE;
+	kfile->poll_cpu = KDAT_POLLER_ANY_CPU;
 	kfile->cred = get_current_cred();
 }
 

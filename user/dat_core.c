@@ -159,8 +159,11 @@ int kd_proc_get(void)
 	int fd;
 
 	pthread_mutex_lock(&kd_proc.lock);
-	if (kd_proc.fd < 0)
+	if (kd_proc.fd < 0) {
 		kd_proc.fd = kdat_open();
+		if (kd_proc.fd >= 0)
+			kd_poller_setup(kd_proc.fd);
+	}
 	fd = kd_proc.fd;
 	if (fd >= 0)
 		kd_proc.nr_ia++;

@@ -91,7 +91,7 @@ static bool kd_ring_settle(struct kd_ring *r, int fd, uint32_t depth)
 		if (kd_sq_all_taken(r, tail))
 			return false;	/* all taken: truly full */
 		if (kd_sq_need_wakeup(r))
-			kd_ring_wake(fd, 0);
+			kd_ring_wake(fd, KDAT_RING_WAKE_SUBMIT);
 		sched_yield();
 	}
 	return false;
@@ -170,14 +170,15 @@ static DAT_RETURN kd_ring_post(struct kd_ring *r, struct kd_pz *pz,
 	kd_sq_prep(kd_sq_entry(r, tail), op, num, iov, cookie, remote, flags);
 	kd_sq_publish(r, tail);
 	/*
-	 * On a DISCONNECTED EP the entry is flushed at once, as the spec
-	 * says: take it now, in our context, so its event is queued when we
-	 * return.
+	 * The poller sleeps (or there is none): the entry goes to the device
+	 * now, from our context, without a thread hop; the kernel wakes the
+	 * poller for the next ones if it may run. On a DISCONNECTED EP the
+	 * entry is flushed at once, as the spec says: taken now, its event
+	 * is queued when we return.
 	 */
-	if (ep && state == KDAT_EP_STATE_DISCONNECTED)
+	if ((ep && state == KDAT_EP_STATE_DISCONNECTED) ||
+	    kd_sq_need_wakeup(r))
 		kd_ring_wake(fd, KDAT_RING_WAKE_SUBMIT);
-	else if (kd_sq_need_wakeup(r))
-		kd_ring_wake(fd, 0);
 	pthread_mutex_unlock(&r->lock);
 	return DAT_SUCCESS;
 }

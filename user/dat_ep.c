@@ -110,13 +110,7 @@ static DAT_RETURN kd_ep_create(DAT_IA_HANDLE ia_handle,
 		ep->sq = kd_ring_map(ia, ep->obj.kh, KDAT_RING_SEND);
 		if (ep->sq && !srq)
 			ep->rq = kd_ring_map(ia, ep->obj.kh, KDAT_RING_RECV);
-		/*
-		 * EAGAIN: the kernel has no poller thread to spare
-		 * (max_pollers); this EP posts by ioctl, as with KDAT_RINGS=0.
-		 */
-		if (!ep->sq && errno == EAGAIN) {
-			ep->rq = NULL;
-		} else if (!ep->sq || (!srq && !ep->rq)) {
+		if (!ep->sq || (!srq && !ep->rq)) {
 			kd_destroy(&ep->obj);
 			return DAT_INSUFFICIENT_RESOURCES;
 		}

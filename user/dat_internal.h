@@ -184,6 +184,7 @@ DAT_RETURN kd_destroy(struct kd_obj *o);
 
 /* dat_ring.c */
 bool kd_rings_wanted(void);
+void kd_poller_setup(int fd);
 bool kd_debug(void);
 struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh, uint32_t kind);
 void kd_ring_unmap(struct kd_ring *r);

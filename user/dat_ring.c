@@ -3,6 +3,8 @@
  * libdat ring setup: map the ring the kernel gives a queue, unmap it. The
  * fast path on a ring is dat_ring.h's.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -20,6 +22,36 @@ bool kd_rings_wanted(void)
 	const char *e = getenv("KDAT_RINGS");
 
 	return !e || strcmp(e, "0");
+}
+
+/*
+ * How the kernel takes this process's posts (KDAT_IOCTL_POLLER_SET), from
+ * the environment: KDAT_POLLER=none posts from the caller's context (one
+ * system call per post, no poller thread), KDAT_POLLER=adaptive (the
+ * default) has a poller that spins while it has a CPU of its own;
+ * KDAT_POLLER_CPU=N pins it. A setting the kernel refuses is said on
+ * stderr and the default kept.
+ */
+void kd_poller_setup(int fd)
+{
+	const char *mode = getenv("KDAT_POLLER"), *cpu = getenv("KDAT_POLLER_CPU");
+	struct kdat_poller_set p = {
+		.size = sizeof(p), .mode = KDAT_POLLER_ADAPTIVE,
+		.cpu = KDAT_POLLER_ANY_CPU,
+	};
+
+	if (!mode && !cpu)
+		return;
+	if (mode && !strcmp(mode, "none"))
+		p.mode = KDAT_POLLER_NONE;
+	else if (mode && strcmp(mode, "adaptive"))
+		fprintf(stderr, "libdat: KDAT_POLLER=%s: not none nor adaptive\n",
+			mode);
+	if (cpu)
+		p.cpu = atoi(cpu);
+	if (ioctl(fd, KDAT_IOCTL_POLLER_SET, &p))
+		fprintf(stderr, "libdat: KDAT_POLLER=%s KDAT_POLLER_CPU=%s: %s\n",
+			mode ? mode : "", cpu ? cpu : "", strerror(errno));
 }
 
 void kd_ring_unmap(struct kd_ring *r)

@@ -43,8 +43,7 @@ LIBDAT_API DAT_RETURN dat_srq_create(DAT_IA_HANDLE ia_handle,
 	kd_obj_init(&srq->obj, ia, DAT_HANDLE_TYPE_SRQ, c.out_srq_handle);
 	if (kd_rings_wanted()) {
 		srq->ring = kd_ring_map(ia, srq->obj.kh, KDAT_RING_SRQ);
-		/* EAGAIN: no poller to spare; posts go by ioctl. */
-		if (!srq->ring && errno != EAGAIN) {
+		if (!srq->ring) {
 			kd_destroy(&srq->obj);
 			return DAT_INSUFFICIENT_RESOURCES;
 		}

@@ -2207,8 +2207,56 @@ static void test_lmr_from_lmr(void)
 	pair_close(&p);
 }
 
+/*
+ * The mode this run asked for is the mode it got: the "poller:" line of
+ * libdat's /dev/kdat descriptor in /proc/self/fdinfo names a poller
+ * thread on the rings path, none with KDAT_POLLER=none (every post its
+ * own doorbell) or with KDAT_RINGS=0 (no rings).
+ */
+static void test_poller_mode(void)
+{
+	const char *rings = getenv("KDAT_RINGS"), *mode = getenv("KDAT_POLLER");
+	bool want = !(rings && !strcmp(rings, "0")) &&
+		    !(mode && !strcmp(mode, "none"));
+	char path[300], target[300], line[256];
+	int fd, found = 0, tid = -1;
+	struct pair p;
+	ssize_t n;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	pair_still_works(&p);
+	for (fd = 0; fd < 1024; fd++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = 0;
+		if (strcmp(target, "/dev/kdat"))
+			continue;
+		found++;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+		f = fopen(path, "r");
+		KTAP_EXPECT(f);
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "poller:\t", 8)) {
+				ktap_diag("%.*s", (int)strcspn(line, "\n"),
+					  line);
+				tid = strcmp(line + 8, "none\n") ?
+				      atoi(line + 8) : 0;
+			}
+		fclose(f);
+	}
+	KTAP_EXPECT(found == 1);
+	KTAP_EXPECT(tid >= 0);
+	KTAP_EXPECT((tid > 0) == want);
+	pair_close(&p);
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_connect_accept),
+	KTAP_CASE(test_poller_mode),
 	KTAP_CASE(test_connect_reject),
 	KTAP_CASE(test_rsp),
 	KTAP_CASE(test_connect_unreachable),

@@ -661,7 +661,7 @@ static void test_lost_wakeup(void)
 /*
  * KDAT_RING_WAKE_SUBMIT: with the poller asleep and no doorbell rung, the
  * caller's own call takes what it published (head reaches tail before the
- * call returns) and the poller sleeps on; unknown flags are refused.
+ * call returns); unknown flags are refused.
  */
 static void test_submit_in_caller(void)
 {
@@ -698,7 +698,6 @@ static void test_submit_in_caller(void)
 		w.flags = KDAT_RING_WAKE_SUBMIT;
 		KTAP_EXPECT(!ioctl(p.csq.fd, KDAT_IOCTL_RING_WAKE, &w));
 		KTAP_EXPECT(ld(p.csq.head) == t + 2);
-		KTAP_EXPECT(ld(p.csq.flags) & KDAT_RING_F_NEED_WAKEUP);
 		expect_dto(&p.ccq, i, KDAT_DTO_SUCCESS, 0);
 		expect_dto(&p.ccq, 100 + i, KDAT_DTO_SUCCESS, 0);
 		expect_dto(&p.scq, 1000000 + p.rx_done++, KDAT_DTO_SUCCESS, 0);
@@ -900,6 +899,230 @@ static void test_exit_with_full_rings(void)
 	}
 }
 
+static int poller_set(int fd, uint32_t mode, int32_t cpu, uint32_t rsvd)
+{
+	struct kdat_poller_set s = {
+		.size = sizeof(s), .mode = mode, .cpu = cpu, .__reserved = rsvd,
+	};
+
+	return ioctl(fd, KDAT_IOCTL_POLLER_SET, &s) ? errno : 0;
+}
+
+/* The tid of this process's poller (kdat-poll/<pid>), 0 if none. */
+static int poller_tid(void)
+{
+	char want[32], path[300], buf[512];
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+	int tid = 0;
+
+	snprintf(want, sizeof(want), "(kdat-poll/%d)", (int)getpid());
+	while (dir && (d = readdir(dir))) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%s/stat", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && strstr(buf, want))
+			tid = atoi(d->d_name);
+		fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return tid;
+}
+
+/* Wait up to 2 s for the poller to be there (or gone); its tid. */
+static int poller_wait(bool there)
+{
+	double t0 = now_s();
+	int tid;
+
+	while (!(tid = poller_tid()) == there) {
+		if (now_s() - t0 > 2)
+			KTAP_FAIL("the poller is %s after 2 s",
+				  there ? "not there" : "still there");
+		usleep(1000);
+	}
+	return tid;
+}
+
+/* One ping, as libdat posts: the doorbells it rang (0 or 1). */
+static int ping_rings(struct rawpair *p, uint64_t i)
+{
+	int rang;
+
+	p->c.buf[0] = (uint8_t)i;
+	rang = post(&p->csq, KDAT_DTO_SEND, i, &p->c, 0, 32);
+	expect_dto(&p->ccq, i, KDAT_DTO_SUCCESS, 0);
+	expect_dto(&p->scq, 1000000 + p->rx_done++, KDAT_DTO_SUCCESS, 0);
+	KTAP_EXPECT(p->s.buf[0] == (uint8_t)i);
+	post(&p->srq, KDAT_DTO_RECEIVE, 1000000 + p->rx_next++, &p->s, 0, 64);
+	return rang;
+}
+
+/*
+ * KDAT_POLLER_NONE: the poller stops; every submission ring says
+ * NEED_WAKEUP at all times; nothing published is taken until the
+ * doorbell, which takes it in the caller's context, with or without
+ * KDAT_RING_WAKE_SUBMIT. Back to KDAT_POLLER_ADAPTIVE: a poller again,
+ * which takes posts without a doorbell. Bad settings are refused.
+ */
+static void test_no_poller(void)
+{
+	struct kdat_ring_wake w = { .size = sizeof(w) };
+	int i, rang = 0, fd;
+	struct rawpair p;
+	cpu_set_t one;
+	uint32_t t;
+
+	rawpair_open(&p, 16, 64);
+	fd = p.csq.fd;
+	prime(&p);
+	ping(&p, 1);
+	KTAP_EXPECT(poller_tid() > 0);
+	KTAP_EXPECT_EQ(poller_set(fd, 2, KDAT_POLLER_ANY_CPU, 0), EINVAL);
+	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_NONE, -2, 0), EINVAL);
+	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_NONE, 1 << 20, 0), EINVAL);
+	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_NONE, KDAT_POLLER_ANY_CPU, 1),
+		       EINVAL);
+	/* A CPU the caller may not run on. */
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+		cpu_set_t all;
+
+		KTAP_EXPECT(!sched_getaffinity(0, sizeof(all), &all));
+		CPU_ZERO(&one);
+		CPU_SET(0, &one);
+		KTAP_EXPECT(!sched_setaffinity(0, sizeof(one), &one));
+		KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_ADAPTIVE, 1, 0),
+			       EINVAL);
+		KTAP_EXPECT(!sched_setaffinity(0, sizeof(all), &all));
+	}
+	/* Refused settings changed nothing. */
+	KTAP_EXPECT(poller_tid() > 0);
+
+	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_NONE, KDAT_POLLER_ANY_CPU,
+				  0), 0);
+	poller_wait(false);
+	KTAP_EXPECT(ld(p.csq.flags) & KDAT_RING_F_NEED_WAKEUP);
+	KTAP_EXPECT(ld(p.crq.flags) & KDAT_RING_F_NEED_WAKEUP);
+	KTAP_EXPECT(ld(p.srq.flags) & KDAT_RING_F_NEED_WAKEUP);
+	t = *p.csq.tail;
+	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 2, p.c.lctx, p.c.buf, 8);
+	__atomic_store_n(p.csq.tail, t + 1, __ATOMIC_RELEASE);
+	usleep(200000);
+	KTAP_EXPECT_EQ(ld(p.csq.head), t);
+	KTAP_EXPECT(!ioctl(fd, KDAT_IOCTL_RING_WAKE, &w));
+	KTAP_EXPECT_EQ(ld(p.csq.head), t + 1);
+	expect_dto(&p.ccq, 2, KDAT_DTO_SUCCESS, 0);
+	expect_dto(&p.scq, 1000000 + p.rx_done++, KDAT_DTO_SUCCESS, 0);
+	post(&p.srq, KDAT_DTO_RECEIVE, 1000000 + p.rx_next++, &p.s, 0, 64);
+	for (i = 0; i < 100; i++)
+		rang += ping_rings(&p, 10 + i);
+	KTAP_EXPECT_EQ(rang, 100);
+	KTAP_EXPECT(poller_tid() == 0);
+
+	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_ADAPTIVE,
+				  KDAT_POLLER_ANY_CPU, 0), 0);
+	poller_wait(true);
+	for (rang = 0, i = 0; i < 100; i++)
+		rang += ping_rings(&p, 200 + i);
+	ktap_diag("adaptive again: %d doorbells for 100 pings", rang);
+	KTAP_EXPECT(rang < 100);
+}
+
+/* The poller line of @fd's fdinfo, as a diagnostic. */
+static void fdinfo_diag(int fd)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	KTAP_EXPECT(f);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "poller:", 7))
+			ktap_diag("%.*s", (int)strcspn(line, "\n"), line);
+	fclose(f);
+}
+
+/* Busy on CPU 0 until killed. */
+static pid_t hog_cpu0(void)
+{
+	pid_t pid = fork();
+	cpu_set_t one;
+
+	KTAP_EXPECT(pid >= 0);
+	if (!pid) {
+		CPU_ZERO(&one);
+		CPU_SET(0, &one);
+		if (sched_setaffinity(0, sizeof(one), &one))
+			_exit(1);
+		for (;;)
+			;
+	}
+	return pid;
+}
+
+/*
+ * The poller spins only while it has its CPU to itself. Pinned to CPU 0
+ * (KDAT_POLLER_SET cpu) beside a busy loop there, it gives the CPU up:
+ * the process, on CPU 1, posts from its own context (a doorbell for
+ * nearly every post) and every DTO completes. The loop gone, and the
+ * back-off (a quarter second at most) over, it polls again: most posts
+ * need no doorbell.
+ */
+static void test_poller_yields_cpu(void)
+{
+	int i, rang, tid, status;
+	char path[64], line[256];
+	bool pinned = false;
+	cpu_set_t one, all;
+	struct rawpair p;
+	pid_t hog;
+	FILE *f;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		ktap_skip("needs two CPUs");
+	KTAP_EXPECT(!sched_getaffinity(0, sizeof(all), &all));
+	if (!CPU_ISSET(0, &all) || !CPU_ISSET(1, &all))
+		ktap_skip("needs CPUs 0 and 1");
+	rawpair_open(&p, 16, 64);
+	prime(&p);
+	KTAP_EXPECT_EQ(poller_set(p.csq.fd, KDAT_POLLER_ADAPTIVE, 0, 0), 0);
+	tid = poller_wait(true);
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "r");
+	KTAP_EXPECT(f);
+	while (fgets(line, sizeof(line), f))
+		if (!strcmp(line, "Cpus_allowed_list:\t0\n"))
+			pinned = true;
+	fclose(f);
+	KTAP_EXPECT(pinned);
+	CPU_ZERO(&one);
+	CPU_SET(1, &one);
+	KTAP_EXPECT(!sched_setaffinity(0, sizeof(one), &one));
+
+	hog = hog_cpu0();
+	usleep(100000);
+	for (rang = 0, i = 0; i < 1000; i++)
+		rang += ping_rings(&p, i);
+	ktap_diag("beside a busy loop: %d doorbells for 1000 pings", rang);
+	fdinfo_diag(p.csq.fd);
+	KTAP_EXPECT(rang > 900);
+	kill(hog, SIGKILL);
+	KTAP_EXPECT(waitpid(hog, &status, 0) == hog);
+
+	usleep(500000);
+	for (rang = 0, i = 0; i < 1000; i++)
+		rang += ping_rings(&p, 2000 + i);
+	ktap_diag("alone on its CPU: %d doorbells for 1000 pings", rang);
+	fdinfo_diag(p.csq.fd);
+	KTAP_EXPECT(rang < 500);
+	KTAP_EXPECT(!sched_setaffinity(0, sizeof(all), &all));
+}
+
 /*
  * /proc/self/fdinfo of the device file: its objects, each submission ring's
  * indices as the kernel and the process last wrote them, its poller
@@ -945,7 +1168,7 @@ static void test_fdinfo(void)
 			recv += strstr(line, " head 0 tail 0 completed 0 ") ||
 				strstr(line, " head 28 tail 28 completed 20 ");
 		if (!strncmp(line, "poller:\t", 8))
-			poller = atoi(line + 8) > 0 && strstr(line, " asleep\n");
+			poller = atoi(line + 8) > 0 && strstr(line, " asleep ");
 	}
 	fclose(f);
 	KTAP_EXPECT(objs);
@@ -966,6 +1189,8 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_submit_in_caller),
 	KTAP_CASE(test_exit_with_full_rings),
 	KTAP_CASE(test_fdinfo),
+	KTAP_CASE(test_no_poller),
+	KTAP_CASE(test_poller_yields_cpu),
 };
 
 int main(void)

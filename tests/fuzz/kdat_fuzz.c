@@ -176,6 +176,7 @@ enum op_kind {
 	X(SRQ_RESIZE, 15, 0) X(RING_CREATE, 40, 0)		\
 	X(RING_SUBMIT, 70, 0) X(RING_REAP, 35, 0)		\
 	X(RING_SCRIBBLE, 15, 0) X(RING_WAKE, 15, 0)		\
+	X(POLLER_SET, 8, 0)					\
 	X(RING_MUNMAP, 12, 0) X(BUF_REMAP, 8, 0)			\
 	X(BAD_IOCTL, 10, 0) X(FOREIGN_FILE, 15, 0)		\
 	X(CONNECT_PAIR, 12, 0) X(FORK_CHILD, 4, 1)		\
@@ -764,7 +765,7 @@ static bool may_wait(unsigned long cmd)
 {
 	return cmd == KDAT_IOCTL_EVD_WAIT || cmd == KDAT_IOCTL_CNO_WAIT ||
 	       _IOC_TYPE(cmd) != KDAT_TYPE || _IOC_NR(cmd) < KDAT_CMD_BASE ||
-	       _IOC_NR(cmd) > KDAT_CMD_RING_WAKE || _IOC_DIR(cmd);
+	       _IOC_NR(cmd) > KDAT_CMD_POLLER_SET || _IOC_DIR(cmd);
 }
 
 static void thread_timer(struct thr *t)
@@ -1668,7 +1669,19 @@ static void ring_wake(uint32_t flags)
 
 static void op_ring_wake(void)
 {
-	ring_wake(M32(0));
+	ring_wake(M32(pct(T->r, 50) ? KDAT_RING_WAKE_SUBMIT : 0));
+}
+
+/* Poller on, off, moved between CPUs, under whatever runs on the rings. */
+static void op_poller_set(void)
+{
+	struct rng *r = T->r;
+	struct kdat_poller_set c = { 0 };
+
+	c.mode = M32(rn(r, 3) ? KDAT_POLLER_ADAPTIVE : KDAT_POLLER_NONE);
+	c.cpu = (int32_t)M32((uint32_t)((int32_t)rn(r, 3) - 1));
+	c.__reserved = M32(0);
+	KIO(KDAT_IOCTL_POLLER_SET, c, __reserved);
 }
 
 /* A valid ring of @kinds (bitmask of 1 << kind), locked; NULL if none. */
@@ -2254,6 +2267,7 @@ static const struct opdef ops[NOPS] = {
 	[OP_RING_REAP] = { "RING_REAP", op_ring_reap, 0 },
 	[OP_RING_SCRIBBLE] = { "RING_SCRIBBLE", op_ring_scribble, 0 },
 	[OP_RING_WAKE] = { "RING_WAKE", op_ring_wake, 0 },
+	[OP_POLLER_SET] = { "POLLER_SET", op_poller_set, 0 },
 	[OP_RING_MUNMAP] = { "RING_MUNMAP", op_ring_munmap, 0 },
 	[OP_BUF_REMAP] = { "BUF_REMAP", op_buf_remap, 0 },
 	[OP_BAD_IOCTL] = { "BAD_IOCTL", op_bad_ioctl, 0 },

@@ -58,6 +58,15 @@ static inline __attribute__((noreturn)) void ktap_skip(const char *reason)
 			KTAP_FAIL("expected: %s", #cond);		\
 	} while (0)
 
+/* Two integers equal; both printed when not. */
+#define KTAP_EXPECT_EQ(a, b)						\
+	do {								\
+		long long __a = (long long)(a), __b = (long long)(b);	\
+		if (__a != __b)						\
+			KTAP_FAIL("%s == %s: %lld != %lld", #a, #b,	\
+				  __a, __b);				\
+	} while (0)
+
 /* @expr returns 0 or -errno; expect exactly -@err (0 for success). */
 #define KTAP_EXPECT_RET(expr, err)					\
 	do {								\

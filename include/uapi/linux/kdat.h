@@ -42,8 +42,8 @@
  *   ENOMEM      out of memory, or over a queue's     DAT_INSUFFICIENT_RESOURCES
  *               depth, or over RLIMIT_MEMLOCK, the
  *               caller's memory or RDMA cgroup, or a
- *               kdat limit (module parameters
- *               max_objects, max_pollers)
+ *               kdat limit (module parameter
+ *               max_objects)
  *   EMSGSIZE    output array too small; the count    - (DEVICE_LIST)
  *               needed is returned
  *               local buffer too small for the data  DAT_LENGTH_ERROR (DTOs)
@@ -53,8 +53,6 @@
  *   EPERM       an LMR of another Protection Zone    DAT_PROTECTION_VIOLATION
  *               than the Endpoint's
  *   EAGAIN      no event to dequeue                  DAT_QUEUE_EMPTY
- *               no poller thread can be had for a    - (RING_CREATE: post
- *               submission ring (max_pollers)          by ioctl instead)
  *   ETIMEDOUT   a wait timed out                     DAT_TIMEOUT_EXPIRED
  *   EINTR       a wait was interrupted by a signal   DAT_INTERRUPTED_CALL
  *   EADDRINUSE  connection qualifier in use          DAT_CONN_QUAL_IN_USE
@@ -116,6 +114,7 @@ enum {
 	KDAT_CMD_EP_MODIFY,
 	KDAT_CMD_RING_CREATE,
 	KDAT_CMD_RING_WAKE,
+	KDAT_CMD_POLLER_SET,
 };
 
 /**
@@ -1086,13 +1085,26 @@ struct kdat_ep_modify {
  * until it is sane again). The kernel only writes head, flags, completed
  * and ep_state; what the process writes there is ignored.
  *
- * When it has had nothing to do for its idle time (module parameter
- * poll_idle_us), the poller sets KDAT_RING_F_NEED_WAKEUP in every
- * submission ring of the file, then sleeps. The process rings the doorbell
- * (KDAT_IOCTL_RING_WAKE) only when it sees that flag after publishing a
- * tail. No wake-up is lost: the process stores tail, issues a full memory
- * barrier, loads flags; the poller stores flags, issues a full memory
- * barrier, loads every tail. One of them sees the other's store.
+ * The poller spins only while it has its CPU to itself. When it has had
+ * nothing to do for its idle time (module parameter poll_idle_us), or
+ * when other tasks have wanted its CPU for half a millisecond, it sets
+ * KDAT_RING_F_NEED_WAKEUP in every submission ring of the file, takes
+ * what is published once more, then sleeps. A file without a poller
+ * (KDAT_IOCTL_POLLER_SET, or none to be had: module parameter
+ * max_pollers) has the flag set in every submission ring at all times.
+ * The process rings the doorbell (KDAT_IOCTL_RING_WAKE) only when it sees
+ * that flag after publishing a tail. No wake-up is lost: the process
+ * stores tail, issues a full memory barrier, loads flags; the poller
+ * stores flags, issues a full memory barrier, loads every tail. One of
+ * them sees the other's store.
+ *
+ * The doorbell with KDAT_RING_WAKE_SUBMIT takes the published entries in
+ * the caller's context (one system call per post or batch, no thread
+ * hop) and wakes the poller only if it may run again: a poller that went
+ * to sleep because its CPU was wanted stays asleep for a back-off time,
+ * doubled each time that happens (up to a quarter second), reset when it
+ * sleeps for want of work. Without a poller, either doorbell takes the
+ * entries in the caller's context.
  *
  * A completion ring (an EVD's) carries struct kdat_event entries, written
  * by the kernel at tail; the process reads them from head and publishes
@@ -1210,11 +1222,11 @@ struct kdat_ring_create {
  * struct kdat_ring_wake - KDAT_IOCTL_RING_WAKE: the doorbell; wakes the
  *     file's poller (needed only when a ring says KDAT_RING_F_NEED_WAKEUP)
  * @size: sizeof(struct kdat_ring_wake)
- * @flags: 0, or KDAT_RING_WAKE_SUBMIT: instead of waking the poller, take
- *     every entry published on the file's submission rings before the call,
- *     in the caller's context, as the poller would (posted, refused or
- *     flushed: an entry flushed at once has its event queued when the call
- *     returns)
+ * @flags: 0, or KDAT_RING_WAKE_SUBMIT: take every entry published on the
+ *     file's submission rings before the call, in the caller's context, as
+ *     the poller would (posted, refused or flushed: an entry flushed at
+ *     once has its event queued when the call returns); the poller is
+ *     woken too unless it is backing off (see Rings above)
  */
 struct kdat_ring_wake {
 	__u32 size;
@@ -1224,5 +1236,33 @@ struct kdat_ring_wake {
 #define KDAT_RING_WAKE_SUBMIT	(1U << 0)
 
 #define KDAT_IOCTL_RING_WAKE	_IO(KDAT_TYPE, KDAT_CMD_RING_WAKE)
+
+/* How a file's submission rings are taken (struct kdat_poller_set). */
+enum kdat_poller_mode {
+	KDAT_POLLER_ADAPTIVE,	/* a poller thread, spinning while it has a CPU */
+	KDAT_POLLER_NONE,	/* no thread: the doorbell takes the entries */
+};
+
+#define KDAT_POLLER_ANY_CPU	(-1)
+
+/**
+ * struct kdat_poller_set - KDAT_IOCTL_POLLER_SET: how the file's submission
+ *     rings are taken, from now on
+ * @size: sizeof(struct kdat_poller_set)
+ * @mode: enum kdat_poller_mode; KDAT_POLLER_ADAPTIVE is a file's default
+ *     (a poller starts with the first submission ring); KDAT_POLLER_NONE
+ *     stops the poller, after taking what is published
+ * @cpu: KDAT_POLLER_ANY_CPU, or the CPU the poller runs on: online and
+ *     one the caller may run on (EINVAL otherwise)
+ * @__reserved: 0
+ */
+struct kdat_poller_set {
+	__u32 size;
+	__u32 mode;
+	__s32 cpu;
+	__u32 __reserved;
+};
+
+#define KDAT_IOCTL_POLLER_SET	_IO(KDAT_TYPE, KDAT_CMD_POLLER_SET)
 
 #endif /* _UAPI_LINUX_KDAT_H */
