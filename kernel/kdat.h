@@ -125,6 +125,7 @@ struct kdat_file {
 	 */
 	struct mutex poller_lock;
 	struct kdat_poller *poller;
+	struct list_head poller_node;	/* in @poller's files */
 	enum kdat_poller_mode poll_mode;
 	int poll_cpu;
 	/* Objects reserved and not yet freed, against max_objects. */

@@ -33,12 +33,38 @@ module_param(max_pollers, uint, 0644);
 MODULE_PARM_DESC(max_pollers,
 		 "poller threads at most, all files together (0: twice the online CPUs); past it a file has none and its doorbells post");
 
-/* Poller threads alive, against max_pollers. */
-static atomic_t kdat_pollers = ATOMIC_INIT(0);
+static unsigned int poller_files = 16;
+module_param(poller_files, uint, 0644);
+MODULE_PARM_DESC(poller_files,
+		 "files one poller thread serves at most (1: a poller per file); only files of one user in one set of cgroups share one");
 
+/* Poller threads alive, against max_pollers; those that may take files. */
+static atomic_t kdat_pollers = ATOMIC_INIT(0);
+static DEFINE_MUTEX(kdat_pollers_lock);
+static LIST_HEAD(kdat_pollers_list);
+
+/*
+ * A poller thread and the files it serves. It runs in the cgroups of the
+ * process that started it and serves only files opened by the same user
+ * (effective uid) in those same cgroups, with the same CPU setting, each
+ * file's rings with that file's credentials: its CPU time is theirs, and
+ * what one file's process publishes delays only its own user's.
+ */
 struct kdat_poller {
 	struct task_struct *task;
-	bool wake;			/* a doorbell since it last looked */
+	struct list_head node;		/* in kdat_pollers_list */
+	kuid_t euid;
+	int cpu;			/* KDAT_POLLER_ANY_CPU, or pinned */
+	/*
+	 * @files (kdat_file.poller_node) changes under @lock and
+	 * kdat_pollers_lock, @nr_files too; the poller holds @lock for a
+	 * pass.
+	 */
+	struct mutex lock;
+	struct list_head files;
+	unsigned int nr_files;
+	/* A doorbell or a new file: clear the flags, look again. */
+	bool woken;
 	/*
 	 * Asleep because its CPU was wanted, it is not woken before @resume
 	 * (jiffies): @backoff after it slept, doubled each time.
@@ -167,16 +193,53 @@ static void kdat_rings_need_wakeup(struct kdat_file *kfile, bool on)
 }
 
 /*
- * Nobody polls the rings from now on: NEED_WAKEUP in every ring, a full
- * barrier, then take what was published before the process could see it
- * (the sleep protocol of the uapi header). ring_lock held. Returns the
- * entries taken.
+ * Nobody polls the file's rings from now on: NEED_WAKEUP in every ring, a
+ * full barrier, then take what was published before the process could
+ * see it (the sleep protocol of the uapi header). ring_lock held.
  */
-static u32 kdat_rings_unpolled(struct kdat_file *kfile)
+static void kdat_rings_unpolled(struct kdat_file *kfile)
 {
 	kdat_rings_need_wakeup(kfile, true);
 	smp_mb();	/* flags before tails; pairs with libdat's */
-	return kdat_rings_pass(kfile);
+	kdat_rings_pass(kfile);
+}
+
+/* One pass over every file @p serves, each with its opener's creds. */
+static u32 kdat_poller_pass(struct kdat_poller *p)
+{
+	struct kdat_file *kfile;
+	u32 done = 0;
+
+	lockdep_assert_held(&p->lock);
+	list_for_each_entry(kfile, &p->files, poller_node) {
+		const struct cred *old = override_creds(kfile->cred);
+
+		mutex_lock(&kfile->ring_lock);
+		done += kdat_rings_pass(kfile);
+		mutex_unlock(&kfile->ring_lock);
+		revert_creds(old);
+	}
+	return done;
+}
+
+/*
+ * NEED_WAKEUP on or off in every ring @p serves. On: then a full barrier
+ * and one more pass (the sleep protocol); returns what that pass took.
+ */
+static u32 kdat_poller_flag(struct kdat_poller *p, bool on)
+{
+	struct kdat_file *kfile;
+
+	lockdep_assert_held(&p->lock);
+	list_for_each_entry(kfile, &p->files, poller_node) {
+		mutex_lock(&kfile->ring_lock);
+		kdat_rings_need_wakeup(kfile, on);
+		mutex_unlock(&kfile->ring_lock);
+	}
+	if (!on)
+		return 0;
+	smp_mb();	/* flags before tails; pairs with libdat's */
+	return kdat_poller_pass(p);
 }
 
 /*
@@ -202,23 +265,22 @@ static void kdat_poller_back_off(struct kdat_poller *p, bool contended)
 
 /*
  * The poller goes to sleep: flag every ring, take what is published once
- * more, sleep until the doorbell. If that last look found work and the CPU
- * is still its own, it polls on instead. The doorbell sets @wake before
- * waking us, and we test @wake after set_current_state(), so a ring
+ * more, sleep until a doorbell. If that last look found work and the CPU
+ * is still its own, it polls on instead. A doorbell sets @woken before
+ * waking us, and we test @woken after set_current_state(), so a ring
  * between our look and schedule() is not lost.
  */
-static void kdat_poller_sleep(struct kdat_file *kfile, struct kdat_poller *p,
-			      bool contended)
+static void kdat_poller_sleep(struct kdat_poller *p, bool contended)
 {
 	u32 done;
 
-	mutex_lock(&kfile->ring_lock);
-	done = kdat_rings_unpolled(kfile);
-	mutex_unlock(&kfile->ring_lock);
+	mutex_lock(&p->lock);
+	done = kdat_poller_flag(p, true);
+	mutex_unlock(&p->lock);
 	if (!done || contended) {
 		kdat_poller_back_off(p, contended);
 		set_current_state(TASK_INTERRUPTIBLE);
-		if (!READ_ONCE(p->wake) && !kthread_should_stop())
+		if (!READ_ONCE(p->woken) && !kthread_should_stop())
 			schedule();
 		__set_current_state(TASK_RUNNING);
 		/*
@@ -228,40 +290,37 @@ static void kdat_poller_sleep(struct kdat_file *kfile, struct kdat_poller *p,
 		if (time_after(jiffies, p->resume + p->backoff))
 			p->backoff = 0;
 	}
-	WRITE_ONCE(p->wake, false);
-	mutex_lock(&kfile->ring_lock);
-	kdat_rings_need_wakeup(kfile, false);
-	mutex_unlock(&kfile->ring_lock);
+	/* Polling again: the flags go at the top of the loop. */
+	WRITE_ONCE(p->woken, true);
 }
 
 /*
- * The poller: drains every submission ring of its file. It spins only
- * while it has its CPU to itself (single_task_running()): it sleeps after
- * poll_idle_us with nothing to do, and when other tasks have wanted its
- * CPU (an application, rxe's ksoftirqd, another poller) at each of
- * KDAT_POLL_SHARED_LOOKS looks over KDAT_POLL_SHARED_US; then it backs
- * off, and the process posts from its own context.
+ * The poller: drains every submission ring of the files it serves. It
+ * spins only while it has its CPU to itself (single_task_running()): it
+ * sleeps after poll_idle_us with nothing to do, and when other tasks have
+ * wanted its CPU (an application, rxe's ksoftirqd, another poller) at
+ * each of KDAT_POLL_SHARED_LOOKS looks over KDAT_POLL_SHARED_US; then it
+ * backs off, and the processes post from their own context.
  */
 static int kdat_poller_fn(void *data)
 {
-	struct kdat_file *kfile = data;
-	struct kdat_poller *p = kfile->poller;
-	const struct cred *old = override_creds(kfile->cred);
+	struct kdat_poller *p = data;
 	ktime_t now, idle_since, alone_at;
 	unsigned int shared = 0;
 
-	/* A new poller of rings that had none. */
-	mutex_lock(&kfile->ring_lock);
-	kdat_rings_need_wakeup(kfile, false);
-	mutex_unlock(&kfile->ring_lock);
 	idle_since = alone_at = ktime_get();
 	while (!kthread_should_stop()) {
 		bool alone = single_task_running();
 		u32 done;
 
-		mutex_lock(&kfile->ring_lock);
-		done = kdat_rings_pass(kfile);
-		mutex_unlock(&kfile->ring_lock);
+		mutex_lock(&p->lock);
+		/* Woken, or a file came: no ring needs the doorbell now. */
+		if (READ_ONCE(p->woken)) {
+			WRITE_ONCE(p->woken, false);
+			kdat_poller_flag(p, false);
+		}
+		done = kdat_poller_pass(p);
+		mutex_unlock(&p->lock);
 		now = ktime_get();
 		if (done)
 			idle_since = now;
@@ -273,10 +332,10 @@ static int kdat_poller_fn(void *data)
 		}
 		if (shared >= KDAT_POLL_SHARED_LOOKS &&
 		    ktime_us_delta(now, alone_at) >= KDAT_POLL_SHARED_US) {
-			kdat_poller_sleep(kfile, p, true);
+			kdat_poller_sleep(p, true);
 		} else if (!done && ktime_us_delta(now, idle_since) >=
 				    READ_ONCE(poll_idle_us)) {
-			kdat_poller_sleep(kfile, p, false);
+			kdat_poller_sleep(p, false);
 		} else {
 			cond_resched();
 			continue;
@@ -284,7 +343,6 @@ static int kdat_poller_fn(void *data)
 		idle_since = alone_at = ktime_get();
 		shared = 0;
 	}
-	revert_creds(old);
 	return 0;
 }
 
@@ -312,28 +370,40 @@ int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 		mutex_unlock(&kfile->ring_lock);
 	}
 	if (wake) {
-		WRITE_ONCE(p->wake, true);
+		WRITE_ONCE(p->woken, true);
 		wake_up_process(p->task);
 	}
 	mutex_unlock(&kfile->poller_lock);
 	return 0;
 }
 
+/* May @p serve @kfile, whose ring the caller makes? kdat_pollers_lock. */
+static bool kdat_poller_may_serve(struct kdat_poller *p,
+				  struct kdat_file *kfile)
+{
+	bool same;
+
+	if (p->nr_files >= max(READ_ONCE(poller_files), 1U) ||
+	    p->cpu != kfile->poll_cpu || !uid_eq(p->euid, kfile->cred->euid))
+		return false;
+	/* The same cgroups, every hierarchy: the same css_set. */
+	rcu_read_lock();
+	same = task_css_set(current) == task_css_set(p->task);
+	rcu_read_unlock();
+	return same;
+}
+
 /*
- * Start the file's poller if it has none and its mode wants one;
- * poller_lock held. Past max_pollers, or when no thread can be had, the
- * file has none: its rings say NEED_WAKEUP and the doorbell takes their
- * entries.
+ * A new poller thread, in the caller's cgroups (its CPU time is theirs, as
+ * vhost's), on @kfile's CPU; NULL past max_pollers or when none can be
+ * had. kdat_pollers_lock held.
  */
-static void kdat_poller_start(struct kdat_file *kfile)
+static struct kdat_poller *kdat_poller_new(struct kdat_file *kfile)
 {
 	unsigned int limit = READ_ONCE(max_pollers);
 	struct kdat_poller *p;
 	struct task_struct *t;
 
-	lockdep_assert_held(&kfile->poller_lock);
-	if (kfile->poller || kfile->poll_mode != KDAT_POLLER_ADAPTIVE)
-		return;
 	/*
 	 * Kernel threads count against no RLIMIT_NPROC nor pids.max: kdat
 	 * bounds them itself.
@@ -345,56 +415,103 @@ static void kdat_poller_start(struct kdat_file *kfile)
 	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
 	if (!p)
 		goto err_uncount;
+	mutex_init(&p->lock);
+	INIT_LIST_HEAD(&p->files);
+	p->euid = kfile->cred->euid;
+	p->cpu = kfile->poll_cpu;
 	p->resume = jiffies;
-	kfile->poller = p;
-	t = kthread_create(kdat_poller_fn, kfile, "kdat-poll/%d",
+	t = kthread_create(kdat_poller_fn, p, "kdat-poll/%d",
 			   task_tgid_nr(current));
 	if (IS_ERR(t))
 		goto err_free;
-	/*
-	 * Its CPU time is the owner's: the owner's cgroups (as vhost); then
-	 * its CPU, within them.
-	 */
 	if (cgroup_attach_task_all(current, t) ||
-	    (kfile->poll_cpu >= 0 &&
-	     set_cpus_allowed_ptr(t, cpumask_of(kfile->poll_cpu)))) {
+	    (p->cpu >= 0 && set_cpus_allowed_ptr(t, cpumask_of(p->cpu)))) {
 		kthread_stop(t);
 		goto err_free;
 	}
 	p->task = t;
-	wake_up_process(t);
-	return;
+	list_add_tail(&p->node, &kdat_pollers_list);
+	return p;
 
 err_free:
-	kfile->poller = NULL;
+	mutex_destroy(&p->lock);
 	kfree(p);
 err_uncount:
 	atomic_dec(&kdat_pollers);
+	return NULL;
 }
 
 /*
- * Stop the file's poller, if any; poller_lock held. What was published is
- * taken, and the rings say NEED_WAKEUP from now on.
+ * Give @kfile a poller if its mode wants one: one it may share (same
+ * user, same cgroups, same CPU setting, room for a file), else a new one.
+ * Without one, its rings say NEED_WAKEUP and the doorbell takes their
+ * entries. poller_lock held.
  */
-static void kdat_poller_stop(struct kdat_file *kfile)
+static void kdat_poller_attach(struct kdat_file *kfile)
+{
+	struct kdat_poller *p, *found = NULL;
+
+	lockdep_assert_held(&kfile->poller_lock);
+	if (kfile->poller || kfile->poll_mode != KDAT_POLLER_ADAPTIVE)
+		return;
+	mutex_lock(&kdat_pollers_lock);
+	list_for_each_entry(p, &kdat_pollers_list, node) {
+		if (kdat_poller_may_serve(p, kfile)) {
+			found = p;
+			break;
+		}
+	}
+	if (!found)
+		found = kdat_poller_new(kfile);
+	if (found) {
+		mutex_lock(&found->lock);
+		list_add_tail(&kfile->poller_node, &found->files);
+		WRITE_ONCE(found->nr_files, found->nr_files + 1);
+		kfile->poller = found;
+		WRITE_ONCE(found->woken, true);
+		mutex_unlock(&found->lock);
+		wake_up_process(found->task);
+	}
+	mutex_unlock(&kdat_pollers_lock);
+}
+
+/*
+ * @kfile's rings lose their poller, if they have one; the last file of a
+ * poller stops it. What was published is taken, and the rings say
+ * NEED_WAKEUP from now on. poller_lock held.
+ */
+static void kdat_poller_detach(struct kdat_file *kfile)
 {
 	struct kdat_poller *p = kfile->poller;
+	bool last;
 
 	lockdep_assert_held(&kfile->poller_lock);
 	if (!p)
 		return;
+	mutex_lock(&kdat_pollers_lock);
+	/* Waits for a pass in progress: then it never sees the file again. */
+	mutex_lock(&p->lock);
+	list_del(&kfile->poller_node);
+	WRITE_ONCE(p->nr_files, p->nr_files - 1);
+	last = !p->nr_files;
+	mutex_unlock(&p->lock);
+	if (last)
+		list_del(&p->node);
+	mutex_unlock(&kdat_pollers_lock);
 	kfile->poller = NULL;
-	/* Not under ring_lock: the poller takes it. */
-	kthread_stop(p->task);
-	kfree(p);
-	atomic_dec(&kdat_pollers);
+	if (last) {
+		kthread_stop(p->task);
+		mutex_destroy(&p->lock);
+		kfree(p);
+		atomic_dec(&kdat_pollers);
+	}
 	mutex_lock(&kfile->ring_lock);
 	kdat_rings_unpolled(kfile);
 	mutex_unlock(&kfile->ring_lock);
 }
 
-/* Stop the poller if no submission ring is left. */
-static void kdat_poller_stop_if_idle(struct kdat_file *kfile)
+/* Let go of the poller if no submission ring is left. */
+static void kdat_poller_detach_if_idle(struct kdat_file *kfile)
 {
 	bool idle;
 
@@ -403,7 +520,7 @@ static void kdat_poller_stop_if_idle(struct kdat_file *kfile)
 	idle = list_empty(&kfile->sq_rings);
 	mutex_unlock(&kfile->ring_lock);
 	if (idle)
-		kdat_poller_stop(kfile);
+		kdat_poller_detach(kfile);
 	mutex_unlock(&kfile->poller_lock);
 }
 
@@ -420,15 +537,15 @@ int kdat_cmd_poller_set(struct kdat_ucmd *ucmd)
 	     !cpumask_test_cpu(cmd->cpu, current->cpus_ptr)))
 		return -EINVAL;
 	mutex_lock(&kfile->poller_lock);
+	/* A file changes poller by leaving its own, then finding one. */
+	kdat_poller_detach(kfile);
 	kfile->poll_mode = cmd->mode;
 	kfile->poll_cpu = cmd->cpu;
-	/* A poller that runs changes by being replaced. */
-	kdat_poller_stop(kfile);
 	mutex_lock(&kfile->ring_lock);
 	rings = !list_empty(&kfile->sq_rings);
 	mutex_unlock(&kfile->ring_lock);
 	if (rings)
-		kdat_poller_start(kfile);
+		kdat_poller_attach(kfile);
 	mutex_unlock(&kfile->poller_lock);
 	return 0;
 }
@@ -464,7 +581,7 @@ void kdat_sq_ring_detach(struct kdat_ring *r)
 	kfree(r->sqe);
 	r->sqe = NULL;
 	kdat_ring_release(r);
-	kdat_poller_stop_if_idle(kfile);
+	kdat_poller_detach_if_idle(kfile);
 }
 
 static u32 kdat_sqe_size(u32 max_iov)
@@ -507,9 +624,10 @@ void kdat_rings_show(struct seq_file *m, struct kdat_file *kfile)
 	mutex_lock(&kfile->poller_lock);
 	p = kfile->poller;
 	if (p)
-		seq_printf(m, "poller:\t%d %s cpu %d idle_sleeps %lu shared_sleeps %lu backoff_ms %u\n",
+		seq_printf(m, "poller:\t%d %s cpu %d files %u idle_sleeps %lu shared_sleeps %lu backoff_ms %u\n",
 			   task_pid_nr(p->task), asleep ? "asleep" : "polling",
-			   kfile->poll_cpu, READ_ONCE(p->idle_sleeps),
+			   kfile->poll_cpu, READ_ONCE(p->nr_files),
+			   READ_ONCE(p->idle_sleeps),
 			   READ_ONCE(p->shared_sleeps),
 			   jiffies_to_msecs(READ_ONCE(p->backoff)));
 	else
@@ -580,7 +698,7 @@ static int kdat_sq_ring_create(struct kdat_file *kfile, u32 kind,
 	list_add_tail(&r->node, &kfile->sq_rings);
 	if (kfile->poller) {
 		/* A sleeping poller would not look at a ring it has not flagged. */
-		WRITE_ONCE(kfile->poller->wake, true);
+		WRITE_ONCE(kfile->poller->woken, true);
 		wake_up_process(kfile->poller->task);
 	} else {
 		kdat_ring_set_flag(r, KDAT_RING_F_NEED_WAKEUP, true);
@@ -634,7 +752,7 @@ int kdat_cmd_ring_create(struct kdat_ucmd *ucmd)
 	} else {
 		/* Lock order: poller_lock, then ring_lock. */
 		mutex_lock(&kfile->poller_lock);
-		kdat_poller_start(kfile);
+		kdat_poller_attach(kfile);
 		mutex_lock(&kfile->ring_lock);
 		ret = kdat_sq_ring_create(kfile, cmd->kind,
 			type == KDAT_OBJ_EP ?
@@ -645,7 +763,7 @@ int kdat_cmd_ring_create(struct kdat_ucmd *ucmd)
 		mutex_unlock(&kfile->ring_lock);
 		mutex_unlock(&kfile->poller_lock);
 		if (ret)
-			kdat_poller_stop_if_idle(kfile);
+			kdat_poller_detach_if_idle(kfile);
 	}
 	if (!ret) {
 		kdat_ring_describe(r, cmd);
@@ -671,7 +789,7 @@ void kdat_file_rings_init(struct kdat_file *kfile)
 void kdat_file_rings_fini(struct kdat_file *kfile)
 {
 	WARN_ON(!list_empty(&kfile->sq_rings));
-	kdat_poller_stop_if_idle(kfile);
+	kdat_poller_detach_if_idle(kfile);
 	xa_destroy(&kfile->rings);
 	put_cred(kfile->cred);
 	mutex_destroy(&kfile->ring_lock);

@@ -1143,6 +1143,7 @@ static void psp_backlog_bounded(void)
 }
 
 #define MAXP "/sys/module/kdat/parameters/max_pollers"
+#define POLLF "/sys/module/kdat/parameters/poller_files"
 
 static int pollers_now(void)
 {
@@ -1194,7 +1195,7 @@ static int fdinfo_poller(int fd)
 static void pollers_bounded(void)
 {
 	int fds[6], i, base, polled = 0;
-	char old[32] = "", bound[32];
+	char old[32] = "", oldf[32] = "", bound[32];
 	long v;
 
 	if (geteuid())
@@ -1202,6 +1203,11 @@ static void pollers_bounded(void)
 	v = read_long(MAXP);
 	KTAP_EXPECT(v >= 0);
 	snprintf(old, sizeof(old), "%ld", v);
+	v = read_long(POLLF);
+	KTAP_EXPECT(v >= 0);
+	snprintf(oldf, sizeof(oldf), "%ld", v);
+	/* A poller per file: six files of one owner would share one. */
+	KTAP_EXPECT(write_file(POLLF, "1") == 0);
 	base = pollers_now();
 	/* The bound counts the pollers that run already. */
 	snprintf(bound, sizeof(bound), "%d", base + 2);
@@ -1222,6 +1228,126 @@ static void pollers_bounded(void)
 	for (i = 0; i < 6; i++)
 		close(fds[i]);
 	write_file(MAXP, old);
+	write_file(POLLF, oldf);
+}
+
+enum poller_owner { SAME_OWNER, OTHER_USER, OTHER_CGROUP };
+
+/*
+ * A child opens a file as @who and makes a submission ring; it sends the
+ * tid of its file's poller through @tell and keeps the file until the
+ * pipe @hold is closed by the parent.
+ */
+static pid_t ring_owner(enum poller_owner who, int tell, const int hold[2])
+{
+	struct kdat_ring_create r = { .size = sizeof(r),
+				      .kind = KDAT_RING_SEND };
+	pid_t pid = fork();
+	int fd, tid;
+	char c;
+
+	KTAP_EXPECT(pid >= 0);
+	if (pid)
+		return pid;
+	close(hold[1]);
+	if (who == OTHER_CGROUP)
+		memcg_enter("max");
+	if (who == OTHER_USER && (setgid(65534) || setuid(65534)))
+		exit(KSFT_FAIL);
+	fd = dev_open();
+	r.handle = mk_ep(fd);
+	if (kioctl(fd, KDAT_IOCTL_RING_CREATE, &r))
+		exit(KSFT_FAIL);
+	tid = fdinfo_poller(fd);
+	if (write(tell, &tid, sizeof(tid)) != sizeof(tid))
+		exit(KSFT_FAIL);
+	(void)!read(hold[0], &c, 1);	/* until the parent is done */
+	close(fd);
+	if (who == OTHER_CGROUP)
+		memcg_leave();
+	exit(KSFT_PASS);
+}
+
+/* The poller tid of a file @who opens, the file kept by a child. */
+static int owner_poller(enum poller_owner who, const int hold[2],
+			pid_t *pid)
+{
+	int tell[2], tid = -1;
+
+	KTAP_EXPECT(pipe(tell) == 0);
+	*pid = ring_owner(who, tell[1], hold);
+	close(tell[1]);
+	if (read(tell[0], &tid, sizeof(tid)) != sizeof(tid))
+		tid = -1;
+	close(tell[0]);
+	return tid;
+}
+
+/*
+ * One poller thread serves the files of one owner: the same user in the
+ * same cgroups, up to poller_files of them. A file of another user, or of
+ * the same user in another cgroup, has a poller of its own: a thread
+ * charged to one cgroup never polls for another, and one user's rings
+ * never wait behind another's.
+ */
+static void pollers_shared_by_one_owner(void)
+{
+	struct kdat_ring_create r = { .size = sizeof(r),
+				      .kind = KDAT_RING_SEND };
+	char oldf[32] = "", oldm[32] = "", bound[32];
+	int fds[3], tids[3], other_user, other_cg, hold[2], status, i;
+	struct stat st;
+	pid_t kids[2];
+	long v;
+
+	if (geteuid())
+		ktap_skip("needs root (module parameter, other users)");
+	v = read_long(POLLF);
+	KTAP_EXPECT(v >= 0);
+	snprintf(oldf, sizeof(oldf), "%ld", v);
+	v = read_long(MAXP);
+	KTAP_EXPECT(v >= 0);
+	snprintf(oldm, sizeof(oldm), "%ld", v);
+	snprintf(bound, sizeof(bound), "%d", pollers_now() + 8);
+	KTAP_EXPECT(write_file(MAXP, bound) == 0);
+	KTAP_EXPECT(write_file(POLLF, "2") == 0);
+	for (i = 0; i < 3; i++) {
+		fds[i] = dev_open();
+		r.handle = mk_ep(fds[i]);
+		KTAP_EXPECT_RET(kioctl(fds[i], KDAT_IOCTL_RING_CREATE, &r), 0);
+		tids[i] = fdinfo_poller(fds[i]);
+		KTAP_EXPECT(tids[i] > 0);
+	}
+	KTAP_EXPECT(pipe(hold) == 0);
+	/* The device is root's (0600) unless an install rule says otherwise. */
+	KTAP_EXPECT(stat("/dev/kdat", &st) == 0);
+	KTAP_EXPECT(chmod("/dev/kdat", 0666) == 0);
+	other_user = owner_poller(OTHER_USER, hold, &kids[0]);
+	chmod("/dev/kdat", st.st_mode & 07777);
+	other_cg = owner_poller(OTHER_CGROUP, hold, &kids[1]);
+	ktap_diag("pollers: root %d %d %d, nobody %d, root in a cgroup %d",
+		  tids[0], tids[1], tids[2], other_user, other_cg);
+	/* Two files of one owner share one thread; the third, past 2, not. */
+	KTAP_EXPECT(tids[0] == tids[1]);
+	KTAP_EXPECT(tids[2] != tids[0]);
+	KTAP_EXPECT(other_user > 0 && other_user != tids[0] &&
+		    other_user != tids[2]);
+	KTAP_EXPECT(other_cg > 0 && other_cg != tids[0] &&
+		    other_cg != tids[2] && other_cg != other_user);
+	/* The first owner's file goes: the thread stays for the second. */
+	close(fds[0]);
+	KTAP_EXPECT(fdinfo_poller(fds[1]) == tids[1]);
+	close(hold[1]);
+	for (i = 0; i < 2; i++) {
+		KTAP_EXPECT(waitpid(kids[i], &status, 0) == kids[i]);
+		KTAP_EXPECT(WIFEXITED(status) &&
+			    WEXITSTATUS(status) == KSFT_PASS);
+	}
+	close(hold[0]);
+	close(fds[1]);
+	close(fds[2]);
+	write_file(POLLF, oldf);
+	write_file(MAXP, oldm);
 }
 
 /* ---- finding 8: network namespaces ------------------------------------ */
@@ -1374,6 +1500,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(device_objects_charged_to_rdma_cgroup),
 	KTAP_CASE(psp_backlog_bounded),
 	KTAP_CASE(pollers_bounded),
+	KTAP_CASE(pollers_shared_by_one_owner),
 	KTAP_CASE(psp_in_callers_netns),
 	KTAP_CASE(devices_hidden_in_exclusive_netns),
 };

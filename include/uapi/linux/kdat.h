@@ -1071,8 +1071,9 @@ struct kdat_ep_modify {
  * A submission ring (an EP's send or receive queue, an SRQ's receive
  * queue) carries struct kdat_sqe entries. The process writes entries at
  * tail, then publishes tail with a release store. A kernel poller thread
- * (one per open file, running with the opener's credentials and cgroups)
- * reads tail with an acquire load, copies each entry once, checks the copy
+ * (running in the opener's cgroups; it serves up to poller_files files,
+ * module parameter, all of one effective user in the same cgroups and
+ * with the same CPU setting, each with its opener's credentials) reads tail with an acquire load, copies each entry once, checks the copy
  * exactly as KDAT_IOCTL_POST checks its arguments, and posts the good ones
  * in one chain per batch. It publishes head past the entries it has
  * copied before posting them, so once a DTO's completion is seen its slot
@@ -1088,7 +1089,7 @@ struct kdat_ep_modify {
  * The poller spins only while it has its CPU to itself. When it has had
  * nothing to do for its idle time (module parameter poll_idle_us), or
  * when other tasks have wanted its CPU for half a millisecond, it sets
- * KDAT_RING_F_NEED_WAKEUP in every submission ring of the file, takes
+ * KDAT_RING_F_NEED_WAKEUP in every submission ring it serves, takes
  * what is published once more, then sleeps. A file without a poller
  * (KDAT_IOCTL_POLLER_SET, or none to be had: module parameter
  * max_pollers) has the flag set in every submission ring at all times.
