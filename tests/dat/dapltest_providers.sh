@@ -29,10 +29,19 @@ providers=("$OFA" "$KDAT")
 limits="limit_ia limit_pz limit_evd limit_ep limit_psp limit_lmr limit_rpost"
 n=0
 fail=0
+skip=0
+# no_reference P WHAT: P is OFA's provider and it is left out: a skip.
+no_reference() {
+	[ "$1" = "$OFA" ] && ! reference_wanted || return 1
+	n=$((n + 1))
+	skip=$((skip + 1))
+	echo "ok $n $2 over $1 # SKIP $NO_REFERENCE"
+}
 echo "TAP version 13"
 echo "1..$(((${#tests[@]} + 1) * ${#providers[@]}))"
 for p in "${providers[@]}"; do
 	for t in "${tests[@]}"; do
+		no_reference "$p" "dapltest -T $t" && continue
 		n=$((n + 1))
 		before=$(rdma_listeners)
 		timeout 300 dapltest -T S -D "$p" > "$work/srv" 2>&1 &
@@ -58,6 +67,7 @@ for p in "${providers[@]}"; do
 	done
 done
 for p in "${providers[@]}"; do
+	no_reference "$p" "dapltest -T L $limits" && continue
 	n=$((n + 1))
 	rc=0
 	# shellcheck disable=SC2086 # a list of words
@@ -68,7 +78,8 @@ for p in "${providers[@]}"; do
 		> "$work/lim-$p"
 	[ "$(wc -l < "$work/lim-$p")" = 7 ] || rc=1
 	sed "s/^/# $p: /" "$work/lim-$p"
-	if [ "$p" != "$OFA" ] && ! cmp -s "$work/lim-$OFA" "$work/lim-$p"; then
+	if [ "$p" != "$OFA" ] && reference_wanted &&
+		! cmp -s "$work/lim-$OFA" "$work/lim-$p"; then
 		echo "# $p: limit counts differ from $OFA's"
 		rc=1
 	fi
@@ -80,5 +91,5 @@ for p in "${providers[@]}"; do
 		fail=$((fail + 1))
 	fi
 done
-echo "# Totals: pass:$((n - fail)) fail:$fail skip:0"
+echo "# Totals: pass:$((n - fail - skip)) fail:$fail skip:$skip"
 [ "$fail" = 0 ]
