@@ -111,6 +111,7 @@ for mode in "${modes[@]}"; do
 		tail -5 "$work/kdat-$tag.cli" | sed 's/^/# kdat: /'
 	fi
 	case_result $r "dtest $mode over kdat"
+	why=
 	if [ $ref != 0 ]; then
 		r=skip
 		why="no reference run to compare with"
