@@ -7,7 +7,8 @@
 # Needs root, kdat.ko ($KDAT_KO) and an RDMA device ($KDAT_TEST_DEV, port
 # $KDAT_TEST_PORT). The device-removal case needs a Soft-RoCE device that
 # scripts/rxe-up can re-create ($KDAT_TEST_NETDEV set, as in the testbed).
-# Exits 4 (skip) with the reason when these are missing.
+# Exits 4 (skip) with the reason when these are missing. KDAT_T_CASES, a
+# regular expression, runs only the cases whose names match it.
 set -uo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,7 +40,12 @@ skip_reason=
 run_case() {
 	local name=$1 fn=$2 rc=0
 	ncase=$((ncase + 1))
-	"$fn" || rc=$?
+	if [ -n "${KDAT_T_CASES:-}" ] && ! [[ $name =~ $KDAT_T_CASES ]]; then
+		skip_reason="not in KDAT_T_CASES"
+		rc=4
+	else
+		"$fn" || rc=$?
+	fi
 	if [ "$rc" = 0 ]; then
 		echo "ok $ncase $name"
 	elif [ "$rc" = 4 ]; then
@@ -300,14 +306,21 @@ case_kill9_connected_leaves_nothing() {
 
 LIFE=$TOP/tests/dat/dat_life_helper
 
-# wait_line FILE TEXT [SECONDS]: until FILE has a line starting with TEXT.
+# wait_line FILE TEXT SECONDS PID: until FILE has a line starting with
+# TEXT, written by process PID; fails at once when PID has exited without
+# writing it.
 wait_line() {
 	local i
-	for i in $(seq $((${3:-30} * 10))); do
+	for i in $(seq $(($3 * 10))); do
 		grep -q "^$2" "$1" 2>/dev/null && return 0
+		if ! kill -0 "$4" 2>/dev/null; then
+			grep -q "^$2" "$1" 2>/dev/null && return 0
+			diag "no '$2' from process $4, which has exited: $(tr '\n' '|' < "$1")"
+			return 1
+		fi
 		sleep 0.1
 	done
-	diag "no '$2' in $1: $(tr '\n' '|' < "$1")"
+	diag "no '$2' in $1 after $3 s: $(tr '\n' '|' < "$1")"
 	return 1
 }
 
@@ -335,12 +348,12 @@ case_kill9_64mib() {
 	pins0=$(pinned_pages)
 	"$LIFE" server "$DEV:$PORT" 4400 > "$dir/srv" 2>&1 < /dev/null &
 	spid=$!
-	wait_line "$dir/srv" listening || rc=1
+	wait_line "$dir/srv" listening 60 "$spid" || rc=1
 	"$LIFE" client "$DEV:$PORT" "$KDAT_TEST_IP" 4400 64 > "$dir/cli" \
 		2>&1 < /dev/null &
 	cpid=$!
-	wait_line "$dir/cli" ready 120 || rc=1
-	wait_line "$dir/srv" connected || rc=1
+	wait_line "$dir/cli" ready 120 "$cpid" || rc=1
+	wait_line "$dir/srv" connected 60 "$spid" || rc=1
 	# The vmstat counters fold per-CPU deltas in about once a second;
 	# until then they may be off by a few pages either way.
 	for _ in $(seq 30); do
@@ -385,7 +398,7 @@ case_device_removed_under_traffic() {
 	"$LIFE" traffic "$DEV:$PORT" "$KDAT_TEST_IP" 4500 > "$dir/out" 2>&1 \
 		< /dev/null &
 	pid=$!
-	wait_line "$dir/out" running 120 || rc=1
+	wait_line "$dir/out" running 120 "$pid" || rc=1
 	rdma link delete "$DEV" || { diag "rdma link delete failed"; rc=1; }
 	if ! wait "$pid"; then
 		diag "traffic: $(tr '\n' '|' < "$dir/out")"

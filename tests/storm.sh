@@ -13,8 +13,9 @@
 #     threads and the pinned pages are back where they started, and
 #     kdat.ko unloads.
 #  2. LINK_ROUNDS rounds (default 50) of `rdma link delete` under the same
-#     traffic, then `rdma link add`: each round ends within a minute, the
-#     process sees its EPs broken and frees everything.
+#     traffic, then `rdma link add` (scripts/rxe-up): each round ends
+#     within a minute, the process sees its EPs broken and frees
+#     everything.
 #
 # make storm runs the defaults; make check runs a few of each (suite line
 # in tests/suites). STORM_SEED=N replays the kill points (printed first).
@@ -151,8 +152,9 @@ for r in $(seq "$ROUNDS"); do
 		diag "round $r: traffic: $(tr '\n' '|' < "$work/l")"
 		rc=1
 	fi
-	timeout 60 rdma link add "$DEV" type rxe netdev "$KDAT_TEST_NETDEV" ||
-		{ diag "round $r: rdma link add failed"; rc=1; break; }
+	# rxe-up: the device back, ACTIVE, with its address's GID.
+	timeout 120 "$TOP/scripts/rxe-up" > /dev/null ||
+		{ diag "round $r: rxe-up failed"; rc=1; break; }
 	until_clean 30 || { diag "round $r: objects left"; rc=1; }
 	[ "$rc" = 0 ] || break
 done

@@ -36,7 +36,14 @@
 
 #include <dat2/udat.h>
 
-#define TMO (10 * 1000 * 1000)
+/*
+ * How long an event that must come may take: a bound on a hang, not a
+ * verdict on speed (a debug kernel under load takes seconds per step).
+ * A server waits longer for its connection request: the client may first
+ * register and pin 64 MiB, which takes more than 10 s there.
+ */
+#define TMO (60 * 1000 * 1000)
+#define CR_TMO (120 * 1000 * 1000)
 
 #define CHECK(cond)							\
 	do {								\
@@ -102,6 +109,17 @@ static DAT_EVENT_NUMBER next_event(DAT_EVD_HANDLE evd, DAT_TIMEOUT tmo)
 	return ev.event_number;
 }
 
+/* The next event on evd must be want; says which one came if not. */
+#define EXPECT_EVENT(evd, tmo, want)					\
+	do {								\
+		DAT_EVENT_NUMBER got_ = next_event(evd, tmo);		\
+		if (got_ != (want)) {					\
+			printf("failed: event 0x%x, not %s (line %d)\n",	\
+			       got_, #want, __LINE__);			\
+			exit(1);					\
+		}							\
+	} while (0)
+
 static void accept_one(struct side *s, DAT_CONN_QUAL q)
 {
 	DAT_PSP_HANDLE psp;
@@ -112,7 +130,7 @@ static void accept_one(struct side *s, DAT_CONN_QUAL q)
 			     &psp) == DAT_SUCCESS);
 	printf("listening\n");
 	fflush(stdout);
-	CHECK(dat_evd_wait(s->cr_evd, TMO, 1, &ev, &nmore) == DAT_SUCCESS);
+	CHECK(dat_evd_wait(s->cr_evd, CR_TMO, 1, &ev, &nmore) == DAT_SUCCESS);
 	CHECK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
 			    s->ep, 0, NULL) == DAT_SUCCESS);
 }
@@ -136,7 +154,7 @@ static int do_server(char *name, DAT_CONN_QUAL q)
 	for (i = 0; i < 8; i++)
 		CHECK(dat_ep_post_recv(s.ep, 1, &s.iov, ck, 0) == DAT_SUCCESS);
 	accept_one(&s, q);
-	CHECK(next_event(s.conn_evd, TMO) == DAT_CONNECTION_EVENT_ESTABLISHED);
+	EXPECT_EVENT(s.conn_evd, TMO, DAT_CONNECTION_EVENT_ESTABLISHED);
 	printf("connected\n");
 	fflush(stdout);
 	num = next_event(s.conn_evd, 30 * 1000 * 1000);
@@ -158,7 +176,7 @@ static int do_client(char *name, struct sockaddr_in *addr, DAT_CONN_QUAL q,
 	for (i = 0; i < 8; i++)
 		CHECK(dat_ep_post_recv(c.ep, 1, &c.iov, ck, 0) == DAT_SUCCESS);
 	connect_to(&c, addr, q);
-	CHECK(next_event(c.conn_evd, TMO) == DAT_CONNECTION_EVENT_ESTABLISHED);
+	EXPECT_EVENT(c.conn_evd, TMO, DAT_CONNECTION_EVENT_ESTABLISHED);
 	for (i = 0; i < 4; i++)
 		CHECK(dat_ep_post_send(c.ep, 1, &c.iov, ck, 0) == DAT_SUCCESS);
 	printf("ready\n");
@@ -191,13 +209,11 @@ static void connect_pair(struct side *c, struct side *s,
 	CHECK(dat_psp_create(s->ia, q, s->cr_evd, DAT_PSP_CONSUMER_FLAG,
 			     &psp) == DAT_SUCCESS);
 	connect_to(c, addr, q);
-	CHECK(dat_evd_wait(s->cr_evd, TMO, 1, &ev, &nmore) == DAT_SUCCESS);
+	CHECK(dat_evd_wait(s->cr_evd, CR_TMO, 1, &ev, &nmore) == DAT_SUCCESS);
 	CHECK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
 			    s->ep, 0, NULL) == DAT_SUCCESS);
-	CHECK(next_event(c->conn_evd, TMO) ==
-	      DAT_CONNECTION_EVENT_ESTABLISHED);
-	CHECK(next_event(s->conn_evd, TMO) ==
-	      DAT_CONNECTION_EVENT_ESTABLISHED);
+	EXPECT_EVENT(c->conn_evd, TMO, DAT_CONNECTION_EVENT_ESTABLISHED);
+	EXPECT_EVENT(s->conn_evd, TMO, DAT_CONNECTION_EVENT_ESTABLISHED);
 }
 
 static void check_removed(struct side *s)
@@ -218,8 +234,7 @@ static void check_removed(struct side *s)
 	CHECK(ev.event_number == DAT_DTO_COMPLETION_EVENT);
 	CHECK(ev.event_data.dto_completion_event_data.status ==
 	      DAT_DTO_ERR_FLUSHED);
-	CHECK(next_event(s->async_evd, TMO) ==
-	      DAT_ASYNC_ERROR_IA_CATASTROPHIC);
+	EXPECT_EVENT(s->async_evd, TMO, DAT_ASYNC_ERROR_IA_CATASTROPHIC);
 	CHECK(dat_ep_reset(s->ep) != DAT_SUCCESS);
 	check_gone(s);
 }
@@ -282,7 +297,7 @@ static int do_traffic(char *name, struct sockaddr_in *addr, DAT_CONN_QUAL q)
 	}
 	CHECK(round >= 100);	/* "running" said 100 were done */
 	/* The async EVDs heard of it. */
-	CHECK(next_event(c.async_evd, TMO) == DAT_ASYNC_ERROR_IA_CATASTROPHIC);
+	EXPECT_EVENT(c.async_evd, TMO, DAT_ASYNC_ERROR_IA_CATASTROPHIC);
 	check_gone(&c);
 	check_gone(&s);
 	printf("ok after %ld round trips\n", round);
