@@ -661,6 +661,88 @@ static void ep_modify_grow_refused(void)
 	KTAP_EXPECT(close(fd) == 0);
 }
 
+static int srq_resize(int fd, uint32_t srq, uint32_t n)
+{
+	struct kdat_srq_resize r = { .size = sizeof(r), .srq_handle = srq,
+				     .max_recv_dtos = n };
+
+	return kioctl(fd, KDAT_IOCTL_SRQ_RESIZE, &r);
+}
+
+/* How many receives @srq takes before it answers ENOMEM (full). */
+static uint32_t srq_fill(int fd, uint32_t srq, uint32_t from)
+{
+	uint32_t n = from;
+	int ret;
+
+	while (!(ret = post0(fd, srq, KDAT_POST_SRQ_RECV, n)))
+		n++;
+	KTAP_EXPECT_RET(ret, ENOMEM);
+	return n;
+}
+
+/*
+ * SRQ resize: each EP on the SRQ needs one more receive completion than
+ * the SRQ holds in its receive EVD's CQ, and a CQ holds at most max_cqe
+ * entries (32,767 on rxe). k EPs share one receive EVD, k the smallest
+ * count for which k x 4,097 does not fit (8 on rxe). Growing the SRQ to
+ * 4,096 must then fail with ENOMEM after growing the CQ for k - 1 of them,
+ * give all of that back (room for k - 1 EPs of 4,096 receives is there
+ * again) and leave the SRQ at its size; a size that fits k times must
+ * then succeed, and a k + 1st EP must not fit. Before the fix the SRQ
+ * grew without the CQs: the resize to 4,096 succeeded and the CQ could
+ * overflow.
+ */
+static void srq_resize_commits_cqs(void)
+{
+	struct kdat_ia_query q;
+	struct counts before;
+	uint32_t ia, pz, recv, req, conn, srq, ep[16], big[16], extra, n;
+	uint32_t k, fit = 0, s2;
+	int fd, ret;
+	unsigned int i;
+
+	counts_get(&before);
+	fd = dev_open();
+	ia = pz_ia(fd, &pz);
+	KTAP_EXPECT_RET(ia_query(fd, ia, &q), 0);
+	k = q.max_cqe / 4097 + 1;
+	if (q.max_cqe < 4097 || k > 16)
+		ktap_skip("the arithmetic needs a CQ of 4 Ki to 64 Ki entries");
+	s2 = q.max_cqe / k - 2;
+	ktap_diag("max_cqe %u: %u EPs on one receive EVD", q.max_cqe, k);
+	recv = evd_new(fd, ia, KDAT_EVD_DTO, 64, 0);
+	req = evd_new(fd, ia, KDAT_EVD_DTO, 64, 0);
+	conn = evd_new(fd, ia, KDAT_EVD_CONNECTION, 16, 0);
+	srq = srq_new(fd, pz, 16);
+	for (i = 0; i < k; i++)
+		KTAP_EXPECT_RET(ep_create(fd, pz, recv, req, conn, srq, 0, 4,
+					  &ep[i]), 0);
+	KTAP_EXPECT_RET(srq_resize(fd, srq, 4096), ENOMEM);
+	/* Still 16 receives, not one more. */
+	n = srq_fill(fd, srq, 0);
+	KTAP_EXPECT(n == 16);
+	/* The room the refused resize took is given back. */
+	while (fit < 16 && !(ret = ep_create(fd, pz, recv, req, conn, 0,
+					      4096, 4, &big[fit])))
+		fit++;
+	ktap_diag("after the refused resize: %u receives, room for %u EPs of 4096",
+		  n, fit);
+	KTAP_EXPECT(fit >= k - 1);
+	for (i = 0; i < fit; i++)
+		KTAP_EXPECT_RET(destroy(fd, big[i]), 0);
+	KTAP_EXPECT_RET(srq_resize(fd, srq, s2), 0);
+	n = srq_fill(fd, srq, n);
+	ktap_diag("after the resize to %u it took %u", s2, n);
+	KTAP_EXPECT(n == s2);
+	/* One more EP on the SRQ needs s2 + 1 more: no room for it. */
+	KTAP_EXPECT_RET(ep_create(fd, pz, recv, req, conn, srq, 0, 4, &extra),
+			ENOMEM);
+	KTAP_EXPECT(close(fd) == 0);
+	validate_slabs();
+	counts_back(&before);
+}
+
 /* ---- finding 9: waits a destroy ends; replies; the ioctl size --------- */
 
 struct waiter {
@@ -1231,6 +1313,67 @@ static void pollers_bounded(void)
 	write_file(POLLF, oldf);
 }
 
+#define MAXOBJ "/sys/module/kdat/parameters/max_objects"
+
+/*
+ * max_objects bounds the objects of one open file: past it a create
+ * answers ENOMEM and what exists is untouched; another file has its own
+ * count.
+ */
+static void objects_bounded(void)
+{
+	struct kdat_evd_create c = { .size = sizeof(c), .qlen = 4,
+				     .evd_flags = KDAT_EVD_SOFTWARE };
+	struct kdat_ia_query q;
+	struct counts before;
+	char old[32];
+	uint32_t ia, evd[20];
+	int fd, fd2, n = 0, ret, i;
+	long v;
+
+	if (geteuid())
+		ktap_skip("needs root (module parameter)");
+	counts_get(&before);
+	v = read_long(MAXOBJ);
+	KTAP_EXPECT(v > 0);
+	snprintf(old, sizeof(old), "%ld", v);
+	KTAP_EXPECT(write_file(MAXOBJ, "8") == 0);
+	fd = dev_open();
+	ia = ia_open_ok(fd);
+	c.ia_handle = ia;
+	/* The IA is one of the 8: 7 EVDs, then ENOMEM, again and again. */
+	for (i = 0; i < 20; i++) {
+		c.out_evd_handle = 0;
+		ret = kioctl(fd, KDAT_IOCTL_EVD_CREATE, &c);
+		if (ret) {
+			KTAP_EXPECT_RET(ret, ENOMEM);
+			continue;
+		}
+		evd[n++] = c.out_evd_handle;
+	}
+	ktap_diag("max_objects 8: %d EVDs beside the IA", n);
+	KTAP_EXPECT(n == 7);
+	/* Nothing made was lost. */
+	KTAP_EXPECT_RET(ia_query(fd, ia, &q), 0);
+	for (i = 0; i < n; i++) {
+		struct kdat_evd_post_se se = { .size = sizeof(se),
+					       .evd_handle = evd[i] };
+
+		KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EVD_POST_SE, &se), 0);
+	}
+	/* Another file counts its own. */
+	fd2 = dev_open();
+	ia_open_ok(fd2);
+	/* One destroyed, one more fits. */
+	KTAP_EXPECT_RET(destroy(fd, evd[0]), 0);
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EVD_CREATE, &c), 0);
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EVD_CREATE, &c), ENOMEM);
+	write_file(MAXOBJ, old);
+	close(fd2);
+	close(fd);
+	counts_back(&before);
+}
+
 enum poller_owner { SAME_OWNER, OTHER_USER, OTHER_CGROUP };
 
 /*
@@ -1489,6 +1632,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(srq_ep_destroyed_under_traffic),
 	KTAP_CASE(drain_marker_room),
 	KTAP_CASE(ep_modify_grow_refused),
+	KTAP_CASE(srq_resize_commits_cqs),
 	KTAP_CASE(destroy_ends_evd_wait),
 	KTAP_CASE(destroy_ends_cno_wait),
 	KTAP_CASE(ioctl_size_capped),
@@ -1500,6 +1644,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(device_objects_charged_to_rdma_cgroup),
 	KTAP_CASE(psp_backlog_bounded),
 	KTAP_CASE(pollers_bounded),
+	KTAP_CASE(objects_bounded),
 	KTAP_CASE(pollers_shared_by_one_owner),
 	KTAP_CASE(psp_in_callers_netns),
 	KTAP_CASE(devices_hidden_in_exclusive_netns),
