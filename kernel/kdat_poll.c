@@ -250,14 +250,18 @@ static u32 kdat_poller_flag(struct kdat_poller *p, bool on)
 #define KDAT_POLL_SHARED_US	500
 #define KDAT_POLL_SHARED_LOOKS	8
 
-/* Back-off of a poller whose CPU was wanted: 1 jiffy, doubled, <= 1/4 s. */
+/*
+ * Back-off of a poller whose CPU was wanted: 1 jiffy, doubled, <= 1/4 s.
+ * It is forgotten only at a look that finds the CPU the poller's own
+ * (kdat_poller_fn): neither an idle sleep beside a busy task nor a late
+ * wake on a loaded machine says that the CPU is free.
+ */
 static void kdat_poller_back_off(struct kdat_poller *p, bool contended)
 {
 	if (contended) {
 		p->backoff = clamp(2 * p->backoff, 1UL, (unsigned long)HZ / 4);
 		WRITE_ONCE(p->shared_sleeps, p->shared_sleeps + 1);
 	} else {
-		p->backoff = 0;
 		WRITE_ONCE(p->idle_sleeps, p->idle_sleeps + 1);
 	}
 	WRITE_ONCE(p->resume, jiffies + p->backoff);
@@ -283,12 +287,6 @@ static void kdat_poller_sleep(struct kdat_poller *p, bool contended)
 		if (!READ_ONCE(p->woken) && !kthread_should_stop())
 			schedule();
 		__set_current_state(TASK_RUNNING);
-		/*
-		 * Not woken for twice its back-off: the CPU it wanted was
-		 * not asked for since; what it learnt then is stale.
-		 */
-		if (time_after(jiffies, p->resume + p->backoff))
-			p->backoff = 0;
 	}
 	/* Polling again: the flags go at the top of the loop. */
 	WRITE_ONCE(p->woken, true);
@@ -327,6 +325,7 @@ static int kdat_poller_fn(void *data)
 		if (alone) {
 			alone_at = now;
 			shared = 0;
+			p->backoff = 0;	/* its CPU is its own: forget it */
 		} else {
 			shared++;
 		}
