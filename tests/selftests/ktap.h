@@ -2,8 +2,12 @@
 /*
  * A small TAP harness for kdat's kselftest-style programs.
  *
- * Each case runs in a child process, so a crash or a leaked fd stays in
- * that case. A case fails on the first KTAP_EXPECT* that does not hold,
+ * Each case runs in a child process, in a process group of its own, so a
+ * crash or a leaked fd stays in that case; whatever the case started and
+ * left running is killed with the group when the case ends (a busy loop
+ * a failed case did not reap must not hold the suite's output open), and
+ * a SIGTERM to the harness (a suite's time limit) kills the running case's
+ * group before the harness goes. A case fails on the first KTAP_EXPECT* that does not hold,
  * skips with ktap_skip("reason"), and passes otherwise. The program exits
  * 0 when nothing failed, 1 when a case failed, 4 (KSFT_SKIP) when every
  * case skipped.
@@ -11,6 +15,7 @@
 #ifndef KDAT_KTAP_H
 #define KDAT_KTAP_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +83,17 @@ static inline __attribute__((noreturn)) void ktap_skip(const char *reason)
 				  strerror((int)-__e));			\
 	} while (0)
 
+/* The running case's process group, for the SIGTERM handler. */
+static volatile pid_t ktap_case_pgrp;
+
+static inline void ktap_on_term(int sig)
+{
+	if (ktap_case_pgrp > 0)
+		kill(-ktap_case_pgrp, SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 /*
  * KTAP_FILTER=substring runs only the matching cases (the others report
  * as skipped, saying so): for debugging one case.
@@ -87,6 +103,7 @@ static inline int ktap_run(const struct ktap_case *cases, int n)
 	const char *filter = getenv("KTAP_FILTER");
 	int i, failed = 0, skipped = 0;
 
+	signal(SIGTERM, ktap_on_term);
 	printf("TAP version 13\n1..%d\n", n);
 	fflush(stdout);
 	for (i = 0; i < n; i++) {
@@ -103,8 +120,15 @@ static inline int ktap_run(const struct ktap_case *cases, int n)
 		pid = fork();
 
 		if (pid == 0) {
+			setpgid(0, 0);
+			signal(SIGTERM, SIG_DFL);
 			cases[i].fn();
 			exit(KSFT_PASS);
+		}
+		if (pid > 0) {
+			/* Both sides set it: no window where it is not. */
+			setpgid(pid, pid);
+			ktap_case_pgrp = pid;
 		}
 		if (pid < 0 || waitpid(pid, &status, 0) < 0)
 			rc = KSFT_FAIL;
@@ -114,6 +138,11 @@ static inline int ktap_run(const struct ktap_case *cases, int n)
 			ktap_diag("%s killed by signal %d", cases[i].name,
 				  WTERMSIG(status));
 			rc = KSFT_FAIL;
+		}
+		if (pid > 0) {
+			/* Whatever the case left behind goes with it. */
+			kill(-pid, SIGKILL);
+			ktap_case_pgrp = 0;
 		}
 		if (rc == KSFT_PASS) {
 			printf("ok %d %s\n", i + 1, cases[i].name);
