@@ -7,8 +7,9 @@
  * left running is killed with the group when the case ends (a busy loop
  * a failed case did not reap must not hold the suite's output open), and
  * a SIGTERM to the harness (a suite's time limit) kills the running case's
- * group before the harness goes. A case fails on the first KTAP_EXPECT* that does not hold,
- * skips with ktap_skip("reason"), and passes otherwise. The program exits
+ * group before the harness goes. A case fails on the first KTAP_EXPECT*
+ * that does not hold, skips with ktap_skip("reason"), and passes
+ * otherwise. The program exits
  * 0 when nothing failed, 1 when a case failed, 4 (KSFT_SKIP) when every
  * case skipped.
  */
