@@ -3,6 +3,7 @@
  * kdat Interface Adapter: one port of one RDMA device, opened by a process.
  */
 #include <linux/string.h>
+#include <rdma/ib_cache.h>
 
 #include "kdat.h"
 
@@ -133,9 +134,24 @@ int kdat_cmd_ia_query(struct kdat_ucmd *ucmd)
 		const struct ib_device_attr *a = &ia->kdev->ibdev->attrs;
 
 		cmd->state = KDAT_IA_STATE_ACTIVE;
+		union ib_gid gid;
+
 		if (!ib_query_port(ia->kdev->ibdev, ia->port_num, &attr)) {
 			cmd->port_state = attr.state;
 			cmd->max_msg_size = attr.max_msg_sz;
+			cmd->active_mtu = ib_mtu_enum_to_int(attr.active_mtu);
+		}
+		if (!rdma_query_gid(ia->kdev->ibdev, ia->port_num, 0, &gid))
+			memcpy(cmd->gid, gid.raw, sizeof(cmd->gid));
+		switch (a->atomic_cap) {
+		case IB_ATOMIC_HCA:
+			cmd->atomic_cap = KDAT_ATOMIC_HCA;
+			break;
+		case IB_ATOMIC_GLOB:
+			cmd->atomic_cap = KDAT_ATOMIC_GLOB;
+			break;
+		default:
+			cmd->atomic_cap = KDAT_ATOMIC_NONE;
 		}
 		cmd->fw_ver = a->fw_ver;
 		cmd->max_mr_size = a->max_mr_size;

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
@@ -148,6 +149,85 @@ static void ia_open_close(void)
 	KTAP_EXPECT(q.node_guid != 0);
 	KTAP_EXPECT_RET(destroy(fd, h), 0);
 	KTAP_EXPECT_RET(ia_query(fd, h, &q), EBADF);
+}
+
+/* A line "key: value" of @cmd's output, its value in @val; false if none. */
+static bool cmd_value(const char *cmd, const char *key, char *val, size_t n)
+{
+	char line[256], *p;
+	bool found = false;
+	FILE *f = popen(cmd, "r");
+
+	KTAP_EXPECT(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		p = strstr(line, key);
+		if (!p || p[strlen(key)] != ':')
+			continue;
+		p += strlen(key) + 1;
+		p += strspn(p, " \t");
+		snprintf(val, n, "%.*s", (int)strcspn(p, " \t\n("), p);
+		found = true;
+	}
+	pclose(f);
+	return found;
+}
+
+/*
+ * The port's facts IA_QUERY gives past its first 184 bytes, each against
+ * what rdma-core and sysfs say of the same port: the active MTU and the
+ * device's atomics (ibv_devinfo), GID 0 (sysfs). A query of the old size
+ * leaves them alone.
+ */
+static void ia_query_port_facts(void)
+{
+	char name[KDAT_NAME_MAX], cmd[160], val[64], want[64];
+	struct kdat_ia_query q;
+	uint32_t port, h;
+	int fd = dev_open(), err, i;
+	unsigned char old[208];
+	FILE *f;
+
+	test_port(fd, name, &port);
+	h = ia_open(fd, name, port, &err);
+	KTAP_EXPECT_RET(err, 0);
+	KTAP_EXPECT_RET(ia_query(fd, h, &q), 0);
+
+	snprintf(cmd, sizeof(cmd), "ibv_devinfo -v -d %s -i %u 2>/dev/null",
+		 name, port);
+	if (!cmd_value(cmd, "active_mtu", val, sizeof(val)))
+		ktap_skip("ibv_devinfo gives no active_mtu (rdma-core missing)");
+	ktap_diag("%s port %u: active_mtu %s, kdat %u", name, port, val,
+		  q.active_mtu);
+	KTAP_EXPECT_EQ(q.active_mtu, strtoul(val, NULL, 10));
+	KTAP_EXPECT(cmd_value(cmd, "atomic_cap", val, sizeof(val)));
+	ktap_diag("atomic_cap %s, kdat %u", val, q.atomic_cap);
+	KTAP_EXPECT_EQ(q.atomic_cap, !strcmp(val, "ATOMIC_HCA") ?
+		       KDAT_ATOMIC_HCA : !strcmp(val, "ATOMIC_GLOB") ?
+		       KDAT_ATOMIC_GLOB : KDAT_ATOMIC_NONE);
+
+	snprintf(cmd, sizeof(cmd), "/sys/class/infiniband/%s/ports/%u/gids/0",
+		 name, port);
+	f = fopen(cmd, "r");
+	KTAP_EXPECT(f);
+	KTAP_EXPECT(fgets(want, sizeof(want), f));
+	fclose(f);
+	want[strcspn(want, "\n")] = 0;
+	for (i = 0; i < 8; i++)
+		snprintf(val + 5 * i, sizeof(val) - 5 * i, "%02x%02x%s",
+			 q.gid[2 * i], q.gid[2 * i + 1], i < 7 ? ":" : "");
+	ktap_diag("gid 0 %s, kdat %s", want, val);
+	KTAP_EXPECT(!strcmp(val, want));
+
+	/* The first published size: the bytes past it are not written. */
+	memset(old, 0xa5, sizeof(old));
+	memcpy(old, &(struct kdat_ia_query){ .size = 184, .ia_handle = h },
+	       184);
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_IA_QUERY, old), 0);
+	KTAP_EXPECT(old[184] == 0xa5 && old[207] == 0xa5);
+	KTAP_EXPECT(!memcmp(old + offsetof(struct kdat_ia_query, max_qp),
+			    &q.max_qp, sizeof(q.max_qp)));
+	KTAP_EXPECT_RET(destroy(fd, h), 0);
+	close(fd);
 }
 
 static void ia_open_many(void)
@@ -710,6 +790,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(device_list_too_small),
 	KTAP_CASE(device_list_entry_size),
 	KTAP_CASE(ia_open_close),
+	KTAP_CASE(ia_query_port_facts),
 	KTAP_CASE(ia_open_many),
 	KTAP_CASE(ia_open_unknown_device),
 	KTAP_CASE(ia_open_bad_port),

@@ -247,6 +247,11 @@ enum kdat_ia_state {
  * @max_qp_rd_atom, @max_qp_init_rd_atom: RDMA reads in and out per EP
  * @max_srq, @max_srq_wr, @max_srq_sge: SRQs and their size
  * @max_msg_size: largest message (the port's)
+ *
+ * Added after size 184 (0 where the port or the device is gone):
+ * @active_mtu: the port's active path MTU, in bytes (256 to 4096)
+ * @atomic_cap: enum kdat_atomic_cap: the device's remote atomics
+ * @gid: the port's GID at index 0, network byte order
  */
 struct kdat_ia_query {
 	__u32 size;
@@ -277,6 +282,16 @@ struct kdat_ia_query {
 	__u32 max_srq_sge;
 	__u32 max_msg_size;
 	__u32 __reserved2;
+	__u32 active_mtu;
+	__u32 atomic_cap;
+	__u8 gid[16];
+};
+
+/* What remote atomic operations the device gives (ib_core's atomic_cap). */
+enum kdat_atomic_cap {
+	KDAT_ATOMIC_NONE = 0,	/* none */
+	KDAT_ATOMIC_HCA = 1,	/* atomic among this device's QPs */
+	KDAT_ATOMIC_GLOB = 2,	/* atomic against the CPUs too */
 };
 
 #define KDAT_IOCTL_IA_QUERY	_IO(KDAT_TYPE, KDAT_CMD_IA_QUERY)
