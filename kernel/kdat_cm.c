@@ -16,7 +16,7 @@
 
 #include "kdat.h"
 
-static unsigned int max_conn_requests = 64;
+static unsigned int max_conn_requests = 4096;
 module_param(max_conn_requests, uint, 0644);
 MODULE_PARM_DESC(max_conn_requests,
 		 "connection requests a PSP holds unanswered (at most its EVD's length); more are rejected");
