@@ -46,6 +46,13 @@ NO_REFERENCE="KDAT_T_REFERENCE=0: OFA's provider runs in the stock kernel's pass
 wait_tcp_listen() {
 	local pid=$1 i pids socks
 	for ((i = 0; i < $2 * 10; i++)); do
+		# A server that has died (or is a zombie) will not listen.
+		if ! [ -d "/proc/$pid" ] ||
+			[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = Z ]
+		then
+			echo "# pid $pid exited before it listened on TCP"
+			return 1
+		fi
 		pids=$(pgrep -P "$pid" | tr '\n' '|')
 		socks=$(ss -ltnpH 2>/dev/null)
 		[[ $socks =~ pid=(${pids}$pid), ]] && return 0
