@@ -524,6 +524,8 @@ struct kdat_cr {
 	/* NULL once accepted (the EP owns it) or the device is gone. */
 	struct rdma_cm_id *cm_id;
 	u64 conn_qual;
+	/* The request's RDMA read depths: reads it sends, reads it takes. */
+	u8 req_rd_in, req_rd_out;
 	struct sockaddr_storage remote;
 	u8 pdata[KDAT_PRIVATE_DATA_BUF];
 	u32 pdata_len;
@@ -635,6 +637,10 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 		       u64 timeout_us, const void *pdata, u32 pdata_len);
 int kdat_sockaddr_set_qual(struct sockaddr_storage *dst, u64 conn_qual);
+/* kdat_cm.c: the wire format OFA DAPL's cma provider shares */
+#define KDAT_REJ_HDR_LEN	4
+u16 kdat_qual_port(u64 conn_qual);
+const u8 *kdat_rej_pdata(const u8 *data, u32 *len);
 int kdat_ep_disconnect_do(struct kdat_ep *ep, u32 flags);
 int kdat_ep_reset_do(struct kdat_ep *ep);
 int kdat_psp_new(struct kdat_file *kfile, struct kdat_ia *ia,
@@ -692,7 +698,8 @@ int kdat_cmd_ep_reset(struct kdat_ucmd *ucmd);
 int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		     struct rdma_cm_event *event);
 int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
-		   const void *pdata, u8 pdata_len, bool reserved);
+		   const void *pdata, u8 pdata_len, bool reserved,
+		   u8 req_rd_in, u8 req_rd_out);
 int kdat_ep_reserve(struct kdat_ep *ep, bool reserve);
 void kdat_ep_conn_event(struct kdat_ep *ep, u32 event_number);
 

@@ -21,6 +21,49 @@ module_param(max_conn_requests, uint, 0644);
 MODULE_PARM_DESC(max_conn_requests,
 		 "connection requests a PSP holds unanswered (at most its EVD's length); more are rejected");
 
+/*
+ * What goes on the wire is what OFA DAPL's cma provider sends, so that a
+ * kdat host and an OFA host are each other's peers:
+ *
+ * A connection qualifier is an RDMA CM port (TCP port space). One that
+ * fits in 16 bits is the port itself; a larger one is folded into the
+ * upper half of the port space: 33534 + qualifier % 32001 (65534 at most).
+ *
+ * A consumer's reject carries a 4-byte version word before the consumer's
+ * data: DAT major and minor, then the provider's major and minor (2.0,
+ * 2.0). A rejecting peer that did not put it there is no DAT consumer (the
+ * CM itself rejects with nothing when a request finds no listener or a
+ * full backlog): that is a non-peer reject. What the consumer sees is the
+ * data after the word.
+ */
+#define KDAT_QUAL_FOLD		32001
+#define KDAT_QUAL_FOLD_BASE	(U16_MAX - KDAT_QUAL_FOLD)
+
+static const u8 kdat_rej_hdr[KDAT_REJ_HDR_LEN] = { 2, 0, 2, 0 };
+
+u16 kdat_qual_port(u64 conn_qual)
+{
+	u32 rem;
+
+	if (conn_qual <= U16_MAX)
+		return conn_qual;
+	div_u64_rem(conn_qual, KDAT_QUAL_FOLD, &rem);
+	return KDAT_QUAL_FOLD_BASE + rem;
+}
+
+/*
+ * The consumer's part of a reject's private data: after the version word,
+ * whose DAT version must be 2.0. NULL when it has none (*len untouched).
+ */
+const u8 *kdat_rej_pdata(const u8 *data, u32 *len)
+{
+	if (!data || *len < KDAT_REJ_HDR_LEN ||
+	    memcmp(data, kdat_rej_hdr, 2))
+		return NULL;
+	*len -= KDAT_REJ_HDR_LEN;
+	return data + KDAT_REJ_HDR_LEN;
+}
+
 int kdat_sockaddr_from_user(const struct kdat_sockaddr *ua,
 			    struct sockaddr_storage *ss)
 {
@@ -120,6 +163,9 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 	mutex_init(&cr->reply_lock);
 	cr->cm_id = id;
 	cr->conn_qual = psp->conn_qual;
+	/* The requester's RDMA read depths, as the responder sees them. */
+	cr->req_rd_in = event->param.conn.responder_resources;
+	cr->req_rd_out = event->param.conn.initiator_depth;
 	memcpy(&cr->remote, &id->route.addr.dst_addr, sizeof(cr->remote));
 	if (event->param.conn.private_data) {
 		cr->pdata_len = min_t(u32, event->param.conn.private_data_len,
@@ -246,8 +292,6 @@ int kdat_psp_new(struct kdat_file *kfile, struct kdat_ia *ia,
 	struct kdat_psp *psp;
 	int ret;
 
-	if (conn_qual > U16_MAX)
-		return -EINVAL;
 	if (ep && ep->pz->ia != ia)
 		return -EINVAL;
 	/* The EVD may be another IA's of the caller, as for an EP's. */
@@ -298,7 +342,7 @@ static int kdat_psp_listen(struct kdat_psp *psp)
 {
 	struct sockaddr_in any = {
 		.sin_family = AF_INET,
-		.sin_port = htons(psp->conn_qual),
+		.sin_port = htons(kdat_qual_port(psp->conn_qual)),
 	};
 	struct rdma_cm_id *id;
 	int ret;
@@ -334,8 +378,6 @@ int kdat_cmd_psp_create(struct kdat_ucmd *ucmd)
 
 	if (cmd->flags)
 		return -EOPNOTSUPP;
-	if (cmd->conn_qual > U16_MAX)
-		return -EINVAL;
 
 	mutex_lock(&kfile->lock);
 	ia = kdat_ia_get(kfile, cmd->ia_handle);
@@ -443,14 +485,20 @@ int kdat_cr_reply_do(struct kdat_file *kfile, u32 cr_handle, u32 ep_handle,
 	if (accept && cr->rsp_ep && cr->rsp_ep != ep) {
 		ret = -EINVAL;	/* an RSP's request is for its own EP */
 	} else if (accept) {
-		ret = kdat_ep_accept(ep, id, pdata, pdata_len, cr->rsp_ep);
+		ret = kdat_ep_accept(ep, id, pdata, pdata_len, cr->rsp_ep,
+				     cr->req_rd_in, cr->req_rd_out);
 		if (!ret) {
 			/* The EP owns the id now. */
 			cr->cm_id = NULL;
 			kdat_dev_res_del(kdev, &cr->res);
 		}
 	} else {
-		ret = rdma_reject(id, pdata, pdata_len,
+		u8 rej[KDAT_REJ_HDR_LEN + KDAT_MAX_PRIVATE_DATA];
+
+		memcpy(rej, kdat_rej_hdr, KDAT_REJ_HDR_LEN);
+		if (pdata_len)
+			memcpy(rej + KDAT_REJ_HDR_LEN, pdata, pdata_len);
+		ret = rdma_reject(id, rej, KDAT_REJ_HDR_LEN + pdata_len,
 				  IB_CM_REJ_CONSUMER_DEFINED);
 	}
 	rdma_unlock_handler(id);

@@ -324,6 +324,7 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		param.private_data_len = ep->pdata_len;
 		param.responder_resources = ep->attr.max_rdma_read_in;
 		param.initiator_depth = ep->attr.max_rdma_read_out;
+		param.flow_control = 1;		/* as OFA's provider asks */
 		param.retry_count = 7;
 		param.rnr_retry_count = 7;
 		param.qp_num = ep->qp->qp_num;
@@ -355,14 +356,25 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 			break;
 		kdat_ep_established(ep, id);
 		break;
-	case RDMA_CM_EVENT_REJECTED:
-		kdat_ep_save_pdata(ep, event->param.conn.private_data,
-				   event->param.conn.private_data_len);
-		kdat_ep_connection_ended(ep,
-			event->status == IB_CM_REJ_CONSUMER_DEFINED ?
+	case RDMA_CM_EVENT_REJECTED: {
+		/*
+		 * A consumer's reject starts with the version word
+		 * (kdat_rej_pdata()): it is not the consumer's data. Without
+		 * it, the CM rejected, not the peer.
+		 */
+		const u8 *data;
+		u8 len8;
+		u32 len;
+
+		data = rdma_consumer_reject_data(id, event, &len8);
+		len = len8;
+		data = kdat_rej_pdata(data, &len);
+		kdat_ep_save_pdata(ep, data, data ? len : 0);
+		kdat_ep_connection_ended(ep, data ?
 			KDAT_EVENT_CONNECTION_PEER_REJECTED :
 			KDAT_EVENT_CONNECTION_NON_PEER_REJECTED);
 		break;
+	}
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
@@ -424,13 +436,24 @@ int kdat_ep_reserve(struct kdat_ep *ep, bool reserve)
 }
 
 int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
-		   const void *pdata, u8 pdata_len, bool reserved)
+		   const void *pdata, u8 pdata_len, bool reserved,
+		   u8 req_rd_in, u8 req_rd_out)
 {
+	/*
+	 * The reply's RDMA read depths are the smaller of the EP's and the
+	 * request's (@req_rd_in: the reads the requester will send us,
+	 * @req_rd_out: those it will take), as IB wants and as OFA's
+	 * provider answers: a peer whose depths differ from ours connects.
+	 * The QP gets the same (kdat_ep_modify()).
+	 */
 	struct rdma_conn_param param = {
 		.private_data = pdata,
 		.private_data_len = pdata_len,
-		.responder_resources = ep->attr.max_rdma_read_in,
-		.initiator_depth = ep->attr.max_rdma_read_out,
+		.responder_resources = min_t(u32, ep->attr.max_rdma_read_in,
+					     req_rd_in),
+		.initiator_depth = min_t(u32, ep->attr.max_rdma_read_out,
+					 req_rd_out),
+		.flow_control = 1,
 		.rnr_retry_count = 7,
 	};
 	int ret;
@@ -1083,15 +1106,15 @@ out_unlock_dev:
 	return ret;
 }
 
-/* Put the connection qualifier in @dst's port; EINVAL beyond 16 bits. */
+/* Put the connection qualifier's port in @dst (kdat_qual_port()). */
 int kdat_sockaddr_set_qual(struct sockaddr_storage *dst, u64 conn_qual)
 {
-	if (conn_qual > U16_MAX)
-		return -EINVAL;
+	__be16 port = htons(kdat_qual_port(conn_qual));
+
 	if (dst->ss_family == AF_INET)
-		((struct sockaddr_in *)dst)->sin_port = htons(conn_qual);
+		((struct sockaddr_in *)dst)->sin_port = port;
 	else if (dst->ss_family == AF_INET6)
-		((struct sockaddr_in6 *)dst)->sin6_port = htons(conn_qual);
+		((struct sockaddr_in6 *)dst)->sin6_port = port;
 	else
 		return -EINVAL;
 	return 0;

@@ -519,7 +519,9 @@ EXPORT_SYMBOL_GPL(kdat_ep_create);
  * kdat_ep_connect() - connect an Endpoint to a remote PSP or RSP
  * @ep: the Endpoint, UNCONNECTED or DISCONNECTED
  * @remote: the peer's IP address (AF_INET or AF_INET6; its port unused)
- * @conn_qual: the peer's connection qualifier (16 bits)
+ * @conn_qual: the peer's connection qualifier (its RDMA CM port as OFA DAPL
+ *             maps it: the qualifier itself up to 65535, above it
+ *             33534 + qualifier % 32001)
  * @timeout_us: for address and route resolution; KDAT_WAIT_FOREVER
  * @private_data: sent with the request, or NULL
  * @private_data_len: its length (at most KDAT_MAX_PRIVATE_DATA)
@@ -753,7 +755,8 @@ static int kdat_kapi_psp(struct kdat_ia *ia, u64 conn_qual,
 /**
  * kdat_psp_create() - listen for connection requests
  * @ia: the IA
- * @conn_qual: the connection qualifier (16 bits: the RDMA CM port)
+ * @conn_qual: the connection qualifier (an RDMA CM port, mapped as for
+ *             kdat_ep_connect())
  * @evd: a KDAT_EVD_CR EVD; each request is a KDAT_EVENT_CONNECTION_REQUEST
  *       naming its CR by cr_handle (kdat_cr_accept(), kdat_cr_reject())
  * @pspp: the PSP, on success
@@ -878,8 +881,10 @@ EXPORT_SYMBOL_GPL(kdat_cr_accept);
  * kdat_cr_reject() - reject a connection request
  * @ia: the IA of its PSP
  * @cr_handle: the request, from its event
- * @private_data: sent with the rejection, or NULL
- * @private_data_len: its length
+ * @private_data: sent with the rejection, or NULL (after the 4-byte
+ *                version word OFA DAPL's provider puts before it; the
+ *                peer's DAT consumer sees only this)
+ * @private_data_len: its length (at most KDAT_MAX_PRIVATE_DATA)
  *
  * Context: process context; may sleep.
  * Return: 0, -EBADF, -ENODEV.

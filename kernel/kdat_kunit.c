@@ -3,7 +3,8 @@
  * KUnit suites for kdat's logic that needs no device: ring index
  * arithmetic, the IOV-against-LMR check, the DTO slot allocator, the
  * Endpoint state table, completion flags, IOV fill order, the DAT status
- * mapping and the handle table. Built into kdat.ko when the kernel has
+ * mapping, the handle table, and the qualifier and reject formats shared
+ * with OFA DAPL. Built into kdat.ko when the kernel has
  * CONFIG_KUNIT (the debug kernel); they run when the module loads.
  *
  * The expectations are written from the DAT man pages, in a different form
@@ -590,6 +591,81 @@ static void kdat_test_handles_release_uses(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, log[3], 4);
 }
 
+/* ---- the wire format shared with OFA DAPL's cma provider ------------ */
+
+/*
+ * Qualifier to RDMA CM port. Expected ports worked out by hand from OFA's
+ * rule (a qualifier above 65535 lands on 33534 + qual mod 32001), for the
+ * qualifiers DAT programs use (dtest 45248, dapltest 62000 and 0xAffab1e)
+ * and the edges of both ranges.
+ */
+struct qual_case {
+	const char *name;
+	u64 qual;
+	u16 port;
+};
+
+static const struct qual_case qual_cases[] = {
+	{ "0: any port", 0, 0 },
+	{ "1", 1, 1 },
+	{ "dtest 45248", 45248, 45248 },
+	{ "dapltest 62000", 62000, 62000 },
+	{ "65535: the last plain one", 65535, 65535 },
+	{ "65536: the first folded", 65536, 35068 },
+	{ "dapltest 0xAffab1e", 0xAffab1e, 43414 },
+	{ "3 x 32001: the fold's base", 3 * 32001, 33534 },
+	{ "3 x 32001 - 1: the fold's top", 3 * 32001 - 1, 65534 },
+	{ "2^32", 1ULL << 32, 50617 },
+	{ "2^64 - 1", U64_MAX, 45303 },
+};
+
+static void qual_desc(const struct qual_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(qual, qual_cases, qual_desc);
+
+static void kdat_test_qual_port(struct kunit *test)
+{
+	const struct qual_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, kdat_qual_port(c->qual), c->port);
+}
+
+/* A reject's private data: the consumer's follows a DAT 2.0 version word. */
+static void kdat_test_rej_pdata(struct kunit *test)
+{
+	static const u8 ofa[] = { 2, 0, 2, 0, 'n', 'o', 'p', 'e' };
+	static const u8 other_provider[] = { 2, 0, 9, 9, 'x' };
+	static const u8 zeros[148];
+	static const u8 dat1[] = { 1, 2, 0, 0, 'x' };
+	u32 len;
+
+	len = sizeof(ofa);
+	KUNIT_EXPECT_PTR_EQ(test, kdat_rej_pdata(ofa, &len), ofa + 4);
+	KUNIT_EXPECT_EQ(test, len, 4U);
+	/* The header alone: a consumer's reject with no data. */
+	len = 4;
+	KUNIT_EXPECT_PTR_EQ(test, kdat_rej_pdata(ofa, &len), ofa + 4);
+	KUNIT_EXPECT_EQ(test, len, 0U);
+	/* Another provider version of DAT 2.0: still a consumer's. */
+	len = sizeof(other_provider);
+	KUNIT_EXPECT_PTR_EQ(test, kdat_rej_pdata(other_provider, &len),
+			    other_provider + 4);
+	KUNIT_EXPECT_EQ(test, len, 1U);
+	/* What the CM sends for a request nobody answered: not a peer's. */
+	len = sizeof(zeros);
+	KUNIT_EXPECT_NULL(test, kdat_rej_pdata(zeros, &len));
+	KUNIT_EXPECT_EQ(test, len, 148U);
+	len = sizeof(dat1);
+	KUNIT_EXPECT_NULL(test, kdat_rej_pdata(dat1, &len));
+	len = 3;
+	KUNIT_EXPECT_NULL(test, kdat_rej_pdata(ofa, &len));
+	len = 0;
+	KUNIT_EXPECT_NULL(test, kdat_rej_pdata(NULL, &len));
+}
+
 static struct kunit_case kdat_logic_cases[] = {
 	KUNIT_CASE_PARAM(kdat_test_ring_span, span_gen_params),
 	KUNIT_CASE_PARAM(kdat_test_check_segment, seg_gen_params),
@@ -598,6 +674,8 @@ static struct kunit_case kdat_logic_cases[] = {
 	KUNIT_CASE_PARAM(kdat_test_fill_order, fill_gen_params),
 	KUNIT_CASE_PARAM(kdat_test_wc_status, status_gen_params),
 	KUNIT_CASE(kdat_test_refused_status),
+	KUNIT_CASE_PARAM(kdat_test_qual_port, qual_gen_params),
+	KUNIT_CASE(kdat_test_rej_pdata),
 	{}
 };
 

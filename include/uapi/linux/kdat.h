@@ -623,7 +623,12 @@ struct kdat_sockaddr {
  * @ep_handle: in
  * @state: out: enum kdat_ep_state
  * @private_data_len: out: private data the peer sent with its accept or
- *                    reject (0 if none yet)
+ *                    reject (0 if none yet). A reject's is what follows
+ *                    the 4-byte version word a DAT peer puts first (bytes
+ *                    02 00 02 00 from kdat and OFA DAPL): over IB the CM
+ *                    pads it, so it is followed by zeros. A reject without
+ *                    that word is reported as not the peer's
+ *                    (KDAT_EVENT_CONNECTION_NON_PEER_REJECTED), with none.
  * @attr: out
  * @remote: out: the peer's address once connected
  * @local: out: our address once connected
@@ -652,8 +657,10 @@ struct kdat_ep_query {
  * @size: sizeof(struct kdat_ep_connect)
  * @ep_handle: in: an UNCONNECTED (or DISCONNECTED) Endpoint
  * @remote: in: the peer IA's address
- * @conn_qual: in: the peer's connection qualifier, < 65536 (the RDMA CM
- *             port space is 16 bits)
+ * @conn_qual: in: the peer's connection qualifier. It names an RDMA CM port
+ *             (16 bits) as OFA DAPL's cma provider maps it: a qualifier
+ *             up to 65535 is the port, a larger one is port 33534 +
+ *             qualifier % 32001
  * @timeout_us: in: for address and route resolution; KDAT_WAIT_FOREVER for
  *              the default
  * @private_data: in: user pointer, @private_data_len bytes
@@ -707,7 +714,8 @@ struct kdat_ep_handle_cmd {
  * @ia_handle: in
  * @evd_handle: in: a CR EVD for the connection requests
  * @flags: must be 0
- * @conn_qual: in: < 65536 (EADDRINUSE when taken)
+ * @conn_qual: in: its RDMA CM port as for KDAT_IOCTL_EP_CONNECT (EADDRINUSE
+ *             when taken); events and queries report the qualifier
  * @out_psp_handle: out
  * @rsp_ep_handle: in: 0 for a PSP; for a Reserved Service Point, the
  *                 UNCONNECTED Endpoint it reserves (it becomes RESERVED).
@@ -755,7 +763,10 @@ struct kdat_cr_query {
  * @size: sizeof(struct kdat_cr_reply)
  * @cr_handle: in: the request; gone after the call, whatever its outcome
  * @ep_handle: accept: an UNCONNECTED Endpoint of the same IA; reject: 0
- * @private_data_len: in: <= KDAT_MAX_PRIVATE_DATA
+ * @private_data_len: in: <= KDAT_MAX_PRIVATE_DATA. A reject sends the
+ *                    version word 02 00 02 00 before it, as OFA DAPL
+ *                    does; an accept's RDMA read depths are the smaller
+ *                    of the Endpoint's and the request's.
  * @private_data: in: user pointer
  */
 struct kdat_cr_reply {
