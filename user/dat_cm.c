@@ -11,14 +11,11 @@
 #include "dat_internal.h"
 
 /*
- * A connection qualifier is an RDMA CM TCP port: its low 16 bits, as with
- * OFA's provider, so programs that use larger qualifiers (dapltest's
- * 0xAffab1e) work unchanged. 0 there would mean "any port": refused.
+ * A connection qualifier goes to the kernel as it is: kdat.ko maps it to
+ * an RDMA CM TCP port as OFA's cma provider does (the qualifier up to
+ * 65535, above it 33534 + qualifier % 32001), so that either can be the
+ * other's peer. 0 would be the CM's "any port": refused.
  */
-uint16_t kd_port(DAT_CONN_QUAL conn_qual)
-{
-	return (uint16_t)conn_qual;
-}
 
 void kd_sockaddr_from_kdat(const struct kdat_sockaddr *k,
 			   struct sockaddr_storage *ss)
@@ -59,11 +56,11 @@ LIBDAT_API DAT_RETURN dat_psp_create(DAT_IA_HANDLE ia_handle,
 		return DAT_INVALID_PARAMETER;
 	if (flags != DAT_PSP_CONSUMER_FLAG)
 		return DAT_NOT_IMPLEMENTED;
-	if (!kd_port(conn_qual))
+	if (!conn_qual)
 		return DAT_INVALID_PARAMETER;
 	c.ia_handle = ia->obj.kh;
 	c.evd_handle = ((struct kd_obj *)evd_handle)->kh;
-	c.conn_qual = kd_port(conn_qual);
+	c.conn_qual = conn_qual;
 	ret = kd_ioctl(ia, KDAT_IOCTL_PSP_CREATE, &c);
 	if (ret)
 		return ret;
@@ -99,9 +96,9 @@ LIBDAT_API DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia_handle,
 	c.ia_handle = ia->obj.kh;
 	c.evd_handle = ((struct kd_obj *)evd_handle)->kh;
 	c.rsp_ep_handle = ((struct kd_obj *)ep_handle)->kh;
-	if (!kd_port(conn_qual))
+	if (!conn_qual)
 		return DAT_INVALID_PARAMETER;
-	c.conn_qual = kd_port(conn_qual);
+	c.conn_qual = conn_qual;
 	ret = kd_ioctl(ia, KDAT_IOCTL_PSP_CREATE, &c);
 	if (ret)
 		return ret;

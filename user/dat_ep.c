@@ -20,6 +20,37 @@ DAT_RETURN kd_ep_fetch(struct kd_ep *ep, struct kdat_ep_query *q)
 	return kd_ioctl(ep->obj.ia, KDAT_IOCTL_EP_QUERY, q);
 }
 
+/* @want, or @limit when the device gives less (0: it says nothing). */
+static uint32_t kd_cap(uint32_t want, uint32_t limit)
+{
+	return limit && limit < want ? limit : want;
+}
+
+/*
+ * An EP created without attributes is as capable as OFA's provider makes
+ * one (its dapl_ep_util.c defaults): 16 DTOs and 4 IOV segments each way,
+ * 4 RDMA reads in and out; less where the device offers less.
+ */
+static DAT_RETURN kd_ep_default_attr(struct kd_ia *ia, struct kdat_ep_attr *a)
+{
+	struct kdat_ia_query q = {
+		.size = sizeof(q),
+		.ia_handle = ia->obj.kh,
+	};
+	DAT_RETURN ret;
+
+	ret = kd_ioctl(ia, KDAT_IOCTL_IA_QUERY, &q);
+	if (ret)
+		return ret;
+	a->max_recv_dtos = kd_cap(16, q.max_qp_wr);
+	a->max_request_dtos = kd_cap(16, q.max_qp_wr);
+	a->max_recv_iov = kd_cap(4, q.max_recv_sge);
+	a->max_request_iov = kd_cap(4, q.max_send_sge);
+	a->max_rdma_read_in = kd_cap(4, q.max_qp_rd_atom);
+	a->max_rdma_read_out = kd_cap(4, q.max_qp_init_rd_atom);
+	return DAT_SUCCESS;
+}
+
 static DAT_RETURN kd_ep_create(DAT_IA_HANDLE ia_handle,
 			       DAT_PZ_HANDLE pz_handle,
 			       DAT_EVD_HANDLE recv_evd,
@@ -71,12 +102,9 @@ static DAT_RETURN kd_ep_create(DAT_IA_HANDLE ia_handle,
 		c.attr.request_completion_flags =
 			attr->request_completion_flags;
 	} else {
-		c.attr.max_recv_dtos = 16;
-		c.attr.max_request_dtos = 16;
-		c.attr.max_recv_iov = 1;
-		c.attr.max_request_iov = 1;
-		c.attr.max_rdma_read_in = 4;
-		c.attr.max_rdma_read_out = 4;
+		ret = kd_ep_default_attr(ia, &c.attr);
+		if (ret)
+			return ret;
 	}
 	ret = kd_ioctl(ia, KDAT_IOCTL_EP_CREATE, &c);
 	if (ret)
@@ -177,6 +205,50 @@ static DAT_EP_STATE kd_ep_state(uint32_t s)
 	}
 }
 
+/* The DAT_INVALID_STATE subtype that names an EP state, as OFA's. */
+static DAT_RETURN_SUBTYPE kd_ep_state_subtype(DAT_EP_STATE state)
+{
+	switch (state) {
+	case DAT_EP_STATE_UNCONNECTED:
+		return DAT_INVALID_STATE_EP_UNCONNECTED;
+	case DAT_EP_STATE_RESERVED:
+		return DAT_INVALID_STATE_EP_RESERVED;
+	case DAT_EP_STATE_PASSIVE_CONNECTION_PENDING:
+		return DAT_INVALID_STATE_EP_PASSCONNPENDING;
+	case DAT_EP_STATE_ACTIVE_CONNECTION_PENDING:
+		return DAT_INVALID_STATE_EP_ACTCONNPENDING;
+	case DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING:
+		return DAT_INVALID_STATE_EP_TENTCONNPENDING;
+	case DAT_EP_STATE_CONNECTED:
+		return DAT_INVALID_STATE_EP_CONNECTED;
+	case DAT_EP_STATE_DISCONNECT_PENDING:
+		return DAT_INVALID_STATE_EP_DISCPENDING;
+	case DAT_EP_STATE_COMPLETION_PENDING:
+		return DAT_INVALID_STATE_EP_COMPLPENDING;
+	default:
+		return DAT_INVALID_STATE_EP_DISCONNECTED;
+	}
+}
+
+/*
+ * Connect, disconnect, reset: the kernel refuses one the EP's state does
+ * not allow with EBUSY: DAT_INVALID_STATE, with the subtype of the state
+ * the EP is in (as OFA's provider answers; DAT programs print or test it).
+ */
+static DAT_RETURN kd_ep_ioctl(struct kd_ep *ep, unsigned long cmd, void *arg)
+{
+	struct kdat_ep_query q;
+
+	if (!ioctl(ep->obj.ia->fd, cmd, arg))
+		return DAT_SUCCESS;
+	if (errno != EBUSY)
+		return kd_from_errno(errno);
+	if (kd_ep_fetch(ep, &q) != DAT_SUCCESS)
+		return DAT_INVALID_STATE;
+	return (DAT_RETURN)DAT_INVALID_STATE |
+	       kd_ep_state_subtype(kd_ep_state(q.state));
+}
+
 LIBDAT_API DAT_RETURN dat_ep_get_status(DAT_EP_HANDLE ep_handle,
 					DAT_EP_STATE *state,
 					DAT_BOOLEAN *recv_idle,
@@ -269,14 +341,14 @@ LIBDAT_API DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep_handle,
 		return DAT_INVALID_ADDRESS;
 	}
 	c.ep_handle = ep->obj.kh;
-	if (!kd_port(conn_qual))
+	if (!conn_qual)
 		return DAT_INVALID_PARAMETER;
-	c.conn_qual = kd_port(conn_qual);
+	c.conn_qual = conn_qual;
 	c.timeout_us = timeout == DAT_TIMEOUT_INFINITE ? KDAT_WAIT_FOREVER :
 							 timeout;
 	c.private_data = (uintptr_t)pdata;
 	c.private_data_len = pdata_size;
-	return kd_ioctl(ep->obj.ia, KDAT_IOCTL_EP_CONNECT, &c);
+	return kd_ep_ioctl(ep, KDAT_IOCTL_EP_CONNECT, &c);
 }
 
 LIBDAT_API DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep_handle,
@@ -291,7 +363,7 @@ LIBDAT_API DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep_handle,
 		return DAT_INVALID_PARAMETER;
 	c.ep_handle = ep->obj.kh;
 	c.flags = flags;
-	return kd_ioctl(ep->obj.ia, KDAT_IOCTL_EP_DISCONNECT, &c);
+	return kd_ep_ioctl(ep, KDAT_IOCTL_EP_DISCONNECT, &c);
 }
 
 LIBDAT_API DAT_RETURN dat_ep_reset(DAT_EP_HANDLE ep_handle)
@@ -302,7 +374,7 @@ LIBDAT_API DAT_RETURN dat_ep_reset(DAT_EP_HANDLE ep_handle)
 	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
 		return DAT_INVALID_HANDLE;
 	c.ep_handle = ep->obj.kh;
-	return kd_ioctl(ep->obj.ia, KDAT_IOCTL_EP_RESET, &c);
+	return kd_ep_ioctl(ep, KDAT_IOCTL_EP_RESET, &c);
 }
 
 /*

@@ -3,9 +3,11 @@
  * libdat Interface Adapters: open by IA name, with the address of the
  * port's network device; query; close, with everything built on the IA.
  */
+#include <endian.h>
 #include <errno.h>
 #include <dirent.h>
 #include <ifaddrs.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,12 +115,18 @@ LIBDAT_API DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name,
 				   DAT_UINT32 major, DAT_UINT32 minor,
 				   DAT_BOOLEAN thread_safety)
 {
-	return kd_ia_open(&kd_default_provider, name, async_evd_qlen,
+	return kd_ia_open(&kd_default_provider, name, NULL, 0, async_evd_qlen,
 			  async_evd_handle, ia_handle, major, minor,
 			  thread_safety);
 }
 
+/*
+ * Open the IA @name: on port @devport of device @devname when given (a
+ * dat.conf line's instance data said so), else on the port the name
+ * gives.
+ */
 DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
+		      const char *devname, uint32_t devport,
 		      DAT_COUNT async_evd_qlen,
 		      DAT_EVD_HANDLE *async_evd_handle,
 		      DAT_IA_HANDLE *ia_handle, DAT_UINT32 major,
@@ -134,8 +142,12 @@ DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
 		return DAT_INVALID_PARAMETER;
 	if (major != DAT_VERSION_MAJOR)
 		return DAT_PROVIDER_NOT_FOUND;
-	if (kd_parse_name(name, dev, &port))
+	if (devname && devname[0] && strlen(devname) < sizeof(dev)) {
+		strcpy(dev, devname);
+		port = devport ? devport : 1;
+	} else if (kd_parse_name(name, dev, &port)) {
 		return DAT_PROVIDER_NOT_FOUND;
+	}
 	fd = kd_proc_get();
 	if (fd < 0)
 		return DAT_PROVIDER_NOT_FOUND;
@@ -184,13 +196,75 @@ DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
 
 static const DAT_BOOLEAN kd_stream_merging[6][6];
 
+static const char *kd_port_state_name(uint32_t state)
+{
+	static const char *const names[] = {
+		[KDAT_PORT_NOP] = "NOP",
+		[KDAT_PORT_DOWN] = "DOWN",
+		[KDAT_PORT_INIT] = "INIT",
+		[KDAT_PORT_ARMED] = "ARMED",
+		[KDAT_PORT_ACTIVE] = "ACTIVE",
+		[KDAT_PORT_ACTIVE_DEFER] = "DEFER",
+	};
+
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] :
+							  "UNKNOWN";
+}
+
+/* One provider-specific attribute; its value copied into the IA. */
+static void kd_spec_attr(struct kd_ia *ia, int *n, const char *name,
+			 const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*n >= KD_IA_SPEC_ATTRS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(ia->spec_val[*n], sizeof(ia->spec_val[*n]), fmt, ap);
+	va_end(ap);
+	ia->spec_attr[*n].name = name;
+	ia->spec_attr[*n].value = ia->spec_val[*n];
+	(*n)++;
+}
+
 /*
- * What OFA's IB providers say they can do, by name: DAT programs (dtest)
- * run their RDMA read phase only where DAT_IB_RDMA_READ is TRUE.
+ * The provider-specific attributes OFA's IB providers publish (their
+ * names and value formats), each where kdat knows the true value: DAT
+ * programs read them (dtest runs its RDMA read phase only where
+ * DAT_IB_RDMA_READ is TRUE; dtestsrq sizes its buffers by
+ * DAT_IB_TRANSPORT_MTU). Built at each query, under the process lock:
+ * the port's state and MTU may have changed. Returns how many.
  */
-static DAT_NAMED_ATTR kd_provider_specific[] = {
-	{ "DAT_IB_RDMA_READ", "TRUE" },
-};
+static int kd_spec_attrs(struct kd_ia *ia, const struct kdat_ia_query *q)
+{
+	uint64_t guid = be64toh(q->node_guid);
+	const uint8_t *g = q->gid;
+	int n = 0;
+
+	kd_spec_attr(ia, &n, "DAT_IB_PROVIDER_NAME", "kdat");
+	kd_spec_attr(ia, &n, "DAT_IB_DEVICE_NAME", "%s", ia->name);
+	kd_spec_attr(ia, &n, "DAT_IB_CONNECTIVITY_MODE", "DIRECT");
+	kd_spec_attr(ia, &n, "DAT_IB_RDMA_READ", "TRUE");
+	kd_spec_attr(ia, &n, "DAT_IB_NODE_GUID", "%04x:%04x:%04x:%04x",
+		     (unsigned int)(guid >> 48) & 0xffff,
+		     (unsigned int)(guid >> 32) & 0xffff,
+		     (unsigned int)(guid >> 16) & 0xffff,
+		     (unsigned int)guid & 0xffff);
+	kd_spec_attr(ia, &n, "DAT_IB_GID",
+		     "%02x%02x:%02x%02x:%02x%02x:%02x%02x:"
+		     "%02x%02x:%02x%02x:%02x%02x:%02x%02x",
+		     g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9],
+		     g[10], g[11], g[12], g[13], g[14], g[15]);
+	if (q->active_mtu)
+		kd_spec_attr(ia, &n, "DAT_IB_TRANSPORT_MTU", "%u",
+			     q->active_mtu);
+	else
+		kd_spec_attr(ia, &n, "DAT_IB_TRANSPORT_MTU", "UNKNOWN");
+	kd_spec_attr(ia, &n, "DAT_IB_PORT_STATUS", "%s",
+		     kd_port_state_name(q->port_state));
+	kd_spec_attr(ia, &n, "DAT_IB_PORT_NUMBER", "%u", ia->port);
+	return n;
+}
 
 LIBDAT_API DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia_handle,
 				   DAT_EVD_HANDLE *async_evd,
@@ -209,11 +283,13 @@ LIBDAT_API DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia_handle,
 		return DAT_INVALID_HANDLE;
 	if (async_evd)
 		*async_evd = ia->async_evd;
-	if (ia_attr) {
+	if (ia_attr || pr_attr) {
 		q.ia_handle = ia->obj.kh;
 		ret = kd_ioctl(ia, KDAT_IOCTL_IA_QUERY, &q);
 		if (ret)
 			return ret;
+	}
+	if (ia_attr) {
 		memset(ia_attr, 0, sizeof(*ia_attr));
 		snprintf(ia_attr->adapter_name, sizeof(ia_attr->adapter_name),
 			 "%s", ia->name);
@@ -290,9 +366,10 @@ LIBDAT_API DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia_handle,
 		a.dto_async_return_guaranteed = DAT_TRUE;
 		a.rdma_read_lmr_rmr_context_exposure = DAT_FALSE;
 		a.rmr_scope_supported = DAT_RMR_SCOPE_PZ;
-		a.num_provider_specific_attr = sizeof(kd_provider_specific) /
-					       sizeof(kd_provider_specific[0]);
-		a.provider_specific_attr = kd_provider_specific;
+		pthread_mutex_lock(&kd_proc.lock);
+		a.num_provider_specific_attr = kd_spec_attrs(ia, &q);
+		pthread_mutex_unlock(&kd_proc.lock);
+		a.provider_specific_attr = ia->spec_attr;
 		memcpy(pr_attr, &a, sizeof(a));
 		(void)kd_stream_merging;
 	}

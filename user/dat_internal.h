@@ -63,6 +63,7 @@ struct kd_obj {
 };
 
 #define KD_TABLE_SIZE 256
+#define KD_IA_SPEC_ATTRS 16	/* provider-specific attributes, at most */
 
 /*
  * One /dev/kdat file per process, shared by its IAs: DAT lets objects of
@@ -91,6 +92,9 @@ struct kd_ia {
 	DAT_BOOLEAN thread_safe;		/* as asked at open */
 	struct sockaddr_storage addr;	/* the port's IP address, if any */
 	DAT_EVD_HANDLE async_evd;
+	/* dat_ia_query's provider-specific attributes, values here */
+	DAT_NAMED_ATTR spec_attr[KD_IA_SPEC_ATTRS];
+	char spec_val[KD_IA_SPEC_ATTRS][48];
 };
 
 struct kd_pz {
@@ -191,6 +195,7 @@ void kd_ring_unmap(struct kd_ring *r);
 
 /* dat_ia.c */
 DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
+		      const char *devname, uint32_t devport,
 		      DAT_COUNT async_evd_qlen,
 		      DAT_EVD_HANDLE *async_evd_handle,
 		      DAT_IA_HANDLE *ia_handle, DAT_UINT32 major,
@@ -200,7 +205,6 @@ DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
 DAT_RETURN kd_ep_fetch(struct kd_ep *ep, struct kdat_ep_query *q);
 
 /* dat_cm.c */
-uint16_t kd_port(DAT_CONN_QUAL conn_qual);
 void kd_sockaddr_from_kdat(const struct kdat_sockaddr *k,
 			   struct sockaddr_storage *ss);
 

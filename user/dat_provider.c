@@ -5,11 +5,16 @@
  * (dat_provider_init/fini), the IA names kdat offers, and the DAT
  * functions kdat does not implement.
  */
+#include <dirent.h>
+#include <ifaddrs.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <sys/stat.h>
 
 #include "dat_internal.h"
 
@@ -100,21 +105,28 @@ KD_NOT_IMPLEMENTED(kd_extendedop, DAT_HANDLE a, DAT_EXTENDED_OP b, va_list c)
 /*
  * OFA's registry knows a provider by its device_name, which must be the
  * IA name it was registered for: one DAT_PROVIDER per IA name, all with
- * kdat's functions.
+ * kdat's functions, and the port its dat.conf line's instance data names
+ * (@dev empty: the IA name says which).
  */
+struct kd_prov {
+	DAT_PROVIDER p;			/* first: handles point at it */
+	char dev[KDAT_NAME_MAX];
+	uint32_t port;
+};
+
 #define KD_MAX_PROVIDERS 64
 static pthread_mutex_t kd_providers_lock = PTHREAD_MUTEX_INITIALIZER;
-static DAT_PROVIDER *kd_providers[KD_MAX_PROVIDERS];
+static struct kd_prov *kd_providers[KD_MAX_PROVIDERS];
 
-static DAT_PROVIDER *kd_provider_find(const char *name)
+static struct kd_prov *kd_provider_find(const char *name)
 {
-	DAT_PROVIDER *p = NULL;
+	struct kd_prov *p = NULL;
 	int i;
 
 	pthread_mutex_lock(&kd_providers_lock);
 	for (i = 0; i < KD_MAX_PROVIDERS && !p; i++)
 		if (kd_providers[i] &&
-		    !strcmp(kd_providers[i]->device_name, name))
+		    !strcmp(kd_providers[i]->p.device_name, name))
 			p = kd_providers[i];
 	pthread_mutex_unlock(&kd_providers_lock);
 	return p;
@@ -125,11 +137,167 @@ static DAT_RETURN kd_provider_ia_open(const DAT_NAME_PTR name,
 				      DAT_EVD_HANDLE *async_evd,
 				      DAT_IA_HANDLE *ia)
 {
-	DAT_PROVIDER *p = kd_provider_find(name);
+	struct kd_prov *p = kd_provider_find(name);
+	char dev[KDAT_NAME_MAX] = "";
+	uint32_t port = 0;
 
-	return kd_ia_open(p ? p : &kd_default_provider, name, qlen, async_evd, ia,
-			  DAT_VERSION_MAJOR, DAT_VERSION_MINOR,
-			  DAT_THREADSAFE);
+	if (p) {
+		pthread_mutex_lock(&kd_providers_lock);
+		memcpy(dev, p->dev, sizeof(dev));
+		port = p->port;
+		pthread_mutex_unlock(&kd_providers_lock);
+	}
+	return kd_ia_open(p ? &p->p : &kd_default_provider, name, dev, port,
+			  qlen, async_evd, ia, DAT_VERSION_MAJOR,
+			  DAT_VERSION_MINOR, DAT_THREADSAFE);
+}
+
+/* Read the first line of @path into @buf; 0 or -1. */
+static int kd_read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	if (fgets(buf, len, f)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * The RDMA port behind network device @netdev: the one whose GIDs it
+ * carries (RoCE), else the RDMA device of its parent (IPoIB), port
+ * dev_port + 1. @want, when not 0, is the port wanted. 0 or -1.
+ */
+static int kd_netdev_port(const char *netdev, uint32_t want, char *dev,
+			  uint32_t *port)
+{
+	char path[600], line[64];
+	struct dirent *d, *p, *n;
+	int found = -1;
+	DIR *dd, *pd, *nd;
+
+	dd = opendir("/sys/class/infiniband");
+	while (dd && found && (d = readdir(dd))) {
+		if (d->d_name[0] == '.' || strlen(d->d_name) >= KDAT_NAME_MAX)
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports",
+			 d->d_name);
+		pd = opendir(path);
+		while (pd && found && (p = readdir(pd))) {
+			uint32_t pn = strtoul(p->d_name, NULL, 10);
+
+			if (!pn || (want && pn != want))
+				continue;
+			snprintf(path, sizeof(path),
+				 "/sys/class/infiniband/%s/ports/%u/gid_attrs/ndevs",
+				 d->d_name, pn);
+			nd = opendir(path);
+			while (nd && found && (n = readdir(nd))) {
+				char file[sizeof(path) + 260];
+
+				if (n->d_name[0] == '.')
+					continue;
+				snprintf(file, sizeof(file), "%s/%s", path,
+					 n->d_name);
+				if (kd_read_line(file, line, sizeof(line)) ||
+				    strcmp(line, netdev))
+					continue;
+				strcpy(dev, d->d_name);
+				*port = pn;
+				found = 0;
+			}
+			if (nd)
+				closedir(nd);
+		}
+		if (pd)
+			closedir(pd);
+	}
+	if (dd)
+		closedir(dd);
+	if (!found)
+		return 0;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/device/infiniband",
+		 netdev);
+	dd = opendir(path);
+	while (dd && found && (d = readdir(dd))) {
+		if (d->d_name[0] == '.' || strlen(d->d_name) >= KDAT_NAME_MAX)
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/net/%s/dev_port",
+			 netdev);
+		if (want)
+			*port = want;
+		else if (kd_read_line(path, line, sizeof(line)))
+			*port = 1;
+		else
+			*port = strtoul(line, NULL, 0) + 1;
+		strcpy(dev, d->d_name);
+		found = 0;
+	}
+	if (dd)
+		closedir(dd);
+	return found;
+}
+
+/*
+ * A dat.conf line's instance data: "<name> <port>", as OFA's providers
+ * take it. <name> is an RDMA device (then <port> is its port, 0 meaning
+ * 1), or, as for OFA's cma provider, a network device or one of its IP
+ * addresses (the RDMA port behind it; <port> 0 for any). Sets @dev empty
+ * when it names no RDMA port here: the IA name decides then.
+ */
+static void kd_instance_port(const char *data, char *dev, uint32_t *port)
+{
+	char name[256], path[300], netdev[IF_NAMESIZE] = "";
+	unsigned char addr[sizeof(struct in6_addr)];
+	struct ifaddrs *ifa, *i;
+	unsigned long p = 0;
+	struct stat st;
+	int family = 0;
+
+	dev[0] = '\0';
+	*port = 0;
+	if (!data || sscanf(data, "%255s %lu", name, &p) < 1 || p > 255)
+		return;
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s", name);
+	if (!strchr(name, '/') && strlen(name) < KDAT_NAME_MAX &&
+	    !stat(path, &st)) {
+		strcpy(dev, name);
+		*port = p ? p : 1;
+		return;
+	}
+	if (inet_pton(AF_INET, name, addr) == 1)
+		family = AF_INET;
+	else if (inet_pton(AF_INET6, name, addr) == 1)
+		family = AF_INET6;
+	if (family && !getifaddrs(&ifa)) {
+		for (i = ifa; i && !netdev[0]; i = i->ifa_next) {
+			const void *a = NULL;
+			size_t len = 4;
+
+			if (!i->ifa_addr || i->ifa_addr->sa_family != family)
+				continue;
+			if (family == AF_INET) {
+				a = &((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+			} else {
+				a = &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+				len = 16;
+			}
+			if (!memcmp(a, addr, len))
+				snprintf(netdev, sizeof(netdev), "%s",
+					 i->ifa_name);
+		}
+		freeifaddrs(ifa);
+	} else if (!family && strlen(name) < sizeof(netdev)) {
+		strcpy(netdev, name);
+	}
+	if (!netdev[0] || kd_netdev_port(netdev, p, dev, port))
+		dev[0] = '\0';
 }
 
 static void kd_provider_fill(DAT_PROVIDER *p)
@@ -241,15 +409,23 @@ extern DAT_RETURN dat_registry_remove_provider(const DAT_PROVIDER *,
 LIBDAT_API void dat_provider_init(const DAT_PROVIDER_INFO *info,
 				  const char *instance_data)
 {
-	DAT_PROVIDER *p;
+	char dev[KDAT_NAME_MAX];
+	struct kd_prov *p;
+	uint32_t port;
 	char *name;
 	int i;
 
-	(void)instance_data;
 	if (!dat_registry_add_provider || !info)
 		return;
+	kd_instance_port(instance_data, dev, &port);
 	p = kd_provider_find(info->ia_name);
-	if (!p) {
+	if (p) {
+		/* Its other line (the other thread safety): the same port. */
+		pthread_mutex_lock(&kd_providers_lock);
+		memcpy(p->dev, dev, sizeof(dev));
+		p->port = port;
+		pthread_mutex_unlock(&kd_providers_lock);
+	} else {
 		p = calloc(1, sizeof(*p));
 		name = strdup(info->ia_name);
 		if (!p || !name) {
@@ -257,8 +433,10 @@ LIBDAT_API void dat_provider_init(const DAT_PROVIDER_INFO *info,
 			free(name);
 			return;
 		}
-		kd_provider_fill(p);
-		p->device_name = name;
+		kd_provider_fill(&p->p);
+		p->p.device_name = name;
+		memcpy(p->dev, dev, sizeof(dev));
+		p->port = port;
 		pthread_mutex_lock(&kd_providers_lock);
 		for (i = 0; i < KD_MAX_PROVIDERS && kd_providers[i]; i++)
 			;
@@ -272,17 +450,17 @@ LIBDAT_API void dat_provider_init(const DAT_PROVIDER_INFO *info,
 			return;
 		}
 	}
-	dat_registry_add_provider(p, info);
+	dat_registry_add_provider(&p->p, info);
 }
 
 /* The provider stays allocated: handles may still point at it. */
 LIBDAT_API void dat_provider_fini(const DAT_PROVIDER_INFO *info)
 {
-	DAT_PROVIDER *p;
+	struct kd_prov *p;
 
 	if (!dat_registry_remove_provider || !info)
 		return;
 	p = kd_provider_find(info->ia_name);
 	if (p)
-		dat_registry_remove_provider(p, info);
+		dat_registry_remove_provider(&p->p, info);
 }

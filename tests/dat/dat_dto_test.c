@@ -1010,33 +1010,70 @@ static void test_ia_close_scope(void)
 		ktap_diag("no debugfs (not root?): object counts not checked");
 }
 
-/* Connection qualifiers past 16 bits name the port of their low bits. */
+/*
+ * Connection qualifiers past 16 bits name an RDMA CM port as OFA DAPL's
+ * cma provider folds them (its SID_TO_PORT): 33534 + qualifier % 32001.
+ * Another qualifier on the same port is the same listener: taken by a
+ * PSP, and reaching it from a connect.
+ */
+static DAT_CONN_QUAL ofa_port(DAT_CONN_QUAL q)
+{
+	return q < 65536 ? q : 65535 - 32001 + q % 32001;
+}
+
 static void test_conn_qual_wide(void)
 {
 	struct side c, s;
-	DAT_CONN_QUAL q = ((DAT_CONN_QUAL)0xabcd << 16) | new_qual();
+	DAT_CONN_QUAL q = ((DAT_CONN_QUAL)0xabcd << 32) | (getpid() * 16);
 	DAT_PSP_HANDLE psp2;
 	DAT_EVENT ev;
+	int i;
 
 	side_open(&c, NULL);
 	side_open(&s, NULL);
-	EXPECT_DAT(dat_psp_create(s.ia, (DAT_CONN_QUAL)1 << 16, s.cr_evd,
-				  DAT_PSP_CONSUMER_FLAG, &psp2),
-		   DAT_INVALID_PARAMETER);
+	KTAP_EXPECT(ofa_port(q) >= 33534 && ofa_port(q) <= 65534);
 	OK(dat_psp_create(s.ia, q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
-	/* The same port under another name is the same qualifier. */
-	EXPECT_DAT(dat_psp_create(s.ia, q & 0xffff, s.cr_evd,
+	/* The same port by its 16-bit name, or by a larger one. */
+	EXPECT_DAT(dat_psp_create(s.ia, ofa_port(q), s.cr_evd,
 				  DAT_PSP_CONSUMER_FLAG, &psp2),
 		   DAT_CONN_QUAL_IN_USE);
-	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
-			  NULL, DAT_QOS_BEST_EFFORT,
-			  DAT_CONNECT_DEFAULT_FLAG));
-	wait_event(s.cr_evd, &ev);
-	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
-	KTAP_EXPECT(ev.event_data.cr_arrival_event_data.conn_qual == q);
-	OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s.ep,
-			 0, NULL));
-	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	EXPECT_DAT(dat_psp_create(s.ia, q + 32001 * 7, s.cr_evd,
+				  DAT_PSP_CONSUMER_FLAG, &psp2),
+		   DAT_CONN_QUAL_IN_USE);
+	/* Its low 16 bits are another port (kdat used to take those). */
+	if ((q & 0xffff) && (q & 0xffff) != ofa_port(q)) {
+		OK(dat_psp_create(s.ia, q & 0xffff, s.cr_evd,
+				  DAT_PSP_CONSUMER_FLAG, &psp2));
+		OK(dat_psp_free(psp2));
+	}
+	/* Once by the qualifier, once by the port: the PSP's qualifier. */
+	for (i = 0; i < 2; i++) {
+		DAT_EP_HANDLE ep;
+		DAT_EP_ATTR a = ep_attr();
+
+		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr,
+				  i ? ofa_port(q) : q, TMO, 0, NULL,
+				  DAT_QOS_BEST_EFFORT,
+				  DAT_CONNECT_DEFAULT_FLAG));
+		wait_event(s.cr_evd, &ev);
+		KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+		KTAP_EXPECT(ev.event_data.cr_arrival_event_data.conn_qual == q);
+		OK(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd,
+				 &a, &ep));
+		OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
+				 ep, 0, NULL));
+		expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
+				  NULL);
+		expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
+				  NULL);
+		OK(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG));
+		expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED,
+				  NULL);
+		OK(dat_ep_reset(c.ep));
+	}
+	/* 0 would be the CM's "any port". */
+	EXPECT_DAT(dat_psp_create(s.ia, 0, s.cr_evd, DAT_PSP_CONSUMER_FLAG,
+				  &psp2), DAT_INVALID_PARAMETER);
 	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
