@@ -37,7 +37,7 @@ LIB_HDRS := include/uapi/linux/kdat.h user/kdat_lowlevel.h \
 TOOLS := user/kdat-info user/kdat-demo user/kdat-bench
 SELFTESTS := tests/selftests/kdat_dev_test tests/selftests/kdat_hostile_test
 DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
-	     tests/dat/ring_test
+	     tests/dat/ring_test tests/dat/interop_cm
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
@@ -100,6 +100,11 @@ tests/dat/ring_test: tests/dat/ring_test.c tests/selftests/ktap.h $(LIB) \
 # The fuzzer: the uapi header only.
 $(FUZZER): tests/fuzz/kdat_fuzz.c include/uapi/linux/kdat.h | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -lpthread
+
+# Both providers in one process: through OFA's registry, as Debian's DAT
+# tools are built (the DAT headers only, -ldat2).
+tests/dat/interop_cm: tests/dat/interop_cm.c | $(SETUP_STAMP)
+	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -ldat2
 
 # DAT programs: the DAT 2.0 headers from Debian's libdapl-dev, -ldat.
 tests/dat/%: tests/dat/%.c tests/selftests/ktap.h \

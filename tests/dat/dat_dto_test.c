@@ -1806,6 +1806,383 @@ static void test_ia_query(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/* The value of provider-specific attribute @name, or NULL. */
+static const char *spec_attr(const DAT_PROVIDER_ATTR *pa, const char *name)
+{
+	DAT_COUNT i;
+
+	for (i = 0; i < pa->num_provider_specific_attr; i++)
+		if (!strcmp(pa->provider_specific_attr[i].name, name))
+			return pa->provider_specific_attr[i].value;
+	return NULL;
+}
+
+/* The first line of a sysfs file of the test port's device, in @buf. */
+static void sysfs_line(const char *rel, char *buf, size_t len)
+{
+	char path[300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/%s",
+		 getenv("KDAT_TEST_DEV"), rel);
+	f = fopen(path, "r");
+	if (!f)
+		KTAP_FAIL("%s: %s", path, strerror(errno));
+	if (!fgets(buf, len, f))
+		buf[0] = 0;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+/*
+ * The provider-specific attributes OFA's IB providers publish, with the
+ * values of the IA's port, each compared with what sysfs and rdma-core
+ * say: node GUID and GID 0 in OFA's hex groups (sysfs prints both the
+ * same way), port state and number, the active MTU (ibv_devinfo).
+ * Asked alone (no IA attributes), they are there too.
+ */
+static void test_provider_attrs(void)
+{
+	const char *dev = getenv("KDAT_TEST_DEV");
+	const char *port = getenv("KDAT_TEST_PORT") ?: "1";
+	char path[128], want[128], cmd[200], line[256];
+	DAT_PROVIDER_ATTR pa;
+	const char *v;
+	struct side s;
+	FILE *f;
+
+	side_open(&s, NULL);
+	OK(dat_ia_query(s.ia, NULL, 0, NULL, DAT_PROVIDER_FIELD_ALL, &pa));
+	KTAP_EXPECT(pa.num_provider_specific_attr >= 9);
+
+#define ATTR_IS(name, want)						\
+	do {								\
+		const char *__v = spec_attr(&pa, name);			\
+		if (!__v || strcmp(__v, want))				\
+			KTAP_FAIL("%s = %s, want %s", name,		\
+				  __v ?: "(none)", want);		\
+	} while (0)
+	ATTR_IS("DAT_IB_PROVIDER_NAME", "kdat");
+	ATTR_IS("DAT_IB_DEVICE_NAME", dev);
+	ATTR_IS("DAT_IB_CONNECTIVITY_MODE", "DIRECT");
+	ATTR_IS("DAT_IB_RDMA_READ", "TRUE");
+	ATTR_IS("DAT_IB_PORT_NUMBER", port);
+	sysfs_line("node_guid", want, sizeof(want));
+	ATTR_IS("DAT_IB_NODE_GUID", want);
+	snprintf(path, sizeof(path), "ports/%s/gids/0", port);
+	sysfs_line(path, want, sizeof(want));
+	ATTR_IS("DAT_IB_GID", want);
+	snprintf(path, sizeof(path), "ports/%s/state", port);
+	sysfs_line(path, want, sizeof(want));	/* "4: ACTIVE" */
+	ATTR_IS("DAT_IB_PORT_STATUS", strchr(want, ' ') ?
+		strchr(want, ' ') + 1 : want);
+
+	v = spec_attr(&pa, "DAT_IB_TRANSPORT_MTU");
+	KTAP_EXPECT(v);
+	KTAP_EXPECT(!strcmp(v, "256") || !strcmp(v, "512") ||
+		    !strcmp(v, "1024") || !strcmp(v, "2048") ||
+		    !strcmp(v, "4096"));
+	snprintf(cmd, sizeof(cmd), "ibv_devinfo -v -d %s -i %s 2>/dev/null",
+		 dev, port);
+	want[0] = 0;
+	f = popen(cmd, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "active_mtu:");
+
+		if (p)
+			snprintf(want, sizeof(want), "%lu",
+				 strtoul(p + strlen("active_mtu:"), NULL, 10));
+	}
+	if (f)
+		pclose(f);
+	ktap_diag("DAT_IB_TRANSPORT_MTU %s, ibv_devinfo active_mtu %s", v,
+		  want[0] ? want : "(no ibv_devinfo: not compared)");
+	if (want[0])
+		ATTR_IS("DAT_IB_TRANSPORT_MTU", want);
+#undef ATTR_IS
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+static DAT_COUNT cap4(DAT_COUNT want, DAT_COUNT limit)
+{
+	return limit > 0 && limit < want ? limit : want;
+}
+
+/*
+ * An EP created with no attributes gets OFA's defaults (16 DTOs, 4 IOV
+ * segments, 4 RDMA reads each way), no more than the IA's limits; two of
+ * them move data through every segment: send/receive, RDMA write, read.
+ */
+static void test_ep_default_attr(void)
+{
+	struct side c, s;
+	struct buf cb, sb, back;
+	DAT_IA_ATTR ia;
+	DAT_EP_PARAM p;
+	const DAT_EP_ATTR *a = &p.ep_attr;
+	DAT_LMR_TRIPLET t[4], r[4];
+	DAT_RMR_TRIPLET rem;
+	DAT_COUNT n, i, total;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	OK(dat_ep_free(c.ep));
+	OK(dat_ep_free(s.ep));
+	OK(dat_ep_create(c.ia, c.pz, c.dto_evd, c.dto_evd, c.conn_evd, NULL,
+			 &c.ep));
+	OK(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd, NULL,
+			 &s.ep));
+	OK(dat_ia_query(c.ia, NULL, DAT_IA_FIELD_ALL, &ia, 0, NULL));
+	OK(dat_ep_query(c.ep, DAT_EP_FIELD_ALL, &p));
+	ktap_diag("defaults: dtos %d/%d iov %d/%d rdma read %d/%d; IA: dtos %d"
+		  " iov %d (rdma write %d) rdma read %d/%d", a->max_recv_dtos,
+		  a->max_request_dtos, a->max_recv_iov, a->max_request_iov,
+		  a->max_rdma_read_in, a->max_rdma_read_out, ia.max_dto_per_ep,
+		  ia.max_iov_segments_per_dto,
+		  ia.max_iov_segments_per_rdma_write, ia.max_rdma_read_per_ep_in,
+		  ia.max_rdma_read_per_ep_out);
+	KTAP_EXPECT_EQ(a->max_recv_dtos, cap4(16, ia.max_dto_per_ep));
+	KTAP_EXPECT_EQ(a->max_request_dtos, cap4(16, ia.max_dto_per_ep));
+	KTAP_EXPECT_EQ(a->max_request_iov,
+		       cap4(4, ia.max_iov_segments_per_rdma_write));
+	/* The IA gives the smaller of its send and receive segments. */
+	if (ia.max_iov_segments_per_dto >= 4)
+		KTAP_EXPECT_EQ(a->max_recv_iov, 4);
+	else
+		KTAP_EXPECT(a->max_recv_iov >= ia.max_iov_segments_per_dto &&
+			    a->max_recv_iov <= 4);
+	KTAP_EXPECT_EQ(a->max_rdma_read_in, cap4(4, ia.max_rdma_read_per_ep_in));
+	KTAP_EXPECT_EQ(a->max_rdma_read_out,
+		       cap4(4, ia.max_rdma_read_per_ep_out));
+	KTAP_EXPECT_EQ(a->max_rdma_read_iov, a->max_request_iov);
+	KTAP_EXPECT_EQ(a->max_rdma_write_iov, a->max_request_iov);
+	KTAP_EXPECT(a->service_type == DAT_SERVICE_TYPE_RC);
+
+	buf_reg(&c, &cb, 8192, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&c, &back, 8192, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &sb, 8192, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+	for (i = 0; i < 8192; i++)
+		cb.p[i] = (unsigned char)(i * 7 + 3);
+	memset(sb.p, 0, sb.len);
+
+	/* A send of n segments into a receive of as many. */
+	n = a->max_request_iov < a->max_recv_iov ? a->max_request_iov :
+						   a->max_recv_iov;
+	for (i = 0, total = 0; i < n; i++) {
+		t[i] = seg(&cb, 1000 * i + i, 100 + i);
+		r[i] = seg(&sb, 2000 * i, 100 + i);
+		total += 100 + i;
+	}
+	OK(dat_ep_post_recv(s.ep, n, r, cookie(1), 0));
+	OK(dat_ep_post_send(c.ep, n, t, cookie(2), 0));
+	expect_dto(c.dto_evd, 2, DAT_DTO_SUCCESS, total);
+	expect_dto(s.dto_evd, 1, DAT_DTO_SUCCESS, total);
+	for (i = 0; i < n; i++)
+		KTAP_EXPECT(!memcmp(sb.p + 2000 * i, cb.p + 1000 * i + i,
+				    100 + i));
+
+	/* An RDMA write of max_rdma_write_iov segments, then read back. */
+	n = a->max_rdma_write_iov;
+	for (i = 0, total = 0; i < n; i++) {
+		t[i] = seg(&cb, 1500 * i, 200);
+		total += 200;
+	}
+	rem.rmr_context = sb.rctx;
+	rem.virtual_address = (uintptr_t)sb.p + 4096;
+	rem.segment_length = total;
+	OK(dat_ep_post_rdma_write(c.ep, n, t, cookie(3), &rem, 0));
+	expect_dto(c.dto_evd, 3, DAT_DTO_SUCCESS, total);
+	for (i = 0; i < n; i++)
+		KTAP_EXPECT(!memcmp(sb.p + 4096 + 200 * i, cb.p + 1500 * i,
+				    200));
+	memset(back.p, 0xee, back.len);
+	n = a->max_rdma_read_iov;
+	for (i = 0; i < n; i++)
+		r[i] = seg(&back, 2000 * i, total / n);
+	OK(dat_ep_post_rdma_read(c.ep, n, r, cookie(4), &rem, 0));
+	expect_dto(c.dto_evd, 4, DAT_DTO_SUCCESS, total);
+	for (i = 0; i < n; i++)
+		KTAP_EXPECT(!memcmp(back.p + 2000 * i,
+				    sb.p + 4096 + i * (total / n), total / n));
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* The whole code, subtype included. */
+#define EXPECT_DAT_FULL(expr, want)					\
+	do {								\
+		DAT_RETURN __r = (expr);				\
+		if (__r != (DAT_RETURN)(want))				\
+			KTAP_FAIL("%s: got %#x, want %#x", #expr,	\
+				  (unsigned int)__r, (unsigned int)(want)); \
+	} while (0)
+
+/*
+ * Connect, disconnect and reset in each EP state that does not allow
+ * them: DAT_INVALID_STATE with the subtype naming the state, as OFA's
+ * provider answers; where the man pages make them no-ops (disconnecting
+ * a DISCONNECTED EP, resetting an UNCONNECTED one), success.
+ */
+static void test_ep_state_errors(void)
+{
+	const DAT_RETURN st = DAT_INVALID_STATE;
+	DAT_CONN_QUAL q = new_qual();
+	DAT_IA_ADDRESS_PTR addr = (DAT_IA_ADDRESS_PTR)&peer_addr;
+	DAT_EP_ATTR a = ep_attr();
+	DAT_RSP_HANDLE rsp;
+	DAT_EP_HANDLE r;
+	struct side c, s;
+	int i;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	/* UNCONNECTED, never connected: both flags of disconnect. */
+	state_is(c.ep, DAT_EP_STATE_UNCONNECTED);
+	EXPECT_DAT_FULL(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG),
+			st | DAT_INVALID_STATE_EP_UNCONNECTED);
+	EXPECT_DAT_FULL(dat_ep_disconnect(c.ep, DAT_CLOSE_GRACEFUL_FLAG),
+			st | DAT_INVALID_STATE_EP_UNCONNECTED);
+	OK(dat_ep_reset(c.ep));
+	state_is(c.ep, DAT_EP_STATE_UNCONNECTED);
+
+	/* RESERVED by an RSP. */
+	OK(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd, &a,
+			 &r));
+	OK(dat_rsp_create(s.ia, q, r, s.cr_evd, &rsp));
+	state_is(r, DAT_EP_STATE_RESERVED);
+	EXPECT_DAT_FULL(dat_ep_connect(r, addr, new_qual(), TMO, 0, NULL,
+				       DAT_QOS_BEST_EFFORT,
+				       DAT_CONNECT_DEFAULT_FLAG),
+			st | DAT_INVALID_STATE_EP_RESERVED);
+	EXPECT_DAT_FULL(dat_ep_disconnect(r, DAT_CLOSE_ABRUPT_FLAG),
+			st | DAT_INVALID_STATE_EP_RESERVED);
+	EXPECT_DAT_FULL(dat_ep_reset(r), st | DAT_INVALID_STATE_EP_RESERVED);
+	OK(dat_rsp_free(rsp));
+	state_is(r, DAT_EP_STATE_UNCONNECTED);
+
+	/* CONNECTED, on both sides. */
+	connect_pair(&c, &s, false);
+	for (i = 0; i < 2; i++) {
+		DAT_EP_HANDLE ep = i ? s.ep : c.ep;
+
+		EXPECT_DAT_FULL(dat_ep_connect(ep, addr, q, TMO, 0, NULL,
+					       DAT_QOS_BEST_EFFORT,
+					       DAT_CONNECT_DEFAULT_FLAG),
+				st | DAT_INVALID_STATE_EP_CONNECTED);
+		EXPECT_DAT_FULL(dat_ep_reset(ep),
+				st | DAT_INVALID_STATE_EP_CONNECTED);
+		state_is(ep, DAT_EP_STATE_CONNECTED);
+	}
+
+	/* DISCONNECTED: disconnect again is nothing; reset works. */
+	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG));
+	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
+	OK(dat_ep_reset(c.ep));
+	state_is(c.ep, DAT_EP_STATE_UNCONNECTED);
+	/* And UNCONNECTED once more, after a connection. */
+	EXPECT_DAT_FULL(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG),
+			st | DAT_INVALID_STATE_EP_UNCONNECTED);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/*
+ * A reject's private data, kdat to kdat: the consumer sees exactly the
+ * bytes the rejecting consumer gave (the version word on the wire is
+ * not its; over IB the CM pads the rest with zeros), for 0 bytes to the
+ * most a reject takes. A reject the CM makes (a full backlog) is
+ * NON_PEER_REJECTED, with no data.
+ */
+static void test_reject_pdata(void)
+{
+	static const DAT_COUNT sizes[] = { 0, 1, 4, 5, 31, 56 };
+	const DAT_CONNECTION_EVENT_DATA *d;
+	unsigned char pd[64];
+	struct side c, c2, s;
+	DAT_CONN_QUAL q;
+	DAT_EVD_HANDLE cr1;
+	DAT_CR_HANDLE cr;
+	DAT_EVENT ev;
+	DAT_COUNT k;
+	size_t i;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	q = new_qual();
+	OK(dat_psp_create(s.ia, q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (k = 0; k < (DAT_COUNT)sizeof(pd); k++)
+			pd[k] = (unsigned char)(0xa0 + i + k * 3);
+		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO,
+				  0, NULL, DAT_QOS_BEST_EFFORT,
+				  DAT_CONNECT_DEFAULT_FLAG));
+		wait_event(s.cr_evd, &ev);
+		KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+		cr = ev.event_data.cr_arrival_event_data.cr_handle;
+		OK(dat_cr_reject(cr, sizes[i], sizes[i] ? pd : NULL));
+		wait_event(c.conn_evd, &ev);
+		if (ev.event_number != DAT_CONNECTION_EVENT_PEER_REJECTED)
+			KTAP_FAIL("reject of %d bytes: event %#x", sizes[i],
+				  ev.event_number);
+		d = &ev.event_data.connect_event_data;
+		ktap_diag("reject of %d bytes: the requester sees %d",
+			  sizes[i], d->private_data_size);
+		KTAP_EXPECT(d->private_data_size >= sizes[i]);
+		KTAP_EXPECT(!sizes[i] || !memcmp(d->private_data, pd,
+						 sizes[i]));
+		for (k = sizes[i]; k < d->private_data_size; k++)
+			if (((unsigned char *)d->private_data)[k])
+				KTAP_FAIL("reject of %d bytes: byte %d is %#x",
+					  sizes[i], k,
+					  ((unsigned char *)d->private_data)[k]);
+		state_is(c.ep, DAT_EP_STATE_DISCONNECTED);
+		OK(dat_ep_reset(c.ep));
+	}
+	/* More than a reject takes. */
+	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
+			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+	wait_event(s.cr_evd, &ev);
+	cr = ev.event_data.cr_arrival_event_data.cr_handle;
+	EXPECT_DAT(dat_cr_reject(cr, 57, pd), DAT_INVALID_PARAMETER);
+	OK(dat_cr_reject(cr, 0, NULL));
+	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_PEER_REJECTED,
+			  NULL);
+	OK(dat_ep_reset(c.ep));
+
+	/*
+	 * A PSP whose CR EVD holds one request: a second one, unanswered,
+	 * is rejected by the CM, not by a consumer.
+	 */
+	side_open(&c2, NULL);
+	q = new_qual();
+	OK(dat_evd_create(s.ia, 1, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr1));
+	OK(dat_psp_free(s.psp));
+	OK(dat_psp_create(s.ia, q, cr1, DAT_PSP_CONSUMER_FLAG, &s.psp));
+	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
+			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+	wait_event(cr1, &ev);
+	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+	cr = ev.event_data.cr_arrival_event_data.cr_handle;
+	OK(dat_ep_connect(c2.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 4,
+			  "2nd", DAT_QOS_BEST_EFFORT,
+			  DAT_CONNECT_DEFAULT_FLAG));
+	wait_event(c2.conn_evd, &ev);
+	if (ev.event_number != DAT_CONNECTION_EVENT_NON_PEER_REJECTED)
+		KTAP_FAIL("over the backlog: event %#x", ev.event_number);
+	KTAP_EXPECT(ev.event_data.connect_event_data.private_data_size == 0);
+	/* The one it holds is still the consumer's to answer. */
+	OK(dat_cr_reject(cr, 3, "no"));
+	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_PEER_REJECTED,
+			  "no");
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(c2.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 /* Software events: queued with their pointer; only on a software EVD. */
 static void test_post_se(void)
 {
@@ -2339,6 +2716,10 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_solicited_wait),
 	KTAP_CASE(test_graceful_disconnect),
 	KTAP_CASE(test_ia_query),
+	KTAP_CASE(test_provider_attrs),
+	KTAP_CASE(test_ep_default_attr),
+	KTAP_CASE(test_ep_state_errors),
+	KTAP_CASE(test_reject_pdata),
 	KTAP_CASE(test_post_se),
 	KTAP_CASE(test_dup_connect),
 	KTAP_CASE(test_list_providers),
