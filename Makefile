@@ -12,6 +12,8 @@
 #                   (default 600; FUZZ_SEED=N replays a run)
 #   make storm      1000 processes killed mid-transfer, 50 device removals
 #                   under traffic, on the debug kernel
+#   make compat     the whole dapltest matrix and the interop suite with
+#                   OFA DAPL (also under load), in the VM testbed
 #
 # KDIR: the kernel build directory. Default: the running kernel's, if it has
 # one, otherwise the newest Debian linux-headers-*-amd64 installed.
@@ -42,7 +44,7 @@ TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
 .PHONY: all module kmod lib tools tests setup check check-hog demo lint checkpatch sparse shellcheck bench \
-	clean install fuzz storm FORCE
+	clean install fuzz storm compat FORCE
 
 all: module kmod lib tools tests
 
@@ -150,6 +152,13 @@ storm: all
 		$(TOP)/tests/run-all "tests/kmemleak.sh clear" \
 		"tests/storm.sh $(STORM_KILLS) $(STORM_ROUNDS)" \
 		"tests/kmemleak.sh scan"
+
+# Against OFA DAPL's cma provider on the stock kernel: make check runs a
+# subset of both suites; this runs all of them (hours under TCG).
+compat: all
+	KDAT_T_SUITE_TIMEOUT=10800 KDAT_VM_TIMEOUT=25200 \
+		$(TOP)/scripts/vm-run $(TOP)/tests/run-all \
+		"tests/dat/dapltest_matrix.sh full" "tests/dat/interop.sh full"
 
 lint: checkpatch sparse shellcheck
 
