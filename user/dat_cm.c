@@ -37,11 +37,11 @@ void kd_sockaddr_from_kdat(const struct kdat_sockaddr *k,
 	}
 }
 
-LIBDAT_API DAT_RETURN dat_psp_create(DAT_IA_HANDLE ia_handle,
-				     DAT_CONN_QUAL conn_qual,
-				     DAT_EVD_HANDLE evd_handle,
-				     DAT_PSP_FLAGS flags,
-				     DAT_PSP_HANDLE *psp_handle)
+DAT_RETURN kd_psp_create(DAT_IA_HANDLE ia_handle,
+			 DAT_CONN_QUAL conn_qual,
+			 DAT_EVD_HANDLE evd_handle,
+			 DAT_PSP_FLAGS flags,
+			 DAT_PSP_HANDLE *psp_handle)
 {
 	struct kdat_psp_create c = { .size = sizeof(c) };
 	struct kd_ia *ia = ia_handle;
@@ -76,11 +76,11 @@ LIBDAT_API DAT_RETURN dat_psp_create(DAT_IA_HANDLE ia_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia_handle,
-				     DAT_CONN_QUAL conn_qual,
-				     DAT_EP_HANDLE ep_handle,
-				     DAT_EVD_HANDLE evd_handle,
-				     DAT_RSP_HANDLE *rsp_handle)
+DAT_RETURN kd_rsp_create(DAT_IA_HANDLE ia_handle,
+			 DAT_CONN_QUAL conn_qual,
+			 DAT_EP_HANDLE ep_handle,
+			 DAT_EVD_HANDLE evd_handle,
+			 DAT_RSP_HANDLE *rsp_handle)
 {
 	struct kdat_psp_create c = { .size = sizeof(c) };
 	struct kd_ia *ia = ia_handle;
@@ -115,23 +115,23 @@ LIBDAT_API DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_rsp_free(DAT_RSP_HANDLE rsp_handle)
+DAT_RETURN kd_rsp_free(DAT_RSP_HANDLE rsp_handle)
 {
 	if (!kd_check(rsp_handle, DAT_HANDLE_TYPE_RSP))
 		return DAT_INVALID_HANDLE;
 	return kd_destroy(rsp_handle);
 }
 
-LIBDAT_API DAT_RETURN dat_psp_free(DAT_PSP_HANDLE psp_handle)
+DAT_RETURN kd_psp_free(DAT_PSP_HANDLE psp_handle)
 {
 	if (!kd_check(psp_handle, DAT_HANDLE_TYPE_PSP))
 		return DAT_INVALID_HANDLE;
 	return kd_destroy(psp_handle);
 }
 
-LIBDAT_API DAT_RETURN dat_cr_query(DAT_CR_HANDLE cr_handle,
-				   DAT_CR_PARAM_MASK mask,
-				   DAT_CR_PARAM *param)
+DAT_RETURN kd_cr_query(DAT_CR_HANDLE cr_handle,
+		       DAT_CR_PARAM_MASK mask,
+		       DAT_CR_PARAM *param)
 {
 	struct kd_cr *cr = cr_handle;
 
@@ -183,10 +183,10 @@ static DAT_RETURN kd_cr_reply(struct kd_cr *cr, unsigned long cmd,
 	return ret;
 }
 
-LIBDAT_API DAT_RETURN dat_cr_accept(DAT_CR_HANDLE cr_handle,
-				    DAT_EP_HANDLE ep_handle,
-				    DAT_COUNT pdata_size,
-				    const DAT_PVOID pdata)
+DAT_RETURN kd_cr_accept(DAT_CR_HANDLE cr_handle,
+			DAT_EP_HANDLE ep_handle,
+			DAT_COUNT pdata_size,
+			const DAT_PVOID pdata)
 {
 	if (!kd_check(cr_handle, DAT_HANDLE_TYPE_CR))
 		return DAT_INVALID_HANDLE;
@@ -196,9 +196,9 @@ LIBDAT_API DAT_RETURN dat_cr_accept(DAT_CR_HANDLE cr_handle,
 			   pdata_size, pdata);
 }
 
-LIBDAT_API DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr_handle,
-				    DAT_COUNT pdata_size,
-				    const DAT_PVOID pdata)
+DAT_RETURN kd_cr_reject(DAT_CR_HANDLE cr_handle,
+			DAT_COUNT pdata_size,
+			const DAT_PVOID pdata)
 {
 	if (!kd_check(cr_handle, DAT_HANDLE_TYPE_CR))
 		return DAT_INVALID_HANDLE;
@@ -206,9 +206,9 @@ LIBDAT_API DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr_handle,
 			   pdata);
 }
 
-LIBDAT_API DAT_RETURN dat_psp_query(DAT_PSP_HANDLE psp_handle,
-				    DAT_PSP_PARAM_MASK mask,
-				    DAT_PSP_PARAM *param)
+DAT_RETURN kd_psp_query(DAT_PSP_HANDLE psp_handle,
+			DAT_PSP_PARAM_MASK mask,
+			DAT_PSP_PARAM *param)
 {
 	struct kd_psp *psp = psp_handle;
 
@@ -224,9 +224,9 @@ LIBDAT_API DAT_RETURN dat_psp_query(DAT_PSP_HANDLE psp_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_rsp_query(DAT_RSP_HANDLE rsp_handle,
-				    DAT_RSP_PARAM_MASK mask,
-				    DAT_RSP_PARAM *param)
+DAT_RETURN kd_rsp_query(DAT_RSP_HANDLE rsp_handle,
+			DAT_RSP_PARAM_MASK mask,
+			DAT_RSP_PARAM *param)
 {
 	struct kd_psp *rsp = rsp_handle;
 
@@ -243,11 +243,11 @@ LIBDAT_API DAT_RETURN dat_rsp_query(DAT_RSP_HANDLE rsp_handle,
 }
 
 /* Any free qualifier: tried from a pid-based start, as OFA's does. */
-LIBDAT_API DAT_RETURN dat_psp_create_any(DAT_IA_HANDLE ia,
-					 DAT_CONN_QUAL *conn_qual,
-					 DAT_EVD_HANDLE evd,
-					 DAT_PSP_FLAGS flags,
-					 DAT_PSP_HANDLE *psp)
+DAT_RETURN kd_psp_create_any(DAT_IA_HANDLE ia,
+			     DAT_CONN_QUAL *conn_qual,
+			     DAT_EVD_HANDLE evd,
+			     DAT_PSP_FLAGS flags,
+			     DAT_PSP_HANDLE *psp)
 {
 	DAT_CONN_QUAL q = 1024 + (DAT_CONN_QUAL)getpid() % 30000;
 	DAT_RETURN ret = DAT_CONN_QUAL_IN_USE;
@@ -257,7 +257,7 @@ LIBDAT_API DAT_RETURN dat_psp_create_any(DAT_IA_HANDLE ia,
 		return DAT_INVALID_PARAMETER;
 	for (i = 0; i < 1000 && DAT_GET_TYPE(ret) == DAT_CONN_QUAL_IN_USE;
 	     i++, q = q + 1 < 65536 ? q + 1 : 1024) {
-		ret = dat_psp_create(ia, q, evd, flags, psp);
+		ret = kd_psp_create(ia, q, evd, flags, psp);
 		if (ret == DAT_SUCCESS)
 			*conn_qual = q;
 	}

@@ -273,7 +273,7 @@ int kdat_dat_handle(void *dat_handle, int *fd, uint32_t *kh)
 	return 0;
 }
 
-LIBDAT_API DAT_RETURN dat_set_consumer_context(DAT_HANDLE h, DAT_CONTEXT c)
+DAT_RETURN kd_set_consumer_context(DAT_HANDLE h, DAT_CONTEXT c)
 {
 	struct kd_obj *o = h;
 
@@ -283,7 +283,7 @@ LIBDAT_API DAT_RETURN dat_set_consumer_context(DAT_HANDLE h, DAT_CONTEXT c)
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_get_consumer_context(DAT_HANDLE h, DAT_CONTEXT *c)
+DAT_RETURN kd_get_consumer_context(DAT_HANDLE h, DAT_CONTEXT *c)
 {
 	struct kd_obj *o = h;
 
@@ -295,7 +295,7 @@ LIBDAT_API DAT_RETURN dat_get_consumer_context(DAT_HANDLE h, DAT_CONTEXT *c)
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_get_handle_type(DAT_HANDLE h, DAT_HANDLE_TYPE *t)
+DAT_RETURN kd_get_handle_type(DAT_HANDLE h, DAT_HANDLE_TYPE *t)
 {
 	struct kd_obj *o = h;
 

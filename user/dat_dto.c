@@ -242,27 +242,27 @@ static DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op,
 	return kd_ioctl(ep->ia, KDAT_IOCTL_POST, &p);
 }
 
-LIBDAT_API DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT num,
-				       DAT_LMR_TRIPLET *iov,
-				       DAT_DTO_COOKIE cookie,
-				       DAT_COMPLETION_FLAGS flags)
+DAT_RETURN kd_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT num,
+			   DAT_LMR_TRIPLET *iov,
+			   DAT_DTO_COOKIE cookie,
+			   DAT_COMPLETION_FLAGS flags)
 {
 	return kd_post(ep, KDAT_DTO_SEND, num, iov, cookie, NULL, flags);
 }
 
-LIBDAT_API DAT_RETURN dat_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT num,
-				       DAT_LMR_TRIPLET *iov,
-				       DAT_DTO_COOKIE cookie,
-				       DAT_COMPLETION_FLAGS flags)
+DAT_RETURN kd_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT num,
+			   DAT_LMR_TRIPLET *iov,
+			   DAT_DTO_COOKIE cookie,
+			   DAT_COMPLETION_FLAGS flags)
 {
 	return kd_post(ep, KDAT_DTO_RECEIVE, num, iov, cookie, NULL, flags);
 }
 
-LIBDAT_API DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT num,
-					    DAT_LMR_TRIPLET *iov,
-					    DAT_DTO_COOKIE cookie,
-					    const DAT_RMR_TRIPLET *remote,
-					    DAT_COMPLETION_FLAGS flags)
+DAT_RETURN kd_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT num,
+				DAT_LMR_TRIPLET *iov,
+				DAT_DTO_COOKIE cookie,
+				const DAT_RMR_TRIPLET *remote,
+				DAT_COMPLETION_FLAGS flags)
 {
 	if (!remote)
 		return DAT_INVALID_PARAMETER;
@@ -270,11 +270,11 @@ LIBDAT_API DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT num,
 		       flags);
 }
 
-LIBDAT_API DAT_RETURN dat_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT num,
-					     DAT_LMR_TRIPLET *iov,
-					     DAT_DTO_COOKIE cookie,
-					     const DAT_RMR_TRIPLET *remote,
-					     DAT_COMPLETION_FLAGS flags)
+DAT_RETURN kd_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT num,
+				 DAT_LMR_TRIPLET *iov,
+				 DAT_DTO_COOKIE cookie,
+				 const DAT_RMR_TRIPLET *remote,
+				 DAT_COMPLETION_FLAGS flags)
 {
 	if (!remote)
 		return DAT_INVALID_PARAMETER;
@@ -282,9 +282,9 @@ LIBDAT_API DAT_RETURN dat_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT num,
 		       flags);
 }
 
-LIBDAT_API DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq_handle,
-					DAT_COUNT num, DAT_LMR_TRIPLET *iov,
-					DAT_DTO_COOKIE cookie)
+DAT_RETURN kd_srq_post_recv(DAT_SRQ_HANDLE srq_handle,
+			    DAT_COUNT num, DAT_LMR_TRIPLET *iov,
+			    DAT_DTO_COOKIE cookie)
 {
 	if (!kd_check(srq_handle, DAT_HANDLE_TYPE_SRQ))
 		return DAT_INVALID_HANDLE;

@@ -51,14 +51,14 @@ static DAT_RETURN kd_ep_default_attr(struct kd_ia *ia, struct kdat_ep_attr *a)
 	return DAT_SUCCESS;
 }
 
-static DAT_RETURN kd_ep_create(DAT_IA_HANDLE ia_handle,
-			       DAT_PZ_HANDLE pz_handle,
-			       DAT_EVD_HANDLE recv_evd,
-			       DAT_EVD_HANDLE request_evd,
-			       DAT_EVD_HANDLE connect_evd,
-			       struct kd_srq *srq,
-			       const DAT_EP_ATTR *attr,
-			       DAT_EP_HANDLE *ep_handle)
+static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
+			      DAT_PZ_HANDLE pz_handle,
+			      DAT_EVD_HANDLE recv_evd,
+			      DAT_EVD_HANDLE request_evd,
+			      DAT_EVD_HANDLE connect_evd,
+			      struct kd_srq *srq,
+			      const DAT_EP_ATTR *attr,
+			      DAT_EP_HANDLE *ep_handle)
 {
 	struct kdat_ep_create c = { .size = sizeof(c) };
 	struct kd_ia *ia = ia_handle;
@@ -147,34 +147,34 @@ static DAT_RETURN kd_ep_create(DAT_IA_HANDLE ia_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia_handle,
-				    DAT_PZ_HANDLE pz_handle,
-				    DAT_EVD_HANDLE recv_evd,
-				    DAT_EVD_HANDLE request_evd,
-				    DAT_EVD_HANDLE connect_evd,
-				    const DAT_EP_ATTR *attr,
-				    DAT_EP_HANDLE *ep_handle)
+DAT_RETURN kd_ep_create(DAT_IA_HANDLE ia_handle,
+			DAT_PZ_HANDLE pz_handle,
+			DAT_EVD_HANDLE recv_evd,
+			DAT_EVD_HANDLE request_evd,
+			DAT_EVD_HANDLE connect_evd,
+			const DAT_EP_ATTR *attr,
+			DAT_EP_HANDLE *ep_handle)
 {
-	return kd_ep_create(ia_handle, pz_handle, recv_evd, request_evd,
-			    connect_evd, NULL, attr, ep_handle);
+	return kd_ep_build(ia_handle, pz_handle, recv_evd, request_evd,
+			   connect_evd, NULL, attr, ep_handle);
 }
 
-LIBDAT_API DAT_RETURN dat_ep_create_with_srq(DAT_IA_HANDLE ia_handle,
-					     DAT_PZ_HANDLE pz_handle,
-					     DAT_EVD_HANDLE recv_evd,
-					     DAT_EVD_HANDLE request_evd,
-					     DAT_EVD_HANDLE connect_evd,
-					     DAT_SRQ_HANDLE srq_handle,
-					     const DAT_EP_ATTR *attr,
-					     DAT_EP_HANDLE *ep_handle)
+DAT_RETURN kd_ep_create_with_srq(DAT_IA_HANDLE ia_handle,
+				 DAT_PZ_HANDLE pz_handle,
+				 DAT_EVD_HANDLE recv_evd,
+				 DAT_EVD_HANDLE request_evd,
+				 DAT_EVD_HANDLE connect_evd,
+				 DAT_SRQ_HANDLE srq_handle,
+				 const DAT_EP_ATTR *attr,
+				 DAT_EP_HANDLE *ep_handle)
 {
 	if (!kd_check(srq_handle, DAT_HANDLE_TYPE_SRQ))
 		return DAT_INVALID_HANDLE;
-	return kd_ep_create(ia_handle, pz_handle, recv_evd, request_evd,
-			    connect_evd, srq_handle, attr, ep_handle);
+	return kd_ep_build(ia_handle, pz_handle, recv_evd, request_evd,
+			   connect_evd, srq_handle, attr, ep_handle);
 }
 
-LIBDAT_API DAT_RETURN dat_ep_free(DAT_EP_HANDLE ep_handle)
+DAT_RETURN kd_ep_free(DAT_EP_HANDLE ep_handle)
 {
 	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
 		return DAT_INVALID_HANDLE;
@@ -249,10 +249,10 @@ static DAT_RETURN kd_ep_ioctl(struct kd_ep *ep, unsigned long cmd, void *arg)
 	       kd_ep_state_subtype(kd_ep_state(q.state));
 }
 
-LIBDAT_API DAT_RETURN dat_ep_get_status(DAT_EP_HANDLE ep_handle,
-					DAT_EP_STATE *state,
-					DAT_BOOLEAN *recv_idle,
-					DAT_BOOLEAN *request_idle)
+DAT_RETURN kd_ep_get_status(DAT_EP_HANDLE ep_handle,
+			    DAT_EP_STATE *state,
+			    DAT_BOOLEAN *recv_idle,
+			    DAT_BOOLEAN *request_idle)
 {
 	struct kdat_ep_query q;
 	DAT_RETURN ret;
@@ -271,9 +271,9 @@ LIBDAT_API DAT_RETURN dat_ep_get_status(DAT_EP_HANDLE ep_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_ep_query(DAT_EP_HANDLE ep_handle,
-				   DAT_EP_PARAM_MASK mask,
-				   DAT_EP_PARAM *param)
+DAT_RETURN kd_ep_query(DAT_EP_HANDLE ep_handle,
+		       DAT_EP_PARAM_MASK mask,
+		       DAT_EP_PARAM *param)
 {
 	struct kd_ep *ep = ep_handle;
 	struct kdat_ep_query q;
@@ -307,13 +307,13 @@ LIBDAT_API DAT_RETURN dat_ep_query(DAT_EP_HANDLE ep_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep_handle,
-				     DAT_IA_ADDRESS_PTR remote,
-				     DAT_CONN_QUAL conn_qual,
-				     DAT_TIMEOUT timeout,
-				     DAT_COUNT pdata_size,
-				     const DAT_PVOID pdata, DAT_QOS qos,
-				     DAT_CONNECT_FLAGS flags)
+DAT_RETURN kd_ep_connect(DAT_EP_HANDLE ep_handle,
+			 DAT_IA_ADDRESS_PTR remote,
+			 DAT_CONN_QUAL conn_qual,
+			 DAT_TIMEOUT timeout,
+			 DAT_COUNT pdata_size,
+			 const DAT_PVOID pdata, DAT_QOS qos,
+			 DAT_CONNECT_FLAGS flags)
 {
 	struct kdat_ep_connect c = { .size = sizeof(c) };
 	struct kd_ep *ep = ep_handle;
@@ -351,8 +351,8 @@ LIBDAT_API DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep_handle,
 	return kd_ep_ioctl(ep, KDAT_IOCTL_EP_CONNECT, &c);
 }
 
-LIBDAT_API DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep_handle,
-					DAT_CLOSE_FLAGS flags)
+DAT_RETURN kd_ep_disconnect(DAT_EP_HANDLE ep_handle,
+			    DAT_CLOSE_FLAGS flags)
 {
 	struct kdat_ep_handle_cmd c = { .size = sizeof(c) };
 	struct kd_ep *ep = ep_handle;
@@ -366,7 +366,7 @@ LIBDAT_API DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep_handle,
 	return kd_ep_ioctl(ep, KDAT_IOCTL_EP_DISCONNECT, &c);
 }
 
-LIBDAT_API DAT_RETURN dat_ep_reset(DAT_EP_HANDLE ep_handle)
+DAT_RETURN kd_ep_reset(DAT_EP_HANDLE ep_handle)
 {
 	struct kdat_ep_handle_cmd c = { .size = sizeof(c) };
 	struct kd_ep *ep = ep_handle;
@@ -425,9 +425,9 @@ static bool kd_ep_param_same(const struct kd_ep *ep, DAT_EP_PARAM_MASK mask,
 #undef KD_SAME
 }
 
-LIBDAT_API DAT_RETURN dat_ep_modify(DAT_EP_HANDLE ep_handle,
-				    DAT_EP_PARAM_MASK mask,
-				    const DAT_EP_PARAM *param)
+DAT_RETURN kd_ep_modify(DAT_EP_HANDLE ep_handle,
+			DAT_EP_PARAM_MASK mask,
+			const DAT_EP_PARAM *param)
 {
 	struct kdat_ep_modify c = { .size = sizeof(c) };
 	const DAT_EP_ATTR *a;
@@ -496,9 +496,9 @@ LIBDAT_API DAT_RETURN dat_ep_modify(DAT_EP_HANDLE ep_handle,
  * EP watermarks: an RC QP gives no event at a send-queue depth, so kdat
  * has none to offer (the IA reports max_ep_... as 0 watermarks).
  */
-LIBDAT_API DAT_RETURN dat_ep_set_watermark(DAT_EP_HANDLE ep_handle,
-					   DAT_COUNT soft_high_watermark,
-					   DAT_COUNT hard_high_watermark)
+DAT_RETURN kd_ep_set_watermark(DAT_EP_HANDLE ep_handle,
+			       DAT_COUNT soft_high_watermark,
+			       DAT_COUNT hard_high_watermark)
 {
 	(void)soft_high_watermark;
 	(void)hard_high_watermark;
@@ -507,8 +507,8 @@ LIBDAT_API DAT_RETURN dat_ep_set_watermark(DAT_EP_HANDLE ep_handle,
 	return DAT_MODEL_NOT_SUPPORTED;
 }
 
-LIBDAT_API DAT_RETURN dat_ep_recv_query(DAT_EP_HANDLE ep_handle,
-					DAT_COUNT *nbufs, DAT_COUNT *span)
+DAT_RETURN kd_ep_recv_query(DAT_EP_HANDLE ep_handle,
+			    DAT_COUNT *nbufs, DAT_COUNT *span)
 {
 	struct kdat_ep_query q;
 	DAT_RETURN ret;
@@ -526,10 +526,10 @@ LIBDAT_API DAT_RETURN dat_ep_recv_query(DAT_EP_HANDLE ep_handle,
 }
 
 /* Connect @ep where @dup is connected (its peer's address and qualifier). */
-LIBDAT_API DAT_RETURN dat_ep_dup_connect(DAT_EP_HANDLE ep_handle,
-					 DAT_EP_HANDLE dup_handle,
-					 DAT_TIMEOUT timeout, DAT_COUNT pdata_size,
-					 const DAT_PVOID pdata, DAT_QOS qos)
+DAT_RETURN kd_ep_dup_connect(DAT_EP_HANDLE ep_handle,
+			     DAT_EP_HANDLE dup_handle,
+			     DAT_TIMEOUT timeout, DAT_COUNT pdata_size,
+			     const DAT_PVOID pdata, DAT_QOS qos)
 {
 	struct sockaddr_storage remote;
 	struct kdat_ep_query q;
@@ -544,7 +544,7 @@ LIBDAT_API DAT_RETURN dat_ep_dup_connect(DAT_EP_HANDLE ep_handle,
 	if (q.state != KDAT_EP_STATE_CONNECTED)
 		return DAT_INVALID_STATE;
 	kd_sockaddr_from_kdat(&q.remote, &remote);
-	return dat_ep_connect(ep_handle, (DAT_IA_ADDRESS_PTR)&remote,
-			      ntohs(q.remote.port), timeout, pdata_size, pdata,
-			      qos, DAT_CONNECT_DEFAULT_FLAG);
+	return kd_ep_connect(ep_handle, (DAT_IA_ADDRESS_PTR)&remote,
+			     ntohs(q.remote.port), timeout, pdata_size, pdata,
+			     qos, DAT_CONNECT_DEFAULT_FLAG);
 }

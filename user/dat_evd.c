@@ -11,10 +11,10 @@
 #include "dat_internal.h"
 #include "dat_ring.h"
 
-LIBDAT_API DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle,
-				     DAT_COUNT qlen, DAT_CNO_HANDLE cno,
-				     DAT_EVD_FLAGS flags,
-				     DAT_EVD_HANDLE *evd_handle)
+DAT_RETURN kd_evd_create(DAT_IA_HANDLE ia_handle,
+			 DAT_COUNT qlen, DAT_CNO_HANDLE cno,
+			 DAT_EVD_FLAGS flags,
+			 DAT_EVD_HANDLE *evd_handle)
 {
 	struct kdat_evd_create c = { .size = sizeof(c) };
 	struct kd_ia *ia = ia_handle;
@@ -93,36 +93,36 @@ static DAT_RETURN kd_evd_modify(DAT_EVD_HANDLE evd_handle, uint32_t op,
 }
 
 /* Waits on an unwaitable EVD answer DAT_INVALID_STATE; dequeue works. */
-LIBDAT_API DAT_RETURN dat_evd_set_unwaitable(DAT_EVD_HANDLE evd_handle)
+DAT_RETURN kd_evd_set_unwaitable(DAT_EVD_HANDLE evd_handle)
 {
 	return kd_evd_modify(evd_handle, KDAT_EVD_OP_SET_UNWAITABLE, 0);
 }
 
-LIBDAT_API DAT_RETURN dat_evd_clear_unwaitable(DAT_EVD_HANDLE evd_handle)
+DAT_RETURN kd_evd_clear_unwaitable(DAT_EVD_HANDLE evd_handle)
 {
 	return kd_evd_modify(evd_handle, KDAT_EVD_OP_CLEAR_UNWAITABLE, 0);
 }
 
 /* A disabled EVD queues its events but does not trigger its CNO. */
-LIBDAT_API DAT_RETURN dat_evd_enable(DAT_EVD_HANDLE evd_handle)
+DAT_RETURN kd_evd_enable(DAT_EVD_HANDLE evd_handle)
 {
 	return kd_evd_modify(evd_handle, KDAT_EVD_OP_ENABLE, 0);
 }
 
-LIBDAT_API DAT_RETURN dat_evd_disable(DAT_EVD_HANDLE evd_handle)
+DAT_RETURN kd_evd_disable(DAT_EVD_HANDLE evd_handle)
 {
 	return kd_evd_modify(evd_handle, KDAT_EVD_OP_DISABLE, 0);
 }
 
 /* DAT_INVALID_STATE when more events are queued than @evd_qlen. */
-LIBDAT_API DAT_RETURN dat_evd_resize(DAT_EVD_HANDLE evd_handle,
-				     DAT_COUNT evd_qlen)
+DAT_RETURN kd_evd_resize(DAT_EVD_HANDLE evd_handle,
+			 DAT_COUNT evd_qlen)
 {
 	return kd_evd_modify(evd_handle, KDAT_EVD_OP_RESIZE, evd_qlen);
 }
 
-LIBDAT_API DAT_RETURN dat_evd_modify_cno(DAT_EVD_HANDLE evd_handle,
-					 DAT_CNO_HANDLE cno_handle)
+DAT_RETURN kd_evd_modify_cno(DAT_EVD_HANDLE evd_handle,
+			     DAT_CNO_HANDLE cno_handle)
 {
 	struct kdat_evd_modify_cno c = { .size = sizeof(c) };
 	struct kd_evd *evd = evd_handle;
@@ -140,7 +140,7 @@ LIBDAT_API DAT_RETURN dat_evd_modify_cno(DAT_EVD_HANDLE evd_handle,
 	return ret;
 }
 
-LIBDAT_API DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd_handle)
+DAT_RETURN kd_evd_free(DAT_EVD_HANDLE evd_handle)
 {
 	struct kd_evd *evd = evd_handle;
 
@@ -151,9 +151,9 @@ LIBDAT_API DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd_handle)
 	return kd_destroy(&evd->obj);
 }
 
-LIBDAT_API DAT_RETURN dat_evd_query(DAT_EVD_HANDLE evd_handle,
-				    DAT_EVD_PARAM_MASK mask,
-				    DAT_EVD_PARAM *param)
+DAT_RETURN kd_evd_query(DAT_EVD_HANDLE evd_handle,
+			DAT_EVD_PARAM_MASK mask,
+			DAT_EVD_PARAM *param)
 {
 	struct kd_evd *evd = evd_handle;
 
@@ -171,8 +171,8 @@ LIBDAT_API DAT_RETURN dat_evd_query(DAT_EVD_HANDLE evd_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_evd_post_se(DAT_EVD_HANDLE evd_handle,
-				      const DAT_EVENT *event)
+DAT_RETURN kd_evd_post_se(DAT_EVD_HANDLE evd_handle,
+			  const DAT_EVENT *event)
 {
 	struct kdat_evd_post_se c = { .size = sizeof(c) };
 	struct kd_evd *evd = evd_handle;
@@ -372,8 +372,8 @@ static DAT_RETURN kd_evd_take(struct kd_evd *evd, DAT_COUNT threshold,
 	return kd_event(evd, &k, event);
 }
 
-LIBDAT_API DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd_handle,
-				      DAT_EVENT *event)
+DAT_RETURN kd_evd_dequeue(DAT_EVD_HANDLE evd_handle,
+			  DAT_EVENT *event)
 {
 	if (!kd_check(evd_handle, DAT_HANDLE_TYPE_EVD))
 		return DAT_INVALID_HANDLE;
@@ -382,9 +382,9 @@ LIBDAT_API DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd_handle,
 	return kd_evd_take(evd_handle, 0, 0, event, NULL);
 }
 
-LIBDAT_API DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd_handle,
-				   DAT_TIMEOUT timeout, DAT_COUNT threshold,
-				   DAT_EVENT *event, DAT_COUNT *nmore)
+DAT_RETURN kd_evd_wait(DAT_EVD_HANDLE evd_handle,
+		       DAT_TIMEOUT timeout, DAT_COUNT threshold,
+		       DAT_EVENT *event, DAT_COUNT *nmore)
 {
 	struct kd_evd *evd = evd_handle;
 
@@ -395,9 +395,9 @@ LIBDAT_API DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd_handle,
 	return kd_evd_take(evd, threshold, timeout, event, nmore);
 }
 
-LIBDAT_API DAT_RETURN dat_cno_create(DAT_IA_HANDLE ia_handle,
-				     DAT_OS_WAIT_PROXY_AGENT agent,
-				     DAT_CNO_HANDLE *cno_handle)
+DAT_RETURN kd_cno_create(DAT_IA_HANDLE ia_handle,
+			 DAT_OS_WAIT_PROXY_AGENT agent,
+			 DAT_CNO_HANDLE *cno_handle)
 {
 	struct kdat_cno_create c = { .size = sizeof(c) };
 	struct kd_ia *ia = ia_handle;
@@ -423,15 +423,15 @@ LIBDAT_API DAT_RETURN dat_cno_create(DAT_IA_HANDLE ia_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_cno_free(DAT_CNO_HANDLE cno_handle)
+DAT_RETURN kd_cno_free(DAT_CNO_HANDLE cno_handle)
 {
 	if (!kd_check(cno_handle, DAT_HANDLE_TYPE_CNO))
 		return DAT_INVALID_HANDLE;
 	return kd_destroy(cno_handle);
 }
 
-LIBDAT_API DAT_RETURN dat_cno_modify_agent(DAT_CNO_HANDLE cno_handle,
-					   DAT_OS_WAIT_PROXY_AGENT agent)
+DAT_RETURN kd_cno_modify_agent(DAT_CNO_HANDLE cno_handle,
+			       DAT_OS_WAIT_PROXY_AGENT agent)
 {
 	struct kd_cno *cno = cno_handle;
 
@@ -441,9 +441,9 @@ LIBDAT_API DAT_RETURN dat_cno_modify_agent(DAT_CNO_HANDLE cno_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_cno_wait(DAT_CNO_HANDLE cno_handle,
-				   DAT_TIMEOUT timeout,
-				   DAT_EVD_HANDLE *evd_handle)
+DAT_RETURN kd_cno_wait(DAT_CNO_HANDLE cno_handle,
+		       DAT_TIMEOUT timeout,
+		       DAT_EVD_HANDLE *evd_handle)
 {
 	struct kdat_cno_wait c = { .size = sizeof(c) };
 	struct kd_cno *cno = cno_handle;
@@ -463,9 +463,9 @@ LIBDAT_API DAT_RETURN dat_cno_wait(DAT_CNO_HANDLE cno_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_cno_query(DAT_CNO_HANDLE cno_handle,
-				    DAT_CNO_PARAM_MASK mask,
-				    DAT_CNO_PARAM *param)
+DAT_RETURN kd_cno_query(DAT_CNO_HANDLE cno_handle,
+			DAT_CNO_PARAM_MASK mask,
+			DAT_CNO_PARAM *param)
 {
 	struct kd_cno *cno = cno_handle;
 

@@ -176,10 +176,10 @@ DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
 		if (*async_evd_handle == DAT_HANDLE_NULL) {
 			DAT_RETURN r;
 
-			r = dat_evd_create(ia, async_evd_qlen > 0 ?
-					   async_evd_qlen : 8,
-					   DAT_HANDLE_NULL, DAT_EVD_ASYNC_FLAG,
-					   async_evd_handle);
+			r = kd_evd_create(ia, async_evd_qlen > 0 ?
+					  async_evd_qlen : 8,
+					  DAT_HANDLE_NULL, DAT_EVD_ASYNC_FLAG,
+					  async_evd_handle);
 			if (r != DAT_SUCCESS) {
 				kd_table_del(&ia->obj);
 				kd_ia_destroy(fd, kh);
@@ -266,12 +266,12 @@ static int kd_spec_attrs(struct kd_ia *ia, const struct kdat_ia_query *q)
 	return n;
 }
 
-LIBDAT_API DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia_handle,
-				   DAT_EVD_HANDLE *async_evd,
-				   DAT_IA_ATTR_MASK ia_mask,
-				   DAT_IA_ATTR *ia_attr,
-				   DAT_PROVIDER_ATTR_MASK pr_mask,
-				   DAT_PROVIDER_ATTR *pr_attr)
+DAT_RETURN kd_ia_query(DAT_IA_HANDLE ia_handle,
+		       DAT_EVD_HANDLE *async_evd,
+		       DAT_IA_ATTR_MASK ia_mask,
+		       DAT_IA_ATTR *ia_attr,
+		       DAT_PROVIDER_ATTR_MASK pr_mask,
+		       DAT_PROVIDER_ATTR *pr_attr)
 {
 	struct kdat_ia_query q = { .size = sizeof(q) };
 	struct kd_ia *ia = ia_handle;
@@ -376,8 +376,8 @@ LIBDAT_API DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia_handle,
-				   DAT_CLOSE_FLAGS flags)
+DAT_RETURN kd_ia_close(DAT_IA_HANDLE ia_handle,
+		       DAT_CLOSE_FLAGS flags)
 {
 	struct kd_ia *ia = ia_handle;
 	int i, ret;

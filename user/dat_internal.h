@@ -29,14 +29,17 @@
  *   dat_dto.c       posts: dat_ep_post_*, dat_srq_post_recv
  *   dat_provider.c  the DAT_PROVIDER table and OFA's registry, the IA names
  *                   offered, what kdat does not implement
+ *   dat_api.c       the exported DAT calls, on kdat's kd_<call>
  * What they share is declared below, hidden (libdat exports what
  * libdat.map lists, nothing else), with the kd_ prefix but for
- * kd_from_errno().
+ * kd_from_errno(). kdat's implementation of the DAT call dat_<call> is
+ * kd_<call>, of the same type.
  */
 #ifndef DAT_INTERNAL_H
 #define DAT_INTERNAL_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <netinet/in.h>
@@ -170,6 +173,97 @@ struct kd_cr {
 
 extern struct kd_proc kd_proc;		/* dat_core.c */
 extern DAT_PROVIDER kd_default_provider;	/* dat_provider.c */
+
+/* kdat's implementation of dat_<name>, with its type. */
+#define KD_IMPL(name) extern __typeof__(dat_##name) kd_##name
+
+KD_IMPL(ia_query);
+KD_IMPL(ia_close);
+KD_IMPL(set_consumer_context);
+KD_IMPL(get_consumer_context);
+KD_IMPL(get_handle_type);
+KD_IMPL(cr_query);
+KD_IMPL(cr_accept);
+KD_IMPL(cr_reject);
+KD_IMPL(cr_handoff);
+KD_IMPL(evd_create);
+KD_IMPL(evd_query);
+KD_IMPL(evd_modify_cno);
+KD_IMPL(evd_enable);
+KD_IMPL(evd_disable);
+KD_IMPL(evd_wait);
+KD_IMPL(evd_resize);
+KD_IMPL(evd_post_se);
+KD_IMPL(evd_dequeue);
+KD_IMPL(evd_free);
+KD_IMPL(evd_set_unwaitable);
+KD_IMPL(evd_clear_unwaitable);
+KD_IMPL(cno_create);
+KD_IMPL(cno_modify_agent);
+KD_IMPL(cno_query);
+KD_IMPL(cno_free);
+KD_IMPL(cno_wait);
+KD_IMPL(cno_fd_create);
+KD_IMPL(cno_trigger);
+KD_IMPL(ep_create);
+KD_IMPL(ep_create_with_srq);
+KD_IMPL(ep_query);
+KD_IMPL(ep_modify);
+KD_IMPL(ep_connect);
+KD_IMPL(ep_dup_connect);
+KD_IMPL(ep_common_connect);
+KD_IMPL(ep_disconnect);
+KD_IMPL(ep_post_send);
+KD_IMPL(ep_post_send_with_invalidate);
+KD_IMPL(ep_post_recv);
+KD_IMPL(ep_post_rdma_read);
+KD_IMPL(ep_post_rdma_read_to_rmr);
+KD_IMPL(ep_post_rdma_write);
+KD_IMPL(ep_get_status);
+KD_IMPL(ep_free);
+KD_IMPL(ep_reset);
+KD_IMPL(ep_recv_query);
+KD_IMPL(ep_set_watermark);
+KD_IMPL(lmr_create);
+KD_IMPL(lmr_query);
+KD_IMPL(lmr_free);
+KD_IMPL(lmr_sync_rdma_read);
+KD_IMPL(lmr_sync_rdma_write);
+KD_IMPL(rmr_create);
+KD_IMPL(rmr_create_for_ep);
+KD_IMPL(rmr_query);
+KD_IMPL(rmr_bind);
+KD_IMPL(rmr_free);
+KD_IMPL(psp_create);
+KD_IMPL(psp_create_any);
+KD_IMPL(psp_query);
+KD_IMPL(psp_free);
+KD_IMPL(rsp_create);
+KD_IMPL(rsp_query);
+KD_IMPL(rsp_free);
+KD_IMPL(csp_create);
+KD_IMPL(csp_query);
+KD_IMPL(csp_free);
+KD_IMPL(pz_create);
+KD_IMPL(pz_query);
+KD_IMPL(pz_free);
+KD_IMPL(srq_create);
+KD_IMPL(srq_free);
+KD_IMPL(srq_post_recv);
+KD_IMPL(srq_query);
+KD_IMPL(srq_resize);
+KD_IMPL(srq_set_lw);
+/* No header declares dat_ia_ha; its type is the provider table's. */
+DAT_RETURN kd_ia_ha(DAT_IA_HANDLE ia, const DAT_NAME_PTR name,
+		    DAT_BOOLEAN *answer);
+
+/*
+ * The DAT IB extensions on a kdat handle: what dat_extension_op() and
+ * kdat's DAT_PROVIDER tables call. For an op in DAT_OPEN_EXTENSION_BASE's
+ * range @h is the IA name (const char *) and @args starts after it, as a
+ * registry passes it to a provider. DAT_NOT_IMPLEMENTED for now.
+ */
+DAT_RETURN kd_extension_op(DAT_HANDLE h, DAT_EXTENDED_OP op, va_list args);
 
 /* dat_core.c */
 DAT_RETURN kd_from_errno(int err);

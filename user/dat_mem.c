@@ -7,8 +7,8 @@
 
 #include "dat_internal.h"
 
-LIBDAT_API DAT_RETURN dat_pz_create(DAT_IA_HANDLE ia_handle,
-				    DAT_PZ_HANDLE *pz_handle)
+DAT_RETURN kd_pz_create(DAT_IA_HANDLE ia_handle,
+			DAT_PZ_HANDLE *pz_handle)
 {
 	struct kdat_pz_create c = { .size = sizeof(c) };
 	struct kd_ia *ia = ia_handle;
@@ -33,7 +33,7 @@ LIBDAT_API DAT_RETURN dat_pz_create(DAT_IA_HANDLE ia_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_pz_free(DAT_PZ_HANDLE pz_handle)
+DAT_RETURN kd_pz_free(DAT_PZ_HANDLE pz_handle)
 {
 	if (!kd_check(pz_handle, DAT_HANDLE_TYPE_PZ))
 		return DAT_INVALID_HANDLE;
@@ -42,8 +42,8 @@ LIBDAT_API DAT_RETURN dat_pz_free(DAT_PZ_HANDLE pz_handle)
 
 /* ---- queries of what libdat keeps ---------------------------------- */
 
-LIBDAT_API DAT_RETURN dat_pz_query(DAT_PZ_HANDLE pz_handle,
-				   DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *param)
+DAT_RETURN kd_pz_query(DAT_PZ_HANDLE pz_handle,
+		       DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *param)
 {
 	struct kd_pz *pz = pz_handle;
 
@@ -56,17 +56,17 @@ LIBDAT_API DAT_RETURN dat_pz_query(DAT_PZ_HANDLE pz_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_lmr_create(DAT_IA_HANDLE ia_handle,
-				     DAT_MEM_TYPE mem_type,
-				     DAT_REGION_DESCRIPTION region,
-				     DAT_VLEN length, DAT_PZ_HANDLE pz_handle,
-				     DAT_MEM_PRIV_FLAGS privileges,
-				     DAT_VA_TYPE va_type,
-				     DAT_LMR_HANDLE *lmr_handle,
-				     DAT_LMR_CONTEXT *lmr_context,
-				     DAT_RMR_CONTEXT *rmr_context,
-				     DAT_VLEN *registered_length,
-				     DAT_VADDR *registered_address)
+DAT_RETURN kd_lmr_create(DAT_IA_HANDLE ia_handle,
+			 DAT_MEM_TYPE mem_type,
+			 DAT_REGION_DESCRIPTION region,
+			 DAT_VLEN length, DAT_PZ_HANDLE pz_handle,
+			 DAT_MEM_PRIV_FLAGS privileges,
+			 DAT_VA_TYPE va_type,
+			 DAT_LMR_HANDLE *lmr_handle,
+			 DAT_LMR_CONTEXT *lmr_context,
+			 DAT_RMR_CONTEXT *rmr_context,
+			 DAT_VLEN *registered_length,
+			 DAT_VADDR *registered_address)
 {
 	struct kdat_lmr_create c = { .size = sizeof(c) };
 	struct kd_ia *ia = ia_handle;
@@ -132,16 +132,16 @@ LIBDAT_API DAT_RETURN dat_lmr_create(DAT_IA_HANDLE ia_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_lmr_free(DAT_LMR_HANDLE lmr_handle)
+DAT_RETURN kd_lmr_free(DAT_LMR_HANDLE lmr_handle)
 {
 	if (!kd_check(lmr_handle, DAT_HANDLE_TYPE_LMR))
 		return DAT_INVALID_HANDLE;
 	return kd_destroy(lmr_handle);
 }
 
-LIBDAT_API DAT_RETURN dat_lmr_query(DAT_LMR_HANDLE lmr_handle,
-				    DAT_LMR_PARAM_MASK mask,
-				    DAT_LMR_PARAM *param)
+DAT_RETURN kd_lmr_query(DAT_LMR_HANDLE lmr_handle,
+			DAT_LMR_PARAM_MASK mask,
+			DAT_LMR_PARAM *param)
 {
 	struct kd_lmr *lmr = lmr_handle;
 
@@ -166,24 +166,24 @@ LIBDAT_API DAT_RETURN dat_lmr_query(DAT_LMR_HANDLE lmr_handle,
 }
 
 /* Memory is coherent for kdat's devices: nothing to synchronise. */
-LIBDAT_API DAT_RETURN dat_lmr_sync_rdma_read(DAT_IA_HANDLE ia,
-					     const DAT_LMR_TRIPLET *iov,
-					     DAT_VLEN n)
+DAT_RETURN kd_lmr_sync_rdma_read(DAT_IA_HANDLE ia,
+				 const DAT_LMR_TRIPLET *iov,
+				 DAT_VLEN n)
 {
 	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
 		return DAT_INVALID_HANDLE;
 	return iov || !n ? DAT_SUCCESS : DAT_INVALID_PARAMETER;
 }
 
-LIBDAT_API DAT_RETURN dat_lmr_sync_rdma_write(DAT_IA_HANDLE ia,
-					      const DAT_LMR_TRIPLET *iov,
-					      DAT_VLEN n)
+DAT_RETURN kd_lmr_sync_rdma_write(DAT_IA_HANDLE ia,
+				  const DAT_LMR_TRIPLET *iov,
+				  DAT_VLEN n)
 {
-	return dat_lmr_sync_rdma_read(ia, iov, n);
+	return kd_lmr_sync_rdma_read(ia, iov, n);
 }
 
-LIBDAT_API DAT_RETURN dat_rmr_create(DAT_PZ_HANDLE pz_handle,
-				     DAT_RMR_HANDLE *rmr_handle)
+DAT_RETURN kd_rmr_create(DAT_PZ_HANDLE pz_handle,
+			 DAT_RMR_HANDLE *rmr_handle)
 {
 	struct kdat_rmr_create c = { .size = sizeof(c) };
 	struct kd_pz *pz = pz_handle;
@@ -210,15 +210,15 @@ LIBDAT_API DAT_RETURN dat_rmr_create(DAT_PZ_HANDLE pz_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_rmr_bind(DAT_RMR_HANDLE rmr_handle,
-				   DAT_LMR_HANDLE lmr_handle,
-				   const DAT_LMR_TRIPLET *triplet,
-				   DAT_MEM_PRIV_FLAGS mem_priv,
-				   DAT_VA_TYPE va_type,
-				   DAT_EP_HANDLE ep_handle,
-				   DAT_RMR_COOKIE cookie,
-				   DAT_COMPLETION_FLAGS flags,
-				   DAT_RMR_CONTEXT *rmr_context)
+DAT_RETURN kd_rmr_bind(DAT_RMR_HANDLE rmr_handle,
+		       DAT_LMR_HANDLE lmr_handle,
+		       const DAT_LMR_TRIPLET *triplet,
+		       DAT_MEM_PRIV_FLAGS mem_priv,
+		       DAT_VA_TYPE va_type,
+		       DAT_EP_HANDLE ep_handle,
+		       DAT_RMR_COOKIE cookie,
+		       DAT_COMPLETION_FLAGS flags,
+		       DAT_RMR_CONTEXT *rmr_context)
 {
 	struct kdat_rmr_bind c = { .size = sizeof(c) };
 	struct kd_rmr *rmr = rmr_handle;
@@ -244,16 +244,16 @@ LIBDAT_API DAT_RETURN dat_rmr_bind(DAT_RMR_HANDLE rmr_handle,
 	return ret;
 }
 
-LIBDAT_API DAT_RETURN dat_rmr_free(DAT_RMR_HANDLE rmr_handle)
+DAT_RETURN kd_rmr_free(DAT_RMR_HANDLE rmr_handle)
 {
 	if (!kd_check(rmr_handle, DAT_HANDLE_TYPE_RMR))
 		return DAT_INVALID_HANDLE;
 	return kd_destroy(rmr_handle);
 }
 
-LIBDAT_API DAT_RETURN dat_rmr_query(DAT_RMR_HANDLE rmr_handle,
-				    DAT_RMR_PARAM_MASK mask,
-				    DAT_RMR_PARAM *param)
+DAT_RETURN kd_rmr_query(DAT_RMR_HANDLE rmr_handle,
+			DAT_RMR_PARAM_MASK mask,
+			DAT_RMR_PARAM *param)
 {
 	struct kd_rmr *rmr = rmr_handle;
 

@@ -68,7 +68,7 @@ LIBDAT_API DAT_RETURN dat_registry_list_providers(DAT_COUNT max,
  * connect, fd CNOs and CNO triggers, HA, extensions.
  */
 #define KD_NOT_IMPLEMENTED(name, ...)					\
-	LIBDAT_API DAT_RETURN name(__VA_ARGS__)				\
+	DAT_RETURN kd_##name(__VA_ARGS__)				\
 	{								\
 		return DAT_NOT_IMPLEMENTED;				\
 	}
@@ -76,29 +76,39 @@ LIBDAT_API DAT_RETURN dat_registry_list_providers(DAT_COUNT max,
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-KD_NOT_IMPLEMENTED(dat_cr_handoff, DAT_CR_HANDLE a, DAT_CONN_QUAL b)
-KD_NOT_IMPLEMENTED(dat_csp_create, DAT_IA_HANDLE a, DAT_COMM *b,
+KD_NOT_IMPLEMENTED(cr_handoff, DAT_CR_HANDLE a, DAT_CONN_QUAL b)
+KD_NOT_IMPLEMENTED(csp_create, DAT_IA_HANDLE a, DAT_COMM *b,
 		   DAT_IA_ADDRESS_PTR c, DAT_EVD_HANDLE d, DAT_CSP_HANDLE *e)
-KD_NOT_IMPLEMENTED(dat_csp_query, DAT_CSP_HANDLE a, DAT_CSP_PARAM_MASK b,
+KD_NOT_IMPLEMENTED(csp_query, DAT_CSP_HANDLE a, DAT_CSP_PARAM_MASK b,
 		   DAT_CSP_PARAM *c)
-KD_NOT_IMPLEMENTED(dat_csp_free, DAT_CSP_HANDLE a)
-KD_NOT_IMPLEMENTED(dat_ep_common_connect, DAT_EP_HANDLE a,
+KD_NOT_IMPLEMENTED(csp_free, DAT_CSP_HANDLE a)
+KD_NOT_IMPLEMENTED(ep_common_connect, DAT_EP_HANDLE a,
 		   DAT_IA_ADDRESS_PTR b, DAT_TIMEOUT c, DAT_COUNT d,
 		   const DAT_PVOID e)
-KD_NOT_IMPLEMENTED(dat_rmr_create_for_ep, DAT_PZ_HANDLE a, DAT_RMR_HANDLE *b)
-KD_NOT_IMPLEMENTED(dat_ep_post_send_with_invalidate, DAT_EP_HANDLE a,
+KD_NOT_IMPLEMENTED(rmr_create_for_ep, DAT_PZ_HANDLE a, DAT_RMR_HANDLE *b)
+KD_NOT_IMPLEMENTED(ep_post_send_with_invalidate, DAT_EP_HANDLE a,
 		   DAT_COUNT b, DAT_LMR_TRIPLET *c, DAT_DTO_COOKIE d,
 		   DAT_COMPLETION_FLAGS e, DAT_BOOLEAN f, DAT_RMR_CONTEXT g)
-KD_NOT_IMPLEMENTED(dat_ep_post_rdma_read_to_rmr, DAT_EP_HANDLE a,
+KD_NOT_IMPLEMENTED(ep_post_rdma_read_to_rmr, DAT_EP_HANDLE a,
 		   const DAT_RMR_TRIPLET *b, DAT_DTO_COOKIE c,
 		   const DAT_RMR_TRIPLET *d, DAT_COMPLETION_FLAGS e)
-KD_NOT_IMPLEMENTED(dat_cno_fd_create, DAT_IA_HANDLE a, DAT_FD *b,
+KD_NOT_IMPLEMENTED(cno_fd_create, DAT_IA_HANDLE a, DAT_FD *b,
 		   DAT_CNO_HANDLE *c)
-KD_NOT_IMPLEMENTED(dat_cno_trigger, DAT_CNO_HANDLE a, DAT_EVD_HANDLE *b)
-KD_NOT_IMPLEMENTED(dat_ia_ha, DAT_IA_HANDLE a, const DAT_NAME_PTR b,
+KD_NOT_IMPLEMENTED(cno_trigger, DAT_CNO_HANDLE a, DAT_EVD_HANDLE *b)
+KD_NOT_IMPLEMENTED(ia_ha, DAT_IA_HANDLE a, const DAT_NAME_PTR b,
 		   DAT_BOOLEAN *c)
-KD_NOT_IMPLEMENTED(kd_extendedop, DAT_HANDLE a, DAT_EXTENDED_OP b, va_list c)
 #pragma GCC diagnostic pop
+
+/*
+ * The DAT IB extensions on kdat's handles (see dat_internal.h): none yet.
+ */
+DAT_RETURN kd_extension_op(DAT_HANDLE h, DAT_EXTENDED_OP op, va_list args)
+{
+	(void)h;
+	(void)op;
+	(void)args;
+	return DAT_NOT_IMPLEMENTED;
+}
 
 /* ---- provider mode: OFA's libdat2 loads us from dat.conf ----------- */
 
@@ -303,87 +313,85 @@ static void kd_instance_port(const char *data, char *dev, uint32_t *port)
 static void kd_provider_fill(DAT_PROVIDER *p)
 {
 	p->ia_open_func = kd_provider_ia_open;
-	p->ia_query_func = dat_ia_query;
-	p->ia_close_func = dat_ia_close;
-	p->set_consumer_context_func = dat_set_consumer_context;
-	p->get_consumer_context_func = dat_get_consumer_context;
-	p->get_handle_type_func = dat_get_handle_type;
-	p->cno_create_func = dat_cno_create;
-	p->cno_modify_agent_func = dat_cno_modify_agent;
-	p->cno_query_func = dat_cno_query;
-	p->cno_free_func = dat_cno_free;
-	p->cno_wait_func = dat_cno_wait;
-	p->cr_query_func = dat_cr_query;
-	p->cr_accept_func = dat_cr_accept;
-	p->cr_reject_func = dat_cr_reject;
-	p->cr_handoff_func = dat_cr_handoff;
-	p->evd_create_func = dat_evd_create;
-	p->evd_query_func = dat_evd_query;
-	p->evd_modify_cno_func = dat_evd_modify_cno;
-	p->evd_enable_func = dat_evd_enable;
-	p->evd_disable_func = dat_evd_disable;
-	p->evd_wait_func = dat_evd_wait;
-	p->evd_resize_func = dat_evd_resize;
-	p->evd_post_se_func = dat_evd_post_se;
-	p->evd_dequeue_func = dat_evd_dequeue;
-	p->evd_free_func = dat_evd_free;
-	p->ep_create_func = dat_ep_create;
-	p->ep_query_func = dat_ep_query;
-	p->ep_modify_func = dat_ep_modify;
-	p->ep_connect_func = dat_ep_connect;
-	p->ep_dup_connect_func = dat_ep_dup_connect;
-	p->ep_disconnect_func = dat_ep_disconnect;
-	p->ep_post_send_func = dat_ep_post_send;
-	p->ep_post_recv_func = dat_ep_post_recv;
-	p->ep_post_rdma_read_func = dat_ep_post_rdma_read;
-	p->ep_post_rdma_write_func = dat_ep_post_rdma_write;
-	p->ep_get_status_func = dat_ep_get_status;
-	p->ep_free_func = dat_ep_free;
-	p->lmr_create_func = dat_lmr_create;
-	p->lmr_query_func = dat_lmr_query;
-	p->lmr_free_func = dat_lmr_free;
-	p->rmr_create_func = dat_rmr_create;
-	p->rmr_query_func = dat_rmr_query;
-	p->rmr_bind_func = dat_rmr_bind;
-	p->rmr_free_func = dat_rmr_free;
-	p->psp_create_func = dat_psp_create;
-	p->psp_query_func = dat_psp_query;
-	p->psp_free_func = dat_psp_free;
-	p->rsp_create_func = dat_rsp_create;
-	p->rsp_query_func = dat_rsp_query;
-	p->rsp_free_func = dat_rsp_free;
-	p->pz_create_func = dat_pz_create;
-	p->pz_query_func = dat_pz_query;
-	p->pz_free_func = dat_pz_free;
-	p->psp_create_any_func = dat_psp_create_any;
-	p->ep_reset_func = dat_ep_reset;
-	p->evd_set_unwaitable_func = dat_evd_set_unwaitable;
-	p->evd_clear_unwaitable_func = dat_evd_clear_unwaitable;
-	p->lmr_sync_rdma_read_func = dat_lmr_sync_rdma_read;
-	p->lmr_sync_rdma_write_func = dat_lmr_sync_rdma_write;
-	p->ep_create_with_srq_func = dat_ep_create_with_srq;
-	p->ep_recv_query_func = dat_ep_recv_query;
-	p->ep_set_watermark_func = dat_ep_set_watermark;
-	p->srq_create_func = dat_srq_create;
-	p->srq_free_func = dat_srq_free;
-	p->srq_post_recv_func = dat_srq_post_recv;
-	p->srq_query_func = dat_srq_query;
-	p->srq_resize_func = dat_srq_resize;
-	p->srq_set_lw_func = dat_srq_set_lw;
-	p->csp_create_func = dat_csp_create;
-	p->csp_query_func = dat_csp_query;
-	p->csp_free_func = dat_csp_free;
-	p->ep_common_connect_func = dat_ep_common_connect;
-	p->rmr_create_for_ep_func = dat_rmr_create_for_ep;
+	p->ia_query_func = kd_ia_query;
+	p->ia_close_func = kd_ia_close;
+	p->set_consumer_context_func = kd_set_consumer_context;
+	p->get_consumer_context_func = kd_get_consumer_context;
+	p->get_handle_type_func = kd_get_handle_type;
+	p->cno_create_func = kd_cno_create;
+	p->cno_modify_agent_func = kd_cno_modify_agent;
+	p->cno_query_func = kd_cno_query;
+	p->cno_free_func = kd_cno_free;
+	p->cno_wait_func = kd_cno_wait;
+	p->cr_query_func = kd_cr_query;
+	p->cr_accept_func = kd_cr_accept;
+	p->cr_reject_func = kd_cr_reject;
+	p->cr_handoff_func = kd_cr_handoff;
+	p->evd_create_func = kd_evd_create;
+	p->evd_query_func = kd_evd_query;
+	p->evd_modify_cno_func = kd_evd_modify_cno;
+	p->evd_enable_func = kd_evd_enable;
+	p->evd_disable_func = kd_evd_disable;
+	p->evd_wait_func = kd_evd_wait;
+	p->evd_resize_func = kd_evd_resize;
+	p->evd_post_se_func = kd_evd_post_se;
+	p->evd_dequeue_func = kd_evd_dequeue;
+	p->evd_free_func = kd_evd_free;
+	p->ep_create_func = kd_ep_create;
+	p->ep_query_func = kd_ep_query;
+	p->ep_modify_func = kd_ep_modify;
+	p->ep_connect_func = kd_ep_connect;
+	p->ep_dup_connect_func = kd_ep_dup_connect;
+	p->ep_disconnect_func = kd_ep_disconnect;
+	p->ep_post_send_func = kd_ep_post_send;
+	p->ep_post_recv_func = kd_ep_post_recv;
+	p->ep_post_rdma_read_func = kd_ep_post_rdma_read;
+	p->ep_post_rdma_write_func = kd_ep_post_rdma_write;
+	p->ep_get_status_func = kd_ep_get_status;
+	p->ep_free_func = kd_ep_free;
+	p->lmr_create_func = kd_lmr_create;
+	p->lmr_query_func = kd_lmr_query;
+	p->lmr_free_func = kd_lmr_free;
+	p->rmr_create_func = kd_rmr_create;
+	p->rmr_query_func = kd_rmr_query;
+	p->rmr_bind_func = kd_rmr_bind;
+	p->rmr_free_func = kd_rmr_free;
+	p->psp_create_func = kd_psp_create;
+	p->psp_query_func = kd_psp_query;
+	p->psp_free_func = kd_psp_free;
+	p->rsp_create_func = kd_rsp_create;
+	p->rsp_query_func = kd_rsp_query;
+	p->rsp_free_func = kd_rsp_free;
+	p->pz_create_func = kd_pz_create;
+	p->pz_query_func = kd_pz_query;
+	p->pz_free_func = kd_pz_free;
+	p->psp_create_any_func = kd_psp_create_any;
+	p->ep_reset_func = kd_ep_reset;
+	p->evd_set_unwaitable_func = kd_evd_set_unwaitable;
+	p->evd_clear_unwaitable_func = kd_evd_clear_unwaitable;
+	p->lmr_sync_rdma_read_func = kd_lmr_sync_rdma_read;
+	p->lmr_sync_rdma_write_func = kd_lmr_sync_rdma_write;
+	p->ep_create_with_srq_func = kd_ep_create_with_srq;
+	p->ep_recv_query_func = kd_ep_recv_query;
+	p->ep_set_watermark_func = kd_ep_set_watermark;
+	p->srq_create_func = kd_srq_create;
+	p->srq_free_func = kd_srq_free;
+	p->srq_post_recv_func = kd_srq_post_recv;
+	p->srq_query_func = kd_srq_query;
+	p->srq_resize_func = kd_srq_resize;
+	p->srq_set_lw_func = kd_srq_set_lw;
+	p->csp_create_func = kd_csp_create;
+	p->csp_query_func = kd_csp_query;
+	p->csp_free_func = kd_csp_free;
+	p->ep_common_connect_func = kd_ep_common_connect;
+	p->rmr_create_for_ep_func = kd_rmr_create_for_ep;
 	p->ep_post_send_with_invalidate_func =
-		dat_ep_post_send_with_invalidate;
-	p->ep_post_rdma_read_to_rmr_func = dat_ep_post_rdma_read_to_rmr;
-	p->cno_fd_create_func = dat_cno_fd_create;
-	p->cno_trigger_func = dat_cno_trigger;
-	p->ia_ha_related_func = dat_ia_ha;
-#ifdef DAT_EXTENSIONS
-	p->handle_extendedop_func = kd_extendedop;
-#endif
+		kd_ep_post_send_with_invalidate;
+	p->ep_post_rdma_read_to_rmr_func = kd_ep_post_rdma_read_to_rmr;
+	p->cno_fd_create_func = kd_cno_fd_create;
+	p->cno_trigger_func = kd_cno_trigger;
+	p->ia_ha_related_func = kd_ia_ha;
+	p->handle_extendedop_func = kd_extension_op;
 }
 
 static void __attribute__((constructor)) kd_provider_init(void)

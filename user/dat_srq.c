@@ -9,10 +9,10 @@
 
 #include "dat_internal.h"
 
-LIBDAT_API DAT_RETURN dat_srq_create(DAT_IA_HANDLE ia_handle,
-				     DAT_PZ_HANDLE pz_handle,
-				     DAT_SRQ_ATTR *attr,
-				     DAT_SRQ_HANDLE *srq_handle)
+DAT_RETURN kd_srq_create(DAT_IA_HANDLE ia_handle,
+			 DAT_PZ_HANDLE pz_handle,
+			 DAT_SRQ_ATTR *attr,
+			 DAT_SRQ_HANDLE *srq_handle)
 {
 	struct kdat_srq_create c = { .size = sizeof(c) };
 	struct kd_ia *ia = ia_handle;
@@ -52,15 +52,15 @@ LIBDAT_API DAT_RETURN dat_srq_create(DAT_IA_HANDLE ia_handle,
 	return DAT_SUCCESS;
 }
 
-LIBDAT_API DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq_handle)
+DAT_RETURN kd_srq_free(DAT_SRQ_HANDLE srq_handle)
 {
 	if (!kd_check(srq_handle, DAT_HANDLE_TYPE_SRQ))
 		return DAT_INVALID_HANDLE;
 	return kd_destroy(srq_handle);
 }
 
-LIBDAT_API DAT_RETURN dat_srq_set_lw(DAT_SRQ_HANDLE srq_handle,
-				     DAT_COUNT low_watermark)
+DAT_RETURN kd_srq_set_lw(DAT_SRQ_HANDLE srq_handle,
+			 DAT_COUNT low_watermark)
 {
 	struct kdat_srq_set_lw c = { .size = sizeof(c) };
 	struct kd_srq *srq = srq_handle;
@@ -78,8 +78,8 @@ LIBDAT_API DAT_RETURN dat_srq_set_lw(DAT_SRQ_HANDLE srq_handle,
 	return ret;
 }
 
-LIBDAT_API DAT_RETURN dat_srq_resize(DAT_SRQ_HANDLE srq_handle,
-				     DAT_COUNT srq_max_recv_dto)
+DAT_RETURN kd_srq_resize(DAT_SRQ_HANDLE srq_handle,
+			 DAT_COUNT srq_max_recv_dto)
 {
 	struct kdat_srq_resize c = { .size = sizeof(c) };
 	struct kd_srq *srq = srq_handle;
@@ -97,9 +97,9 @@ LIBDAT_API DAT_RETURN dat_srq_resize(DAT_SRQ_HANDLE srq_handle,
 	return ret;
 }
 
-LIBDAT_API DAT_RETURN dat_srq_query(DAT_SRQ_HANDLE srq_handle,
-				    DAT_SRQ_PARAM_MASK mask,
-				    DAT_SRQ_PARAM *param)
+DAT_RETURN kd_srq_query(DAT_SRQ_HANDLE srq_handle,
+			DAT_SRQ_PARAM_MASK mask,
+			DAT_SRQ_PARAM *param)
 {
 	struct kd_srq *srq = srq_handle;
 
