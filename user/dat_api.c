@@ -1,18 +1,31 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * The DAT calls libdat exports, but for dat_ia_openv, the registry's and
- * dat_strerror: each runs kdat's implementation, kd_<call>, which refuses
- * what is not a live kdat object of the right kind. The handle that
- * decides is the first argument: the object's own, or for a create its
- * IA's (or PZ's, for an RMR).
+ * The DAT calls libdat exports, but for the registry's (dat_registry.c:
+ * dat_ia_openv, dat_ia_close, dat_registry_*, dats_get_ia_handle,
+ * dat_extension_op) and dat_strerror: each goes to the provider its
+ * handle belongs to. A handle of another provider (OFA's libdaplofa,
+ * loaded through dat.conf) goes to that provider's DAT_PROVIDER table;
+ * any other, kdat's or none, to kdat's kd_<call>, which refuses what is
+ * not a live kdat object of the right kind. The handle that decides is
+ * the first argument: the object's own, or for a create its IA's (or
+ * PZ's, for an RMR).
  */
 #include "dat_internal.h"
 
-/* Return what dat_<fn>(...) answers on @h. */
+/*
+ * Return what the provider of @h answers to dat_<fn>(...): another
+ * provider's <fn>_func (DAT_NOT_IMPLEMENTED when its table has none), or
+ * kd_<fn>.
+ */
 #define KD_CALL(h, fn, ...)						\
 	do {								\
-		(void)(h);						\
-		return kd_##fn(__VA_ARGS__);				\
+		const DAT_PROVIDER *p_ = kd_foreign(h);			\
+									\
+		if (!p_)						\
+			return kd_##fn(__VA_ARGS__);			\
+		if (!p_->fn##_func)					\
+			return DAT_NOT_IMPLEMENTED;			\
+		return p_->fn##_func(__VA_ARGS__);			\
 	} while (0)
 
 LIBDAT_API DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *async_evd,
@@ -23,11 +36,6 @@ LIBDAT_API DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *async_evd,
 {
 	KD_CALL(ia, ia_query, ia, async_evd, ia_mask, ia_attr, pr_mask,
 		pr_attr);
-}
-
-LIBDAT_API DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags)
-{
-	KD_CALL(ia, ia_close, ia, flags);
 }
 
 LIBDAT_API DAT_RETURN dat_set_consumer_context(DAT_HANDLE h,
@@ -513,5 +521,11 @@ LIBDAT_API DAT_RETURN dat_srq_set_lw(DAT_SRQ_HANDLE srq, DAT_COUNT lw)
 LIBDAT_API DAT_RETURN dat_ia_ha(DAT_IA_HANDLE ia, const DAT_NAME_PTR name,
 				DAT_BOOLEAN *answer)
 {
-	return kd_ia_ha(ia, name, answer);
+	const DAT_PROVIDER *p = kd_foreign(ia);
+
+	if (!p)
+		return kd_ia_ha(ia, name, answer);
+	if (!p->ia_ha_related_func)
+		return DAT_NOT_IMPLEMENTED;
+	return p->ia_ha_related_func(ia, name, answer);
 }

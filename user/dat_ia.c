@@ -108,18 +108,6 @@ static void kd_find_address(struct kd_ia *ia)
 	freeifaddrs(ifa);
 }
 
-LIBDAT_API DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name,
-				   DAT_COUNT async_evd_qlen,
-				   DAT_EVD_HANDLE *async_evd_handle,
-				   DAT_IA_HANDLE *ia_handle,
-				   DAT_UINT32 major, DAT_UINT32 minor,
-				   DAT_BOOLEAN thread_safety)
-{
-	return kd_ia_open(&kd_default_provider, name, NULL, 0, async_evd_qlen,
-			  async_evd_handle, ia_handle, major, minor,
-			  thread_safety);
-}
-
 /*
  * Open the IA @name: on port @devport of device @devname when given (a
  * dat.conf line's instance data said so), else on the port the name

@@ -27,9 +27,15 @@
  *   dat_cm.c        PSPs, RSPs, Connection Requests
  *   dat_srq.c       Shared Receive Queues
  *   dat_dto.c       posts: dat_ep_post_*, dat_srq_post_recv
- *   dat_provider.c  the DAT_PROVIDER table and OFA's registry, the IA names
- *                   offered, what kdat does not implement
- *   dat_api.c       the exported DAT calls, on kdat's kd_<call>
+ *   dat_provider.c  kdat's DAT_PROVIDER tables (what a registry that loads
+ *                   libdat from dat.conf calls), the IA names kdat
+ *                   offers, what kdat does not implement
+ *   dat_registry.c  libdat as the DAT registry: dat.conf, the providers
+ *                   registered and loaded, IAs opened and closed through
+ *                   them, which provider a handle belongs to
+ *   dat_api.c       the exported DAT calls: each sends its handle to the
+ *                   provider it belongs to (kdat's kd_<call>, or another
+ *                   provider's function table; see dat_registry.c)
  * What they share is declared below, hidden (libdat exports what
  * libdat.map lists, nothing else), with the kd_ prefix but for
  * kd_from_errno(). kdat's implementation of the DAT call dat_<call> is
@@ -286,6 +292,13 @@ void kd_poller_setup(int fd);
 bool kd_debug(void);
 struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh, uint32_t kind);
 void kd_ring_unmap(struct kd_ring *r);
+
+/* dat_provider.c */
+DAT_COUNT kd_own_ias(DAT_PROVIDER_INFO **infos);
+void kd_instance_port(const char *data, char *dev, uint32_t *port);
+
+/* dat_registry.c */
+const DAT_PROVIDER *kd_foreign(const void *h);
 
 /* dat_ia.c */
 DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,

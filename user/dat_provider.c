@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
  * libdat as a DAT provider: the DAT_PROVIDER of IAs opened directly and
- * one per IA name when OFA's libdat2 loads us from dat.conf
+ * one per IA name when a registry (OFA's libdat2) loads us from dat.conf
  * (dat_provider_init/fini), the IA names kdat offers, and the DAT
  * functions kdat does not implement.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <ifaddrs.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,39 +26,36 @@ DAT_PROVIDER kd_default_provider = {
 
 /*
  * The IA names kdat offers, one per RDMA port: kdat-<device>-<port>, as
- * scripts/kdat-datconf writes them (when OFA's libdat2 is the registry,
- * its own dat_registry_list_providers answers instead).
+ * scripts/kdat-datconf writes them; what libdat's registry lists first.
+ * Returns how many, in *@infos (malloc'd; NULL when none): none without
+ * /dev/kdat.
  */
-LIBDAT_API DAT_RETURN dat_registry_list_providers(DAT_COUNT max,
-						  DAT_COUNT *returned,
-						  DAT_PROVIDER_INFO *(list[]))
+DAT_COUNT kd_own_ias(DAT_PROVIDER_INFO **infos)
 {
 	struct kdat_port_info *ports;
+	DAT_PROVIDER_INFO *list;
 	uint32_t nr, i;
-	DAT_COUNT n = 0;
 	int fd, ret;
 
-	if (!returned || max < 0 || (max && !list))
-		return DAT_INVALID_PARAMETER;
+	*infos = NULL;
 	fd = kdat_open();
-	if (fd < 0) {
-		*returned = 0;
-		return DAT_SUCCESS;	/* no kdat here: no provider */
-	}
+	if (fd < 0)
+		return 0;	/* no kdat here: no IA */
 	ret = kdat_device_list(fd, &ports, &nr);
 	close(fd);
-	if (ret)
-		return kd_from_errno(-ret);
-	for (i = 0; i < nr && n < max; i++, n++) {
-		snprintf(list[n]->ia_name, sizeof(list[n]->ia_name),
+	if (ret || !nr)
+		return 0;
+	list = calloc(nr, sizeof(*list));
+	for (i = 0; list && i < nr; i++) {
+		snprintf(list[i].ia_name, sizeof(list[i].ia_name),
 			 "kdat-%s-%u", ports[i].name, ports[i].port_num);
-		list[n]->dapl_version_major = DAT_VERSION_MAJOR;
-		list[n]->dapl_version_minor = DAT_VERSION_MINOR;
-		list[n]->is_thread_safe = DAT_TRUE;
+		list[i].dapl_version_major = DAT_VERSION_MAJOR;
+		list[i].dapl_version_minor = DAT_VERSION_MINOR;
+		list[i].is_thread_safe = DAT_TRUE;
 	}
 	free(ports);
-	*returned = max ? n : (DAT_COUNT)nr;
-	return DAT_SUCCESS;
+	*infos = list;
+	return list ? (DAT_COUNT)nr : 0;
 }
 
 /*
@@ -261,7 +259,7 @@ static int kd_netdev_port(const char *netdev, uint32_t want, char *dev,
  * addresses (the RDMA port behind it; <port> 0 for any). Sets @dev empty
  * when it names no RDMA port here: the IA name decides then.
  */
-static void kd_instance_port(const char *data, char *dev, uint32_t *port)
+void kd_instance_port(const char *data, char *dev, uint32_t *port)
 {
 	char name[256], path[300], netdev[IF_NAMESIZE] = "";
 	unsigned char addr[sizeof(struct in6_addr)];
@@ -400,30 +398,35 @@ static void __attribute__((constructor)) kd_provider_init(void)
 }
 
 /*
- * The registry's: present when OFA's libdat2 loaded us, absent when a
- * program links libdat directly (then nothing calls the two below).
+ * The registry's own add/remove: the first definition in the process's
+ * global scope, OFA's libdat2 when it loaded us from dat.conf, libdat's
+ * (dat_registry.c) when a program links libdat. A direct call would bind
+ * to libdat's (-Bsymbolic-functions), and OFA's registry would never hear
+ * of us.
  */
-extern DAT_RETURN dat_registry_add_provider(const DAT_PROVIDER *,
-					    const DAT_PROVIDER_INFO *)
-	__attribute__((weak));
-extern DAT_RETURN dat_registry_remove_provider(const DAT_PROVIDER *,
-					       const DAT_PROVIDER_INFO *)
-	__attribute__((weak));
+typedef DAT_RETURN (*kd_registry_func)(const DAT_PROVIDER *,
+				       const DAT_PROVIDER_INFO *);
+
+static kd_registry_func kd_registry(const char *name)
+{
+	return (kd_registry_func)dlsym(RTLD_DEFAULT, name);
+}
 
 /*
- * The registry (OFA's libdat2, from a dat.conf line naming this library)
- * calls this once per IA name: register the same provider for it.
+ * The registry (from a dat.conf line naming this library) calls this once
+ * per IA name: register the same provider for it.
  */
 LIBDAT_API void dat_provider_init(const DAT_PROVIDER_INFO *info,
 				  const char *instance_data)
 {
+	kd_registry_func add = kd_registry("dat_registry_add_provider");
 	char dev[KDAT_NAME_MAX];
 	struct kd_prov *p;
 	uint32_t port;
 	char *name;
 	int i;
 
-	if (!dat_registry_add_provider || !info)
+	if (!add || !info)
 		return;
 	kd_instance_port(instance_data, dev, &port);
 	p = kd_provider_find(info->ia_name);
@@ -458,17 +461,18 @@ LIBDAT_API void dat_provider_init(const DAT_PROVIDER_INFO *info,
 			return;
 		}
 	}
-	dat_registry_add_provider(&p->p, info);
+	add(&p->p, info);
 }
 
 /* The provider stays allocated: handles may still point at it. */
 LIBDAT_API void dat_provider_fini(const DAT_PROVIDER_INFO *info)
 {
+	kd_registry_func remove = kd_registry("dat_registry_remove_provider");
 	struct kd_prov *p;
 
-	if (!dat_registry_remove_provider || !info)
+	if (!remove || !info)
 		return;
 	p = kd_provider_find(info->ia_name);
 	if (p)
-		dat_registry_remove_provider(&p->p, info);
+		remove(&p->p, info);
 }
