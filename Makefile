@@ -14,6 +14,9 @@
 #                   under traffic, on the debug kernel
 #   make compat     the whole dapltest matrix and the interop suite with
 #                   OFA DAPL (also under load), in the VM testbed
+#   make install-libdat2 / uninstall-libdat2
+#                   libdat in the place of OFA's libdat2 (dpkg-divert), and
+#                   back
 #
 # KDIR: the kernel build directory. Default: the running kernel's, if it has
 # one, otherwise the newest Debian linux-headers-*-amd64 installed.
@@ -46,7 +49,7 @@ TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
 .PHONY: all module kmod lib tools tests setup check check-hog demo lint checkpatch sparse shellcheck bench \
-	clean install fuzz storm compat FORCE
+	clean install install-libdat2 uninstall-libdat2 fuzz storm compat FORCE
 
 all: module kmod lib tools tests
 
@@ -65,7 +68,7 @@ kmod: module
 	$(MAKE) -C $(KDIR) M=$(TOP)/tests/kernel W=1 \
 		KBUILD_EXTRA_SYMBOLS=$(TOP)/Module.symvers modules
 
-lib: $(LIB)
+lib: $(LIB) user/libdat2.so.2
 tools: $(TOOLS)
 tests: $(SELFTESTS) $(TEST_HELPERS) $(DAT_TESTS) $(FUZZER)
 
@@ -77,6 +80,13 @@ $(LIB): $(LIB_OBJS) user/libdat.map
 		-Wl,--version-script=user/libdat.map -Wl,-Bsymbolic-functions \
 		-Wl,-z,defs -o $@.2 $(LIB_OBJS) -lpthread
 	ln -sf libdat.so.2 $@
+
+# libdat under libdat2's soname: what make install-libdat2 puts in the
+# place of OFA's libdat2.
+user/libdat2.so.2: $(LIB_OBJS) user/libdat.map
+	$(CC) $(CFLAGS) -shared -Wl,-soname,libdat2.so.2 \
+		-Wl,--version-script=user/libdat.map -Wl,-Bsymbolic-functions \
+		-Wl,-z,defs -o $@ $(LIB_OBJS) -lpthread
 
 # DAT 2.0 programs: the DAT headers and -ldat only.
 user/kdat-bench: user/kdat-bench.c $(LIB)
@@ -206,6 +216,16 @@ install: lib tools
 	sed 's|$$TOP/user/libdat.so.2|$(LIBDIR)/libdat.so.2|' \
 		scripts/kdat-datconf > $(DESTDIR)$(BINDIR)/kdat-datconf
 	chmod 755 $(DESTDIR)$(BINDIR)/kdat-datconf
+
+# make install-libdat2: libdat in the place of OFA's libdat2 (Debian's
+# libdapl2) through a local dpkg diversion, so that unmodified DAT
+# binaries run on libdat's registry; make uninstall-libdat2 undoes it
+# and leaves nothing behind (scripts/libdat2-divert). Root's.
+install-libdat2: user/libdat2.so.2
+	$(TOP)/scripts/libdat2-divert install
+
+uninstall-libdat2:
+	$(TOP)/scripts/libdat2-divert uninstall
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
