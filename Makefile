@@ -44,7 +44,7 @@ TOOLS := user/kdat-info user/kdat-demo user/kdat-bench
 SELFTESTS := tests/selftests/kdat_dev_test tests/selftests/kdat_hostile_test
 DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 	     tests/dat/ring_test tests/dat/interop_cm tests/dat/registry_unit \
-	     tests/dat/libregfake.so
+	     tests/dat/libregfake.so tests/dat/registry_two
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 

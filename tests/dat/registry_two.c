@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One -ldat program, two providers (TAP): a kdat IA and an IA of OFA's
+ * provider (libdaplofa, loaded by libdat's registry from dat.conf) open
+ * in the same process, each call going to its own provider, and data
+ * moving between them both ways: relayed through the process (received
+ * on one provider into memory registered with both, sent on by the
+ * other), and over connections between a kdat EP and an OFA EP, each
+ * provider listening in turn.
+ *
+ * Run by tests/dat/registry.sh: KDAT_IA and OFA_IA name the two IAs (on
+ * the same RDMA device), DAT_OVERRIDE a dat.conf that has OFA's,
+ * KDAT_TEST_IP the device's IPv4 address. KDAT_T_SLOW scales the waits.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <dat2/udat.h>
+
+#include "../selftests/ktap.h"
+
+#define EXPECT_DAT(expr, want)						\
+	do {								\
+		DAT_RETURN __r = (expr);				\
+		if (DAT_GET_TYPE(__r) != (DAT_RETURN)(want)) {		\
+			const char *__maj = "?", *__min = "";		\
+									\
+			dat_strerror(__r, &__maj, &__min);		\
+			KTAP_FAIL("%s: got %#x (%s), want %#x", #expr,	\
+				  (unsigned int)__r, __maj,		\
+				  (unsigned int)(want));		\
+		}							\
+	} while (0)
+#define OK(expr) EXPECT_DAT(expr, DAT_SUCCESS)
+
+#define LEN 4096
+
+static char *kdat_ia, *ofa_ia;	/* DAT_NAME_PTR is not const */
+static struct sockaddr_in peer_addr;
+static DAT_TIMEOUT tmo;		/* microseconds */
+
+/* Each case runs in its own process: qualifiers from the pid. */
+static DAT_CONN_QUAL new_qual(void)
+{
+	static int n;
+
+	return 20000 + (getpid() * 8 + n++) % 40000;
+}
+
+struct side {
+	const char *name;
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE async_evd;
+	DAT_PZ_HANDLE pz;
+	DAT_EVD_HANDLE dto_evd, conn_evd, cr_evd;
+	DAT_EP_HANDLE ep;
+	DAT_PSP_HANDLE psp;
+};
+
+/* Memory of the process, registered with one side's provider. */
+struct buf {
+	unsigned char *p;
+	DAT_LMR_HANDLE lmr;
+	DAT_LMR_CONTEXT lctx;
+	DAT_RMR_CONTEXT rctx;
+};
+
+static void side_open(struct side *s, char *name)
+{
+	DAT_EP_ATTR a = {
+		.service_type = DAT_SERVICE_TYPE_RC,
+		.max_rdma_size = 0x10000,
+		.max_recv_dtos = 16,
+		.max_request_dtos = 16,
+		.max_recv_iov = 1,
+		.max_request_iov = 1,
+		.max_rdma_read_in = 4,
+		.max_rdma_read_out = 4,
+		.request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG,
+	};
+
+	memset(s, 0, sizeof(*s));
+	s->name = name;
+	s->async_evd = DAT_HANDLE_NULL;
+	OK(dat_ia_open(name, 8, &s->async_evd, &s->ia));
+	OK(dat_pz_create(s->ia, &s->pz));
+	OK(dat_evd_create(s->ia, 64, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
+			  &s->dto_evd));
+	OK(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG,
+			  &s->conn_evd));
+	OK(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG,
+			  &s->cr_evd));
+	OK(dat_ep_create(s->ia, s->pz, s->dto_evd, s->dto_evd, s->conn_evd,
+			 &a, &s->ep));
+}
+
+static void side_close(struct side *s)
+{
+	OK(dat_ia_close(s->ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+static unsigned char *mem(void)
+{
+	void *p = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	KTAP_EXPECT(p != MAP_FAILED);
+	return p;
+}
+
+/* Register @p (LEN bytes) with @s's provider, for local and remote use. */
+static void buf_reg(struct side *s, struct buf *b, unsigned char *p)
+{
+	DAT_REGION_DESCRIPTION r = { .for_va = p };
+	DAT_VLEN rlen;
+	DAT_VADDR raddr;
+
+	b->p = p;
+	OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, r, LEN, s->pz,
+			  DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &b->lmr,
+			  &b->lctx, &b->rctx, &rlen, &raddr));
+	KTAP_EXPECT(raddr == (uintptr_t)p);
+}
+
+static DAT_LMR_TRIPLET seg(const struct buf *b, size_t len)
+{
+	DAT_LMR_TRIPLET t = {
+		.virtual_address = (uintptr_t)b->p,
+		.segment_length = len,
+		.lmr_context = b->lctx,
+	};
+
+	return t;
+}
+
+static DAT_RMR_TRIPLET remote(const struct buf *b, size_t len)
+{
+	DAT_RMR_TRIPLET t = {
+		.rmr_context = b->rctx,
+		.virtual_address = (uintptr_t)b->p,
+		.segment_length = len,
+	};
+
+	return t;
+}
+
+static DAT_DTO_COOKIE cookie(uint64_t v)
+{
+	DAT_DTO_COOKIE c;
+
+	c.as_64 = v;
+	return c;
+}
+
+static void wait_event(const struct side *s, DAT_EVD_HANDLE evd,
+		       DAT_EVENT *ev)
+{
+	DAT_COUNT nmore;
+	DAT_RETURN r = dat_evd_wait(evd, tmo, 1, ev, &nmore);
+
+	if (r != DAT_SUCCESS)
+		KTAP_FAIL("%s: dat_evd_wait: %#x", s->name, (unsigned int)r);
+}
+
+/* The next event on @s's EVD: a successful DTO of @ck and @len bytes. */
+static void expect_dto(const struct side *s, uint64_t ck, DAT_COUNT len)
+{
+	const DAT_DTO_COMPLETION_EVENT_DATA *d;
+	DAT_EVENT ev;
+
+	wait_event(s, s->dto_evd, &ev);
+	if (ev.event_number != DAT_DTO_COMPLETION_EVENT)
+		KTAP_FAIL("%s: event %#x, want a DTO completion", s->name,
+			  ev.event_number);
+	d = &ev.event_data.dto_completion_event_data;
+	if (d->user_cookie.as_64 != ck || d->status != DAT_DTO_SUCCESS ||
+	    d->transfered_length != (DAT_SEG_LENGTH)len)
+		KTAP_FAIL("%s: dto cookie %llu status %d len %u, want %llu 0 %d",
+			  s->name, (unsigned long long)d->user_cookie.as_64,
+			  d->status, d->transfered_length,
+			  (unsigned long long)ck, len);
+}
+
+static void expect_conn(const struct side *s, DAT_EVENT_NUMBER num,
+			const char *pdata)
+{
+	const DAT_CONNECTION_EVENT_DATA *d;
+	DAT_EVENT ev;
+
+	wait_event(s, s->conn_evd, &ev);
+	if (ev.event_number != num)
+		KTAP_FAIL("%s: event %#x, want %#x", s->name, ev.event_number,
+			  num);
+	d = &ev.event_data.connect_event_data;
+	if (pdata && (d->private_data_size < (DAT_COUNT)strlen(pdata) + 1 ||
+		      memcmp(d->private_data, pdata, strlen(pdata) + 1)))
+		KTAP_FAIL("%s: private data of %d bytes, not \"%s\"", s->name,
+			  d->private_data_size, pdata);
+}
+
+/* @cli connects to @srv's PSP; private data checked both ways. */
+static void connect_sides(struct side *cli, struct side *srv)
+{
+	DAT_CONN_QUAL q = new_qual();
+	DAT_CR_PARAM crp;
+	DAT_CR_HANDLE cr;
+	DAT_EVENT ev;
+
+	OK(dat_psp_create(srv->ia, q, srv->cr_evd, DAT_PSP_CONSUMER_FLAG,
+			  &srv->psp));
+	OK(dat_ep_connect(cli->ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, tmo, 6,
+			  "hello", DAT_QOS_BEST_EFFORT,
+			  DAT_CONNECT_DEFAULT_FLAG));
+	wait_event(srv, srv->cr_evd, &ev);
+	if (ev.event_number != DAT_CONNECTION_REQUEST_EVENT)
+		KTAP_FAIL("%s: event %#x, want a connection request",
+			  srv->name, ev.event_number);
+	cr = ev.event_data.cr_arrival_event_data.cr_handle;
+	OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
+	if (crp.private_data_size < 6 || memcmp(crp.private_data, "hello", 6))
+		KTAP_FAIL("%s: request's private data of %d bytes, not hello",
+			  srv->name, crp.private_data_size);
+	OK(dat_cr_accept(cr, srv->ep, 8, "welcome"));
+	expect_conn(cli, DAT_CONNECTION_EVENT_ESTABLISHED, "welcome");
+	expect_conn(srv, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+}
+
+/* @from sends @len bytes of @src; @to receives them into @dst. */
+static void send_recv(struct side *from, const struct buf *src,
+		      struct side *to, const struct buf *dst, size_t len)
+{
+	DAT_LMR_TRIPLET r = seg(dst, LEN), t = seg(src, len);
+
+	OK(dat_ep_post_recv(to->ep, 1, &r, cookie(1), 0));
+	OK(dat_ep_post_send(from->ep, 1, &t, cookie(2), 0));
+	expect_dto(from, 2, len);
+	expect_dto(to, 1, len);
+}
+
+/* @from writes @len bytes of @src into @dst, registered by its peer. */
+static void rdma_write(struct side *from, const struct buf *src,
+		       const struct buf *dst, size_t len)
+{
+	DAT_LMR_TRIPLET t = seg(src, len);
+	DAT_RMR_TRIPLET rt = remote(dst, len);
+
+	OK(dat_ep_post_rdma_write(from->ep, 1, &t, cookie(3), &rt, 0));
+	expect_dto(from, 3, len);	/* RC: the peer has it */
+}
+
+static void fill(unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (unsigned char)(seed + i * 7);
+}
+
+static void same(const unsigned char *a, const unsigned char *b, size_t len,
+		 const char *what)
+{
+	if (memcmp(a, b, len))
+		KTAP_FAIL("%s: the bytes differ", what);
+}
+
+/* ---- cases ------------------------------------------------------------ */
+
+/* The registry lists kdat's IA once per thread safety, and OFA's. */
+static void test_list(void)
+{
+	DAT_PROVIDER_INFO info[256], *list[256];
+	int kdat_ts = 0, ofa = 0;
+	DAT_COUNT n, i;
+
+	for (i = 0; i < 256; i++)
+		list[i] = &info[i];
+	OK(dat_registry_list_providers(256, &n, list));
+	for (i = 0; i < n; i++) {
+		kdat_ts += !strcmp(info[i].ia_name, kdat_ia) &&
+			   info[i].is_thread_safe;
+		ofa += !strcmp(info[i].ia_name, ofa_ia);
+	}
+	/* kdat's own entry and kdat-datconf's threadsafe line: one. */
+	KTAP_EXPECT_EQ(kdat_ts, 1);
+	KTAP_EXPECT_EQ(ofa, 1);
+}
+
+/* Both open in one process; each answers for itself. */
+static void test_open_both(void)
+{
+	DAT_PROVIDER_ATTR kpa, opa;
+	DAT_IA_ATTR kia, oia;
+	DAT_HANDLE_TYPE type;
+	struct side k, o;
+
+	side_open(&k, kdat_ia);
+	side_open(&o, ofa_ia);
+	OK(dat_ia_query(k.ia, NULL, DAT_IA_FIELD_ALL, &kia,
+			DAT_PROVIDER_FIELD_ALL, &kpa));
+	OK(dat_ia_query(o.ia, NULL, DAT_IA_FIELD_ALL, &oia,
+			DAT_PROVIDER_FIELD_ALL, &opa));
+	ktap_diag("kdat: provider %s, adapter %s; OFA: provider %s, adapter %s",
+		  kpa.provider_name, kia.adapter_name, opa.provider_name,
+		  oia.adapter_name);
+	KTAP_EXPECT(!strcmp(kpa.provider_name, kdat_ia));
+	KTAP_EXPECT(strcmp(opa.provider_name, kpa.provider_name));
+	OK(dat_get_handle_type(k.ep, &type));
+	KTAP_EXPECT_EQ(type, DAT_HANDLE_TYPE_EP);
+	OK(dat_get_handle_type(o.ep, &type));
+	KTAP_EXPECT_EQ(type, DAT_HANDLE_TYPE_EP);
+	/*
+	 * One provider's object given to the other: the call goes by the
+	 * first handle, and that provider refuses the stranger.
+	 */
+	{
+		DAT_EP_HANDLE ep;
+
+		EXPECT_DAT(dat_ep_create(o.ia, k.pz, o.dto_evd, o.dto_evd,
+					 o.conn_evd, NULL, &ep),
+			   DAT_INVALID_HANDLE);
+		EXPECT_DAT(dat_ep_create(k.ia, o.pz, k.dto_evd, k.dto_evd,
+					 k.conn_evd, NULL, &ep),
+			   DAT_INVALID_HANDLE);
+	}
+	side_close(&o);
+	side_close(&k);
+}
+
+/*
+ * Each provider connected to itself; a message relayed through memory
+ * registered with both: kdat's receive lands in it, OFA's send takes it
+ * from there; then the way back; then the same by RDMA write.
+ */
+static void test_relay(void)
+{
+	struct side kc, ks, oc, os;
+	struct buf kc_b, ks_mid, oc_mid, os_b;
+	unsigned char *mid = mem(), *want = mem();
+
+	side_open(&kc, kdat_ia);
+	side_open(&ks, kdat_ia);
+	side_open(&oc, ofa_ia);
+	side_open(&os, ofa_ia);
+	connect_sides(&kc, &ks);
+	connect_sides(&oc, &os);
+	buf_reg(&kc, &kc_b, mem());
+	buf_reg(&ks, &ks_mid, mid);
+	buf_reg(&oc, &oc_mid, mid);	/* the same memory, OFA's LMR */
+	buf_reg(&os, &os_b, mem());
+
+	/* kdat to OFA: kc -> ks (into mid) -> oc (from mid) -> os. */
+	fill(kc_b.p, LEN, 1);
+	memcpy(want, kc_b.p, LEN);
+	send_recv(&kc, &kc_b, &ks, &ks_mid, 1000);
+	send_recv(&oc, &oc_mid, &os, &os_b, 1000);
+	same(os_b.p, want, 1000, "kdat to OFA, send");
+	/* OFA to kdat: os -> oc (into mid) -> ks (from mid) -> kc. */
+	fill(os_b.p, LEN, 2);
+	memcpy(want, os_b.p, LEN);
+	send_recv(&os, &os_b, &oc, &oc_mid, 3000);
+	send_recv(&ks, &ks_mid, &kc, &kc_b, 3000);
+	same(kc_b.p, want, 3000, "OFA to kdat, send");
+	/* By RDMA write, both ways. */
+	fill(kc_b.p, LEN, 3);
+	memcpy(want, kc_b.p, LEN);
+	rdma_write(&kc, &kc_b, &ks_mid, LEN);
+	rdma_write(&oc, &oc_mid, &os_b, LEN);
+	same(os_b.p, want, LEN, "kdat to OFA, RDMA write");
+	fill(os_b.p, LEN, 4);
+	memcpy(want, os_b.p, LEN);
+	rdma_write(&os, &os_b, &oc_mid, LEN);
+	rdma_write(&ks, &ks_mid, &kc_b, LEN);
+	same(kc_b.p, want, LEN, "OFA to kdat, RDMA write");
+
+	side_close(&kc);
+	side_close(&ks);
+	side_close(&oc);
+	side_close(&os);
+}
+
+/* A kdat EP and an OFA EP connected: sends and RDMA writes both ways. */
+static void cross(bool kdat_listens)
+{
+	struct side k, o;
+	struct buf kb, ob;
+
+	side_open(&k, kdat_ia);
+	side_open(&o, ofa_ia);
+	if (kdat_listens)
+		connect_sides(&o, &k);
+	else
+		connect_sides(&k, &o);
+	buf_reg(&k, &kb, mem());
+	buf_reg(&o, &ob, mem());
+	fill(kb.p, LEN, 5);
+	send_recv(&k, &kb, &o, &ob, 2000);
+	same(ob.p, kb.p, 2000, "kdat to OFA, send");
+	fill(ob.p, LEN, 6);
+	send_recv(&o, &ob, &k, &kb, 2500);
+	same(kb.p, ob.p, 2500, "OFA to kdat, send");
+	fill(kb.p, LEN, 7);
+	rdma_write(&k, &kb, &ob, LEN);
+	same(ob.p, kb.p, LEN, "kdat to OFA, RDMA write");
+	fill(ob.p, LEN, 8);
+	rdma_write(&o, &ob, &kb, LEN);
+	same(kb.p, ob.p, LEN, "OFA to kdat, RDMA write");
+	OK(dat_ep_disconnect(k.ep, DAT_CLOSE_GRACEFUL_FLAG));
+	expect_conn(&k, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	expect_conn(&o, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	side_close(&k);
+	side_close(&o);
+}
+
+static void test_cross_ofa_listens(void)
+{
+	cross(false);
+}
+
+static void test_cross_kdat_listens(void)
+{
+	cross(true);
+}
+
+static const struct ktap_case cases[] = {
+	KTAP_CASE(test_list),
+	KTAP_CASE(test_open_both),
+	KTAP_CASE(test_relay),
+	KTAP_CASE(test_cross_ofa_listens),
+	KTAP_CASE(test_cross_kdat_listens),
+};
+
+int main(void)
+{
+	const char *ip = getenv("KDAT_TEST_IP");
+	const char *slow = getenv("KDAT_T_SLOW");
+
+	kdat_ia = getenv("KDAT_IA");
+	ofa_ia = getenv("OFA_IA");
+	if (!kdat_ia || !ofa_ia || !ip || !getenv("DAT_OVERRIDE")) {
+		printf("1..0 # SKIP needs KDAT_IA, OFA_IA, KDAT_TEST_IP and DAT_OVERRIDE\n");
+		return KSFT_SKIP;
+	}
+	peer_addr.sin_family = AF_INET;
+	if (inet_pton(AF_INET, ip, &peer_addr.sin_addr) != 1) {
+		printf("1..0 # SKIP KDAT_TEST_IP %s: not an IPv4 address\n", ip);
+		return KSFT_SKIP;
+	}
+	tmo = 10 * 1000 * 1000 * (DAT_TIMEOUT)(slow ? atoi(slow) : 1);
+	return ktap_run(cases, sizeof(cases) / sizeof(cases[0]));
+}
