@@ -6,8 +6,9 @@
  * and closing IAs through them, and which provider a handle belongs to.
  *
  * dat.conf: $DAT_OVERRIDE if set (a file that cannot be read then means
- * no entries), else /etc/dat.conf. One provider per line, eight fields
- * separated by blanks:
+ * no entries; ignored in set-user-ID and set-group-ID programs, as it
+ * names libraries to load), else /etc/dat.conf. One provider per line,
+ * eight fields separated by blanks:
  *
  *   IA-name API thread-safety default library provider-version
  *     instance-data platform-params
@@ -313,7 +314,8 @@ out:
 /* pthread_once: the static registry, read once. */
 static void kd_conf_load(void)
 {
-	const char *path = getenv("DAT_OVERRIDE");
+	/* Not for set-user-ID programs: it names libraries to load. */
+	const char *path = secure_getenv("DAT_OVERRIDE");
 	struct kd_conf **tail = &kd_confs, *c;
 	char *line = NULL;
 	size_t cap = 0;
