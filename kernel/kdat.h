@@ -320,7 +320,7 @@ struct kdat_slots;
 
 #define KDAT_DTO_MAX_IOV	32
 /* A send-queue slot's op besides enum kdat_dto_op: an RMR bind (REG_MR). */
-#define KDAT_OP_BIND		8
+#define KDAT_OP_BIND		0x80
 #define KDAT_SRQ_MAX_DTOS	4096
 #define KDAT_SRQ_EP_HASH	16
 
@@ -331,9 +331,37 @@ struct kdat_dto {
 	u64 cookie;
 	u64 length;
 	u32 num_sge;
-	struct kdat_rmr_triplet remote;	/* RDMA */
+	struct kdat_rmr_triplet remote;	/* RDMA, atomics */
+	struct kdat_dto_ext ext;	/* the IB extensions' arguments */
 	struct ib_sge sge[KDAT_DTO_MAX_IOV];
 };
+
+/* The kinds of DTO (enum kdat_dto_op) by what they do. */
+static inline bool kdat_op_is_recv(u32 op)
+{
+	return op == KDAT_DTO_RECEIVE || op == KDAT_DTO_RECV_RDMA_IMM ||
+	       op == KDAT_DTO_RECV_MSG_IMM;
+}
+
+static inline bool kdat_op_is_atomic(u32 op)
+{
+	return op == KDAT_DTO_FETCH_ADD || op == KDAT_DTO_CMP_SWAP;
+}
+
+/* What an Endpoint's send queue takes. */
+static inline bool kdat_op_is_request(u32 op)
+{
+	return op == KDAT_DTO_SEND || op == KDAT_DTO_RDMA_WRITE ||
+	       op == KDAT_DTO_RDMA_READ || op == KDAT_DTO_RDMA_WRITE_IMM ||
+	       kdat_op_is_atomic(op);
+}
+
+/* Does @op name a remote buffer? */
+static inline bool kdat_op_has_remote(u32 op)
+{
+	return op == KDAT_DTO_RDMA_WRITE || op == KDAT_DTO_RDMA_READ ||
+	       op == KDAT_DTO_RDMA_WRITE_IMM || kdat_op_is_atomic(op);
+}
 
 /* A DTO in flight: one per send or receive slot of an EP or SRQ. */
 struct kdat_dto_ctx {
@@ -391,6 +419,7 @@ struct kdat_ep {
 	struct kdat_srq *srq;		/* or NULL */
 	struct kdat_ep_attr attr;
 	u32 send_sge, recv_sge;		/* what the QP takes per WR */
+	bool atomics;			/* the device has remote atomics */
 	/*
 	 * Completions this EP may put in its EVDs' CQs, committed there
 	 * (kdat_evd_commit()): every DTO it may have out, and one drain
@@ -727,8 +756,12 @@ int kdat_dto_check_segment(const struct kdat_lmr *lmr,
 			   u64 va, u64 len);
 void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc);
 int kdat_dto_check_flags(u32 op, u32 flags, u32 ep_flags);
+int kdat_dto_check_ext(u32 op, const struct kdat_dto_ext *ext, u32 num,
+		       const struct kdat_lmr_triplet *iov,
+		       const struct kdat_rmr_triplet *remote, bool atomics);
 void kdat_dto_trim(struct kdat_dto *dto, u64 length);
 u32 kdat_wc_status(enum ib_wc_status status);
+u32 kdat_wc_recv_op(const struct ib_wc *wc, u32 *imm);
 u32 kdat_refused_status(int err);
 void kdat_dto_abort(struct kdat_ep *ep, struct kdat_dto_ctx *ctx);
 int kdat_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
@@ -739,7 +772,8 @@ void kdat_batch_fini(struct kdat_batch *b);
 void kdat_batch_start(struct kdat_batch *b);
 void kdat_batch_add(struct kdat_batch *b, u32 op, u32 flags, u64 cookie,
 		    const struct kdat_lmr_triplet *iov, u32 num,
-		    const struct kdat_rmr_triplet *remote);
+		    const struct kdat_rmr_triplet *remote,
+		    const struct kdat_dto_ext *ext);
 void kdat_batch_refuse(struct kdat_batch *b, u32 op, u64 cookie, int err);
 void kdat_batch_finish(struct kdat_batch *b);
 int kdat_srq_add_ep(struct kdat_srq *srq, struct kdat_ep *ep);

@@ -52,7 +52,8 @@ int kdat_dto_check_flags(u32 op, u32 flags, u32 ep_flags)
 		allowed = KDAT_COMPLETION_SUPPRESS |
 			  KDAT_COMPLETION_UNSIGNALLED |
 			  KDAT_COMPLETION_BARRIER_FENCE;
-		if (op == KDAT_DTO_SEND)
+		/* What carries a message to a receive may wake its reaper. */
+		if (op == KDAT_DTO_SEND || op == KDAT_DTO_RDMA_WRITE_IMM)
 			allowed |= KDAT_COMPLETION_SOLICITED_WAIT;
 	}
 	if (flags & ~allowed)
@@ -62,6 +63,41 @@ int kdat_dto_check_flags(u32 op, u32 flags, u32 ep_flags)
 	    !(ep_flags & KDAT_COMPLETION_UNSIGNALLED))
 		return -EINVAL;
 	return 0;
+}
+
+/*
+ * The IB extensions' arguments of a DTO of @op: @ext (every field @op does
+ * not use is 0), and for an atomic, on a device with atomics (@atomics),
+ * one local segment of exactly 8 bytes and an 8-byte aligned remote
+ * address (IB's rule; the remote length is not used). Checked before the
+ * segments' LMRs. 0, -EINVAL, or -EOPNOTSUPP (no atomics here).
+ */
+int kdat_dto_check_ext(u32 op, const struct kdat_dto_ext *ext, u32 num,
+		       const struct kdat_lmr_triplet *iov,
+		       const struct kdat_rmr_triplet *remote, bool atomics)
+{
+	if (ext->__reserved)
+		return -EINVAL;
+	switch (op) {
+	case KDAT_DTO_RDMA_WRITE_IMM:
+		return ext->compare_add || ext->swap ? -EINVAL : 0;
+	case KDAT_DTO_FETCH_ADD:
+		if (ext->swap)
+			return -EINVAL;
+		fallthrough;
+	case KDAT_DTO_CMP_SWAP:
+		if (ext->imm_data)
+			return -EINVAL;
+		if (!atomics)
+			return -EOPNOTSUPP;
+		if (num != 1 || iov[0].segment_length != sizeof(u64) ||
+		    remote->target_address % sizeof(u64))
+			return -EINVAL;
+		return 0;
+	default:
+		return ext->compare_add || ext->swap || ext->imm_data ?
+		       -EINVAL : 0;
+	}
 }
 
 struct kdat_sgl_fill {
@@ -158,7 +194,9 @@ static int kdat_dto_prepare(struct kdat_file *kfile, struct kdat_ep *ep,
 	max_iov = dto->op == KDAT_DTO_RECEIVE ? ep->recv_sge : ep->send_sge;
 	if (num > max_iov)
 		return -EINVAL;
-	need = dto->op == KDAT_DTO_RECEIVE || dto->op == KDAT_DTO_RDMA_READ ?
+	/* An atomic writes the value it found to its local segment. */
+	need = dto->op == KDAT_DTO_RECEIVE || dto->op == KDAT_DTO_RDMA_READ ||
+	       kdat_op_is_atomic(dto->op) ?
 		KDAT_MEM_PRIV_LOCAL_WRITE : KDAT_MEM_PRIV_LOCAL_READ;
 	return kdat_dto_build_sgl(kfile, ep->pz, need, iov, num, max_iov, dto);
 }
@@ -193,7 +231,7 @@ u32 kdat_wc_status(enum ib_wc_status status)
 }
 
 static void kdat_dto_event(struct kdat_ep *ep, u32 op, u64 cookie,
-			   u32 status, u64 length)
+			   u32 status, u64 length, u32 imm)
 {
 	struct kdat_event ev = {
 		.event_number = KDAT_EVENT_DTO_COMPLETION,
@@ -202,10 +240,31 @@ static void kdat_dto_event(struct kdat_ep *ep, u32 op, u64 cookie,
 		.transferred_length = length,
 		.handle = ep->obj.handle,
 		.operation = op,
+		.imm_data = imm,
 	};
 
-	kdat_evd_push(op == KDAT_DTO_RECEIVE ? ep->recv_evd : ep->req_evd,
-		      &ev);
+	kdat_evd_push(kdat_op_is_recv(op) ? ep->recv_evd : ep->req_evd, &ev);
+}
+
+/*
+ * What took a receive that completed with @wc: an RDMA write with
+ * immediate data (its length is the write's), a message with immediate
+ * data, or a plain message (enum kdat_dto_op). The immediate data goes
+ * to *@imm in the order its bytes travelled (0 without).
+ */
+u32 kdat_wc_recv_op(const struct ib_wc *wc, u32 *imm)
+{
+	bool with_imm = wc->opcode == IB_WC_RECV_RDMA_WITH_IMM ||
+			(wc->wc_flags & IB_WC_WITH_IMM);
+
+	*imm = 0;
+	if (wc->status != IB_WC_SUCCESS)
+		return KDAT_DTO_RECEIVE;	/* the device does not say */
+	if (with_imm)
+		*imm = (__force u32)wc->ex.imm_data;
+	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM)
+		return KDAT_DTO_RECV_RDMA_IMM;
+	return with_imm ? KDAT_DTO_RECV_MSG_IMM : KDAT_DTO_RECEIVE;
 }
 
 /* The DTO status of a ring entry refused with @err. */
@@ -321,7 +380,8 @@ void kdat_slot_put(struct kdat_slots *s, struct kdat_dto_ctx *ctx)
  * only after its teardown has seen its last completion through.
  */
 static void kdat_srq_done(struct kdat_srq *srq, const struct ib_qp *qp,
-			  struct kdat_dto_ctx *ctx, u32 status, u64 length)
+			  struct kdat_dto_ctx *ctx, u32 op, u32 status,
+			  u64 length, u32 imm)
 {
 	u64 cookie = ctx->cookie;
 	unsigned long flags;
@@ -334,7 +394,7 @@ static void kdat_srq_done(struct kdat_srq *srq, const struct ib_qp *qp,
 		kdat_ring_completed(srq->ring, 1);
 	spin_unlock_irqrestore(&srq->lock, flags);
 	if (ep)
-		kdat_dto_event(ep, KDAT_DTO_RECEIVE, cookie, status, length);
+		kdat_dto_event(ep, op, cookie, status, length, imm);
 }
 
 /* A DTO completed (the CQ's softirq poller). */
@@ -346,15 +406,18 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	bool recv = ctx->op == KDAT_DTO_RECEIVE;
 	u32 status = kdat_wc_status(wc->status);
 	u64 cookie = ctx->cookie, length = ctx->length;
-	u8 op = ctx->op, flags = ctx->flags;
+	u32 op = ctx->op, imm = 0;
+	u8 flags = ctx->flags;
 	u32 rmr_handle = ctx->rmr_handle;
 	unsigned long irqflags;
 	bool idle;
 
-	if (recv)
+	if (recv) {
 		length = wc->status == IB_WC_SUCCESS ? wc->byte_len : 0;
-	else if (wc->status != IB_WC_SUCCESS)
+		op = kdat_wc_recv_op(wc, &imm);
+	} else if (wc->status != IB_WC_SUCCESS) {
 		length = 0;
+	}
 	/*
 	 * A receive whose message does not fit: IB_WC_LOC_LEN_ERR on most
 	 * devices, IB_WC_LOC_QP_OP_ERR on rxe (copy_data() refuses it as a
@@ -373,7 +436,7 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 			 ib_wc_status_msg(wc->status), wc->vendor_err);
 
 	if (ctx->srq) {
-		kdat_srq_done(ctx->srq, wc->qp, ctx, status, length);
+		kdat_srq_done(ctx->srq, wc->qp, ctx, op, status, length, imm);
 		return;
 	}
 
@@ -396,7 +459,7 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 		if (op == KDAT_OP_BIND)
 			kdat_evd_push(ep->req_evd, &bind);
 		else
-			kdat_dto_event(ep, op, cookie, status, length);
+			kdat_dto_event(ep, op, cookie, status, length, imm);
 	}
 	/*
 	 * A graceful disconnect waits for the last request to complete; woken
@@ -429,7 +492,7 @@ static int kdat_dto_begin(struct kdat_ep *ep, const struct kdat_dto *dto,
 	if (verdict == KDAT_EP_FLUSH) {
 		spin_unlock_irqrestore(&ep->lock, flags);
 		kdat_dto_event(ep, dto->op, dto->cookie, KDAT_DTO_ERR_FLUSHED,
-			       0);
+			       0, 0);
 		return 1;
 	}
 	if (!ep->qp) {
@@ -479,7 +542,7 @@ int kdat_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 }
 
 /* The send work request of a checked DTO holding slot @ctx. */
-static void kdat_dto_send_wr(struct ib_rdma_wr *wr, struct kdat_dto *dto,
+static void kdat_dto_send_wr(union kdat_send_wr *wr, struct kdat_dto *dto,
 		      struct kdat_dto_ctx *ctx)
 {
 	memset(wr, 0, sizeof(*wr));
@@ -494,16 +557,31 @@ static void kdat_dto_send_wr(struct ib_rdma_wr *wr, struct kdat_dto *dto,
 	switch (dto->op) {
 	case KDAT_DTO_SEND:
 		wr->wr.opcode = IB_WR_SEND;
-		break;
+		return;
+	case KDAT_DTO_FETCH_ADD:
+	case KDAT_DTO_CMP_SWAP:
+		wr->wr.opcode = dto->op == KDAT_DTO_FETCH_ADD ?
+				IB_WR_ATOMIC_FETCH_AND_ADD :
+				IB_WR_ATOMIC_CMP_AND_SWP;
+		wr->atomic.remote_addr = dto->remote.target_address;
+		wr->atomic.rkey = dto->remote.rmr_context;
+		wr->atomic.compare_add = dto->ext.compare_add;
+		wr->atomic.swap = dto->ext.swap;
+		return;
 	case KDAT_DTO_RDMA_WRITE:
 		wr->wr.opcode = IB_WR_RDMA_WRITE;
+		break;
+	case KDAT_DTO_RDMA_WRITE_IMM:
+		wr->wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+		/* The bytes as the consumer's __u32 holds them (uapi). */
+		wr->wr.ex.imm_data = (__force __be32)dto->ext.imm_data;
 		break;
 	default:
 		wr->wr.opcode = IB_WR_RDMA_READ;
 		break;
 	}
-	wr->remote_addr = dto->remote.target_address;
-	wr->rkey = dto->remote.rmr_context;
+	wr->rdma.remote_addr = dto->remote.target_address;
+	wr->rdma.rkey = dto->remote.rmr_context;
 }
 
 /* The receive work request of a checked DTO holding slot @ctx. */
@@ -536,7 +614,7 @@ static int kdat_dto_post(struct kdat_ep *ep, struct kdat_dto *dto)
 		kdat_dto_recv_wr(&wr, dto, ctx);
 		ret = ib_post_recv(ep->qp, &wr, NULL);
 	} else {
-		struct ib_rdma_wr wr;
+		union kdat_send_wr wr;
 
 		kdat_dto_send_wr(&wr, dto, ctx);
 		ret = kdat_post_send(ep->qp, &wr.wr, NULL);
@@ -566,22 +644,31 @@ void kdat_dto_trim(struct kdat_dto *dto, u64 length)
 	dto->length = length;
 }
 
+/* Nothing of the IB extensions' arguments: what a plain DTO carries. */
+static const struct kdat_dto_ext kdat_no_ext;
+
 /*
  * The one check of a DTO for @ep, whichever way it came (ioctl or ring):
- * @dto's op, flags and cookie are set, @iov and @remote are kernel copies
- * of the caller's. Builds @dto's scatter/gather list. The caller holds
- * the EP's device rwsem for read. Returns the errno of the uapi table.
+ * @dto's op, flags and cookie are set, @iov, @remote and @ext are kernel
+ * copies of the caller's. Builds @dto's scatter/gather list. The caller
+ * holds the EP's device rwsem for read. Returns the errno of the uapi
+ * table.
  */
 static int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
 		      const struct kdat_lmr_triplet *iov, u32 num,
 		      const struct kdat_rmr_triplet *remote,
-		      struct kdat_dto *dto)
+		      const struct kdat_dto_ext *ext, struct kdat_dto *dto)
 {
 	int ret;
 
-	if (dto->op > KDAT_DTO_RECEIVE || num > KDAT_DTO_MAX_IOV)
+	if ((!kdat_op_is_request(dto->op) && dto->op != KDAT_DTO_RECEIVE) ||
+	    num > KDAT_DTO_MAX_IOV)
 		return -EINVAL;
-	if (dto->op == KDAT_DTO_RDMA_READ || dto->op == KDAT_DTO_RDMA_WRITE) {
+	ret = kdat_dto_check_ext(dto->op, ext, num, iov, remote, ep->atomics);
+	if (ret)
+		return ret;
+	dto->ext = *ext;
+	if (kdat_op_has_remote(dto->op)) {
 		if (remote->__pad)
 			return -EINVAL;
 		dto->remote = *remote;
@@ -589,6 +676,9 @@ static int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
 	ret = kdat_dto_prepare(kfile, ep, iov, num, dto);
 	if (ret)
 		return ret;
+	/* The 8 bytes of a kernel LMR across two DMA pieces: no atomic. */
+	if (kdat_op_is_atomic(dto->op) && dto->num_sge != 1)
+		return -EINVAL;
 	/*
 	 * An RDMA read must fit the local IOV (DAT_LENGTH_ERROR). An RDMA
 	 * write sends the whole local IOV from the target address on: the
@@ -606,10 +696,10 @@ static int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
 /* The same for a receive buffer of @srq. */
 static int kdat_srq_validate(struct kdat_file *kfile, struct kdat_srq *srq,
 		      const struct kdat_lmr_triplet *iov, u32 num,
-		      struct kdat_dto *dto)
+		      const struct kdat_dto_ext *ext, struct kdat_dto *dto)
 {
 	if (dto->op != KDAT_DTO_RECEIVE || dto->flags ||
-	    num > srq->max_recv_iov)
+	    num > srq->max_recv_iov || memchr_inv(ext, 0, sizeof(*ext)))
 		return -EINVAL;
 	return kdat_dto_build_sgl(kfile, srq->pz, KDAT_MEM_PRIV_LOCAL_WRITE,
 				  iov, num, srq->max_recv_iov, dto);
@@ -736,7 +826,8 @@ void kdat_batch_start(struct kdat_batch *b)
  */
 void kdat_batch_add(struct kdat_batch *b, u32 op, u32 flags, u64 cookie,
 		    const struct kdat_lmr_triplet *iov, u32 num,
-		    const struct kdat_rmr_triplet *remote)
+		    const struct kdat_rmr_triplet *remote,
+		    const struct kdat_dto_ext *ext)
 {
 	struct kdat_dto *dto = &b->dto[b->n];
 	struct kdat_dto_ctx **ctx = &b->ctx[b->n];
@@ -746,8 +837,11 @@ void kdat_batch_add(struct kdat_batch *b, u32 op, u32 flags, u64 cookie,
 	dto->op = op;
 	dto->flags = flags;
 	dto->cookie = cookie;
+	if (!ext)
+		ext = &kdat_no_ext;
 	if (b->ep) {
-		err = kdat_dto_validate(b->kfile, b->ep, iov, num, remote, dto);
+		err = kdat_dto_validate(b->kfile, b->ep, iov, num, remote, ext,
+					dto);
 		if (!err)
 			err = kdat_dto_begin(b->ep, dto, ctx);
 		if (err > 0) {
@@ -756,7 +850,7 @@ void kdat_batch_add(struct kdat_batch *b, u32 op, u32 flags, u64 cookie,
 			return;
 		}
 	} else {
-		err = kdat_srq_validate(b->kfile, b->srq, iov, num, dto);
+		err = kdat_srq_validate(b->kfile, b->srq, iov, num, ext, dto);
 		if (!err && !b->srq->srq)
 			err = -ENODEV;
 		if (!err) {
@@ -816,6 +910,13 @@ out:
 	up_read(b->rwsem);
 }
 
+/* What KDAT_IOCTL_POST takes in @op. */
+static bool kdat_post_op_ok(u32 op)
+{
+	return kdat_op_is_request(op) || op == KDAT_DTO_RECEIVE ||
+	       op == KDAT_POST_SRQ_RECV;
+}
+
 /* A receive buffer for an SRQ: the same checks as an EP's receive. */
 static int kdat_srq_post(struct kdat_file *kfile, const struct kdat_post *cmd,
 			 const struct kdat_lmr_triplet *iov)
@@ -836,7 +937,8 @@ static int kdat_srq_post(struct kdat_file *kfile, const struct kdat_post *cmd,
 	ret = -EBUSY;
 	if (READ_ONCE(srq->ring))
 		goto out;	/* fed by its ring */
-	ret = kdat_srq_validate(kfile, srq, iov, cmd->num_segments, &dto);
+	ret = kdat_srq_validate(kfile, srq, iov, cmd->num_segments, &cmd->ext,
+				&dto);
 	if (ret)
 		goto out;
 	ret = -ENODEV;
@@ -876,8 +978,7 @@ int kdat_post_do(struct kdat_file *kfile, const struct kdat_post *cmd,
 	struct kdat_ring *ring;
 	int ret;
 
-	if (cmd->op > KDAT_POST_SRQ_RECV ||
-	    cmd->num_segments > KDAT_DTO_MAX_IOV)
+	if (!kdat_post_op_ok(cmd->op) || cmd->num_segments > KDAT_DTO_MAX_IOV)
 		return -EINVAL;
 	if (cmd->op == KDAT_POST_SRQ_RECV)
 		return kdat_srq_post(kfile, cmd, iov);
@@ -894,7 +995,7 @@ int kdat_post_do(struct kdat_file *kfile, const struct kdat_post *cmd,
 	if (ring)
 		goto out;	/* that queue is fed by its ring */
 	ret = kdat_dto_validate(kfile, ep, iov, cmd->num_segments,
-				&cmd->remote, &dto);
+				&cmd->remote, &cmd->ext, &dto);
 	if (!ret)
 		ret = kdat_dto_post(ep, &dto);
 out:
@@ -910,7 +1011,7 @@ int kdat_cmd_post(struct kdat_ucmd *ucmd)
 
 	if (cmd->__reserved)
 		return -EINVAL;
-	if (cmd->op > KDAT_POST_SRQ_RECV)
+	if (!kdat_post_op_ok(cmd->op))
 		return -EINVAL;
 	if (cmd->num_segments > KDAT_DTO_MAX_IOV)
 		return -EINVAL;

@@ -138,6 +138,18 @@ void kdat_ep_conn_event(struct kdat_ep *ep, u32 event_number)
 	kdat_evd_push(ep->conn_evd, &ev);
 }
 
+/*
+ * The remote access an EP's QP grants: RDMA reads and writes, and atomics
+ * where the device has them (rxe, for one, refuses an atomic at a QP
+ * without IB_ACCESS_REMOTE_ATOMIC): the LMRs and RMRs decide.
+ */
+static int kdat_ep_qp_access(const struct kdat_ep *ep)
+{
+	return IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+	       IB_ACCESS_REMOTE_WRITE |
+	       (ep->atomics ? IB_ACCESS_REMOTE_ATOMIC : 0);
+}
+
 static int kdat_ep_modify(struct kdat_ep *ep, struct rdma_cm_id *id,
 			  enum ib_qp_state state)
 {
@@ -150,12 +162,9 @@ static int kdat_ep_modify(struct kdat_ep *ep, struct rdma_cm_id *id,
 	if (state == IB_QPS_INIT) {
 		/*
 		 * The RDMA CM's INIT attributes grant no remote access before
-		 * the connection exists (the active side): the EP's QP allows
-		 * RDMA reads and writes, the LMRs and RMRs decide.
+		 * the connection exists (the active side): the EP's own.
 		 */
-		attr.qp_access_flags = IB_ACCESS_LOCAL_WRITE |
-				       IB_ACCESS_REMOTE_READ |
-				       IB_ACCESS_REMOTE_WRITE;
+		attr.qp_access_flags = kdat_ep_qp_access(ep);
 		mask |= IB_QP_ACCESS_FLAGS;
 	} else if (state == IB_QPS_RTR) {
 		attr.max_dest_rd_atomic = min_t(u32, attr.max_dest_rd_atomic,
@@ -186,9 +195,7 @@ static int kdat_ep_qp_to_init(struct kdat_ep *ep, struct ib_qp *qp)
 		.qp_state = IB_QPS_INIT,
 		.pkey_index = 0,
 		.port_num = ep->pz->ia->port_num,
-		.qp_access_flags = IB_ACCESS_LOCAL_WRITE |
-				   IB_ACCESS_REMOTE_READ |
-				   IB_ACCESS_REMOTE_WRITE,
+		.qp_access_flags = kdat_ep_qp_access(ep),
 	};
 
 	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
@@ -803,6 +810,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	ret = kdat_ep_check_attr(&ep->attr, &ibdev->attrs);
 	if (ret)
 		goto err_unlock_dev;
+	ep->atomics = ibdev->attrs.atomic_cap != IB_ATOMIC_NONE;
 	/*
 	 * The CQs must hold every completion the EPs on them may produce:
 	 * each DTO's and the drain marker ib_drain_qp() posts last (lost in

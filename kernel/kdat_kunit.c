@@ -313,6 +313,16 @@ static const struct flags_case flags_cases[] = {
 	{ "recv, unsignalled, EP not configured", KDAT_DTO_RECEIVE, UNS, 0,
 	  -EINVAL },
 	{ "recv, unsignalled, EP configured", KDAT_DTO_RECEIVE, UNS, UNS, 0 },
+	/* The IB extensions: immediate data may wake the receiver. */
+	{ "write imm, solicited", KDAT_DTO_RDMA_WRITE_IMM, SOL, 0, 0 },
+	{ "write imm, suppress + fence", KDAT_DTO_RDMA_WRITE_IMM, SUP | FEN,
+	  0, 0 },
+	{ "fetch-add, solicited", KDAT_DTO_FETCH_ADD, SOL, 0, -EINVAL },
+	{ "cmp-swap, solicited", KDAT_DTO_CMP_SWAP, SOL, 0, -EINVAL },
+	{ "cmp-swap, unsignalled, EP configured", KDAT_DTO_CMP_SWAP, UNS, UNS,
+	  0 },
+	{ "fetch-add, unsignalled, EP not configured", KDAT_DTO_FETCH_ADD,
+	  UNS, 0, -EINVAL },
 };
 
 static void flags_desc(const struct flags_case *c, char *desc)
@@ -328,6 +338,143 @@ static void kdat_test_completion_flags(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, kdat_dto_check_flags(c->op, c->flags,
 						   c->ep_flags), c->want);
+}
+
+/* ---- the IB extensions' arguments ------------------------------------ */
+
+struct ext_case {
+	const char *name;
+	u32 op;
+	struct kdat_dto_ext ext;
+	u32 num;
+	u64 seg_len;
+	u64 remote_addr;
+	bool atomics;
+	int want;
+};
+
+#define RA 0x20000ULL	/* an aligned remote address */
+
+static const struct ext_case ext_cases[] = {
+	/* Every field an op does not use must be 0. */
+	{ "send, no ext", KDAT_DTO_SEND, {}, 1, 64, 0, true, 0 },
+	{ "send, imm", KDAT_DTO_SEND, { .imm_data = 1 }, 1, 64, 0, true,
+	  -EINVAL },
+	{ "write, swap", KDAT_DTO_RDMA_WRITE, { .swap = 1 }, 1, 64, RA, true,
+	  -EINVAL },
+	{ "recv, compare", KDAT_DTO_RECEIVE, { .compare_add = 1 }, 1, 64, 0,
+	  true, -EINVAL },
+	{ "reserved set", KDAT_DTO_RDMA_WRITE_IMM, { .__reserved = 1 }, 1, 64,
+	  RA, true, -EINVAL },
+	/* Write with immediate data: any value, any IOV, unaligned. */
+	{ "write imm", KDAT_DTO_RDMA_WRITE_IMM, { .imm_data = 0xdeadbeef }, 3,
+	  100, RA + 3, false, 0 },
+	{ "write imm, no segment", KDAT_DTO_RDMA_WRITE_IMM, { .imm_data = 7 },
+	  0, 0, RA, true, 0 },
+	{ "write imm, add", KDAT_DTO_RDMA_WRITE_IMM, { .compare_add = 1 }, 1,
+	  64, RA, true, -EINVAL },
+	/* Atomics: one 8-byte local segment, 8-byte aligned remote. */
+	{ "fetch-add", KDAT_DTO_FETCH_ADD, { .compare_add = 5 }, 1, 8, RA,
+	  true, 0 },
+	{ "cmp-swap", KDAT_DTO_CMP_SWAP, { .compare_add = 5, .swap = 6 }, 1,
+	  8, RA, true, 0 },
+	{ "cmp-swap, zeros", KDAT_DTO_CMP_SWAP, {}, 1, 8, RA, true, 0 },
+	{ "fetch-add, swap set", KDAT_DTO_FETCH_ADD, { .swap = 1 }, 1, 8, RA,
+	  true, -EINVAL },
+	{ "cmp-swap, imm set", KDAT_DTO_CMP_SWAP, { .imm_data = 1 }, 1, 8, RA,
+	  true, -EINVAL },
+	{ "atomic, no atomics", KDAT_DTO_FETCH_ADD, {}, 1, 8, RA, false,
+	  -EOPNOTSUPP },
+	{ "atomic, no atomics, bad args too", KDAT_DTO_CMP_SWAP, {}, 2, 4,
+	  RA + 1, false, -EOPNOTSUPP },
+	{ "atomic, 4 bytes", KDAT_DTO_FETCH_ADD, {}, 1, 4, RA, true, -EINVAL },
+	{ "atomic, 16 bytes", KDAT_DTO_CMP_SWAP, {}, 1, 16, RA, true,
+	  -EINVAL },
+	{ "atomic, two segments", KDAT_DTO_FETCH_ADD, {}, 2, 8, RA, true,
+	  -EINVAL },
+	{ "atomic, no segment", KDAT_DTO_FETCH_ADD, {}, 0, 8, RA, true,
+	  -EINVAL },
+	{ "atomic, remote off by 4", KDAT_DTO_CMP_SWAP, {}, 1, 8, RA + 4, true,
+	  -EINVAL },
+	{ "atomic, remote off by 1", KDAT_DTO_FETCH_ADD, {}, 1, 8, RA + 1,
+	  true, -EINVAL },
+};
+
+static void ext_desc(const struct ext_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ext, ext_cases, ext_desc);
+
+static void kdat_test_check_ext(struct kunit *test)
+{
+	const struct ext_case *c = test->param_value;
+	struct kdat_lmr_triplet iov[3] = {};
+	struct kdat_rmr_triplet remote = {
+		.rmr_context = 1,
+		.target_address = c->remote_addr,
+		.segment_length = 4096,	/* not used by an atomic */
+	};
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(iov); i++)
+		iov[i].segment_length = c->seg_len;
+	KUNIT_EXPECT_EQ(test, kdat_dto_check_ext(c->op, &c->ext, c->num, iov,
+						 &remote, c->atomics),
+			c->want);
+}
+
+/* ---- what took a receive --------------------------------------------- */
+
+struct recv_case {
+	const char *name;
+	enum ib_wc_status status;
+	enum ib_wc_opcode opcode;
+	int wc_flags;
+	u32 imm;
+	u32 want_op, want_imm;
+};
+
+static const struct recv_case recv_cases[] = {
+	{ "plain", IB_WC_SUCCESS, IB_WC_RECV, 0, 0x11223344,
+	  KDAT_DTO_RECEIVE, 0 },
+	{ "message with imm", IB_WC_SUCCESS, IB_WC_RECV, IB_WC_WITH_IMM,
+	  0x11223344, KDAT_DTO_RECV_MSG_IMM, 0x11223344 },
+	{ "RDMA write with imm", IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM,
+	  IB_WC_WITH_IMM, 0x7777, KDAT_DTO_RECV_RDMA_IMM, 0x7777 },
+	/* Some devices leave the flag off for this opcode. */
+	{ "RDMA write with imm, no flag", IB_WC_SUCCESS,
+	  IB_WC_RECV_RDMA_WITH_IMM, 0, 0x1111, KDAT_DTO_RECV_RDMA_IMM,
+	  0x1111 },
+	/* A failed receive: the device's opcode means nothing. */
+	{ "flushed", IB_WC_WR_FLUSH_ERR, IB_WC_RECV_RDMA_WITH_IMM,
+	  IB_WC_WITH_IMM, 0x1111, KDAT_DTO_RECEIVE, 0 },
+	{ "length error", IB_WC_LOC_LEN_ERR, IB_WC_RECV, IB_WC_WITH_IMM, 5,
+	  KDAT_DTO_RECEIVE, 0 },
+};
+
+static void recv_desc(const struct recv_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(recv, recv_cases, recv_desc);
+
+static void kdat_test_recv_op(struct kunit *test)
+{
+	const struct recv_case *c = test->param_value;
+	struct ib_wc wc = {
+		.status = c->status,
+		.opcode = c->opcode,
+		.wc_flags = c->wc_flags,
+		.ex.imm_data = (__force __be32)c->imm,
+	};
+	u32 imm = 0xbad;
+
+	KUNIT_EXPECT_EQ(test, kdat_wc_recv_op(&wc, &imm), c->want_op);
+	/* Passed on as the bytes arrived: no byte swap. */
+	KUNIT_EXPECT_EQ(test, imm, c->want_imm);
 }
 
 /* ---- IOV fill order of an RDMA read ---------------------------------- */
@@ -671,6 +818,8 @@ static struct kunit_case kdat_logic_cases[] = {
 	KUNIT_CASE_PARAM(kdat_test_check_segment, seg_gen_params),
 	KUNIT_CASE(kdat_test_slots),
 	KUNIT_CASE_PARAM(kdat_test_completion_flags, flags_gen_params),
+	KUNIT_CASE_PARAM(kdat_test_check_ext, ext_gen_params),
+	KUNIT_CASE_PARAM(kdat_test_recv_op, recv_gen_params),
 	KUNIT_CASE_PARAM(kdat_test_fill_order, fill_gen_params),
 	KUNIT_CASE_PARAM(kdat_test_wc_status, status_gen_params),
 	KUNIT_CASE(kdat_test_refused_status),

@@ -356,7 +356,19 @@ static void kdat_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct kdat_cr_reply) != 24);
 	BUILD_BUG_ON(sizeof(struct kdat_lmr_triplet) != 24);
 	BUILD_BUG_ON(sizeof(struct kdat_rmr_triplet) != 24);
-	BUILD_BUG_ON(sizeof(struct kdat_post) != 64);
+	BUILD_BUG_ON(sizeof(struct kdat_post) != 88);
+	BUILD_BUG_ON(offsetofend(struct kdat_post, remote) != 64);
+	BUILD_BUG_ON(sizeof(struct kdat_dto_ext) != 24);
+	BUILD_BUG_ON(sizeof(struct kdat_sqe_ext) != 64);
+	/* Both entries start alike: the poller reads that part as either. */
+	BUILD_BUG_ON(offsetof(struct kdat_sqe_ext, cookie) !=
+		     offsetof(struct kdat_sqe, cookie));
+	BUILD_BUG_ON(offsetof(struct kdat_sqe_ext, remote) !=
+		     offsetof(struct kdat_sqe, remote));
+	BUILD_BUG_ON(offsetof(struct kdat_sqe_ext, completion_flags) !=
+		     offsetof(struct kdat_sqe, completion_flags));
+	BUILD_BUG_ON(offsetof(struct kdat_event, imm_data) != 52);
+	BUILD_BUG_ON((int)KDAT_DTO_RDMA_WRITE_IMM <= (int)KDAT_POST_SRQ_RECV);
 	BUILD_BUG_ON(sizeof(struct kdat_srq_create) != 32);
 	BUILD_BUG_ON(sizeof(struct kdat_srq_set_lw) != 16);
 	BUILD_BUG_ON(KDAT_MAX_PRIVATE_DATA > KDAT_PRIVATE_DATA_BUF);

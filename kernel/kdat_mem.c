@@ -160,18 +160,30 @@ static const struct kdat_obj_ops kdat_lmr_ops = {
 	.destroy = kdat_lmr_destroy,
 };
 
-static int kdat_mem_priv_to_ib(u32 priv)
+/*
+ * The access flags of an MR with @priv, on a device with remote atomics
+ * (@atomics) or without (where the privilege grants nothing).
+ */
+static int kdat_mem_priv_to_ib(u32 priv, bool atomics)
 {
 	int access = 0;
 
-	/* IB requires local write for remote write. */
-	if (priv & (KDAT_MEM_PRIV_LOCAL_WRITE | KDAT_MEM_PRIV_REMOTE_WRITE))
+	/* IB requires local write for remote write and remote atomics. */
+	if (priv & (KDAT_MEM_PRIV_LOCAL_WRITE | KDAT_MEM_PRIV_REMOTE_WRITE |
+		    KDAT_MEM_PRIV_REMOTE_ATOMIC))
 		access |= IB_ACCESS_LOCAL_WRITE;
 	if (priv & KDAT_MEM_PRIV_REMOTE_WRITE)
 		access |= IB_ACCESS_REMOTE_WRITE;
 	if (priv & KDAT_MEM_PRIV_REMOTE_READ)
 		access |= IB_ACCESS_REMOTE_READ;
+	if ((priv & KDAT_MEM_PRIV_REMOTE_ATOMIC) && atomics)
+		access |= IB_ACCESS_REMOTE_ATOMIC;
 	return access;
+}
+
+static bool kdat_pd_atomics(const struct ib_pd *pd)
+{
+	return pd->device->attrs.atomic_cap != IB_ATOMIC_NONE;
 }
 
 static struct kdat_lmr *kdat_lmr_alloc(struct kdat_pz *pz, u64 addr,
@@ -208,7 +220,7 @@ int kdat_lmr_new_user(struct kdat_file *kfile, struct kdat_pz *pz, u64 addr,
 	u64 end;
 	int ret;
 
-	if (mem_priv & ~KDAT_MEM_PRIV_ALL)
+	if (mem_priv & ~(KDAT_MEM_PRIV_ALL | KDAT_MEM_PRIV_REMOTE_ATOMIC))
 		return -EINVAL;
 	if (!length || check_add_overflow(addr, length, &end) ||
 	    end > TASK_SIZE)
@@ -222,7 +234,8 @@ int kdat_lmr_new_user(struct kdat_file *kfile, struct kdat_pz *pz, u64 addr,
 		lmr->mr = ERR_PTR(-ENODEV);
 	else
 		lmr->mr = ib_reg_user_mr(pz->pd, addr, length, addr,
-					 kdat_mem_priv_to_ib(mem_priv));
+					 kdat_mem_priv_to_ib(mem_priv,
+						kdat_pd_atomics(pz->pd)));
 	if (IS_ERR(lmr->mr)) {
 		up_read(&pz->ia->kdev->rwsem);
 		/* Pinning fails with EFAULT for an unmapped range. */
@@ -481,11 +494,12 @@ static int kdat_rmr_check(const struct kdat_rmr *rmr,
 	u32 need = 0;
 
 	if (!priv || priv & ~(KDAT_MEM_PRIV_REMOTE_READ |
-			      KDAT_MEM_PRIV_REMOTE_WRITE))
+			      KDAT_MEM_PRIV_REMOTE_WRITE |
+			      KDAT_MEM_PRIV_REMOTE_ATOMIC))
 		return -EINVAL;
 	if (priv & KDAT_MEM_PRIV_REMOTE_READ)
 		need |= KDAT_MEM_PRIV_LOCAL_READ;
-	if (priv & KDAT_MEM_PRIV_REMOTE_WRITE)
+	if (priv & (KDAT_MEM_PRIV_REMOTE_WRITE | KDAT_MEM_PRIV_REMOTE_ATOMIC))
 		need |= KDAT_MEM_PRIV_LOCAL_WRITE;
 	return kdat_dto_check_segment(lmr, rmr->pz, need, addr, len);
 }
@@ -569,7 +583,8 @@ static int kdat_rmr_bind_frwr(struct kdat_rmr *rmr, struct kdat_lmr *lmr,
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	wr.mr = mr;
 	wr.key = mr->rkey;
-	wr.access = kdat_mem_priv_to_ib(cmd->mem_priv);
+	wr.access = kdat_mem_priv_to_ib(cmd->mem_priv,
+					kdat_pd_atomics(rmr->pz->pd));
 	ret = kdat_post_send(ep->qp, &wr.wr, NULL);
 	if (ret) {
 		kdat_dto_abort(ep, ctx);
@@ -657,7 +672,8 @@ int kdat_rmr_bind_do(struct kdat_file *kfile, struct kdat_rmr_bind *cmd)
 		} else if (cmd->length) {
 			mr = ib_reg_user_mr(rmr->pz->pd, cmd->addr,
 					    cmd->length, cmd->addr,
-					    kdat_mem_priv_to_ib(cmd->mem_priv));
+					    kdat_mem_priv_to_ib(cmd->mem_priv,
+						kdat_pd_atomics(rmr->pz->pd)));
 			if (IS_ERR(mr))
 				ret = PTR_ERR(mr);
 		}

@@ -101,14 +101,17 @@ static u32 kdat_sq_pending(struct kdat_ring *r, u32 tail)
 static u32 kdat_sq_drain(struct kdat_ring *r, u32 tail)
 {
 	struct kdat_batch *b = &r->batch;
+	/* One copy, read through the header of its kind (same front). */
 	struct kdat_sqe *sqe = r->sqe;
+	struct kdat_sqe_ext *xsqe = r->sqe;
+	bool ext = r->sqe_hdr == sizeof(*xsqe);
 	u32 pending, taken, max_iov, op;
 
 	pending = kdat_sq_pending(r, tail);
 	if (!pending)
 		return 0;
 	pending = min_t(u32, pending, KDAT_RING_BATCH);
-	max_iov = (r->entry_size - sizeof(struct kdat_sqe)) /
+	max_iov = (r->entry_size - r->sqe_hdr) /
 		  sizeof(struct kdat_lmr_triplet);
 
 	kdat_batch_start(b);
@@ -116,15 +119,22 @@ static u32 kdat_sq_drain(struct kdat_ring *r, u32 tail)
 		memcpy(sqe, kdat_ring_entry(r, r->khead + taken),
 		       r->entry_size);
 		op = r->kind == KDAT_RING_SEND ? sqe->op : KDAT_DTO_RECEIVE;
-		/* A send ring takes no receive, a receive ring nothing else. */
+		/*
+		 * A send ring takes no receive, a receive ring nothing else;
+		 * a plain entry has no room for the extensions' arguments.
+		 */
 		if (sqe->__pad || sqe->num_segments > max_iov ||
 		    (r->kind == KDAT_RING_SEND) !=
-		    (sqe->op != KDAT_DTO_RECEIVE))
+		    (sqe->op != KDAT_DTO_RECEIVE) ||
+		    (!ext && (op == KDAT_DTO_RDMA_WRITE_IMM ||
+			      kdat_op_is_atomic(op))))
 			kdat_batch_refuse(b, op, sqe->cookie, -EINVAL);
 		else
 			kdat_batch_add(b, op, sqe->completion_flags,
-				       sqe->cookie, sqe->iov,
-				       sqe->num_segments, &sqe->remote);
+				       sqe->cookie,
+				       ext ? xsqe->iov : sqe->iov,
+				       sqe->num_segments, &sqe->remote,
+				       ext ? &xsqe->ext : NULL);
 	}
 
 	r->khead += taken;
@@ -583,10 +593,10 @@ void kdat_sq_ring_detach(struct kdat_ring *r)
 	kdat_poller_detach_if_idle(kfile);
 }
 
-static u32 kdat_sqe_size(u32 max_iov)
+/* An entry of @hdr bytes of header and @max_iov segments. */
+static u32 kdat_sqe_size(u32 hdr, u32 max_iov)
 {
-	return ALIGN(sizeof(struct kdat_sqe) +
-		     max_iov * sizeof(struct kdat_lmr_triplet), 64);
+	return ALIGN(hdr + max_iov * sizeof(struct kdat_lmr_triplet), 64);
 }
 
 /*
@@ -634,8 +644,11 @@ void kdat_rings_show(struct seq_file *m, struct kdat_file *kfile)
 	mutex_unlock(&kfile->poller_lock);
 }
 
-/* A submission ring for @ep or @srq; poller_lock and ring_lock held. */
-static int kdat_sq_ring_create(struct kdat_file *kfile, u32 kind,
+/*
+ * A submission ring for @ep or @srq, its entries with a header of @hdr
+ * bytes; poller_lock and ring_lock held.
+ */
+static int kdat_sq_ring_create(struct kdat_file *kfile, u32 kind, u32 hdr,
 			       struct kdat_ep *ep, struct kdat_srq *srq,
 			       struct kdat_ring **out)
 {
@@ -670,12 +683,16 @@ static int kdat_sq_ring_create(struct kdat_file *kfile, u32 kind,
 		iov = srq->max_recv_iov;
 	}
 	if (*slot) {
+		/* One ring per queue: its entries stay of their kind. */
+		if ((*slot)->sqe_hdr != hdr)
+			return -EBUSY;
 		*out = *slot;
 		return 0;
 	}
-	r = kdat_ring_alloc(kfile, kind, depth, kdat_sqe_size(iov));
+	r = kdat_ring_alloc(kfile, kind, depth, kdat_sqe_size(hdr, iov));
 	if (IS_ERR(r))
 		return PTR_ERR(r);
+	r->sqe_hdr = hdr;
 	r->ep = ep;
 	r->srq = srq;
 	r->sqe = kmalloc(r->entry_size, GFP_KERNEL_ACCOUNT);
@@ -720,7 +737,8 @@ int kdat_cmd_ring_create(struct kdat_ucmd *ucmd)
 	struct kdat_obj *obj;
 	int ret;
 
-	if (cmd->flags || cmd->__reserved)
+	if (cmd->__reserved || (cmd->flags & ~KDAT_RING_CREATE_SQE_EXT) ||
+	    (cmd->flags && cmd->kind != KDAT_RING_SEND))
 		return -EINVAL;
 	switch (cmd->kind) {
 	case KDAT_RING_SEND:
@@ -754,6 +772,8 @@ int kdat_cmd_ring_create(struct kdat_ucmd *ucmd)
 		kdat_poller_attach(kfile);
 		mutex_lock(&kfile->ring_lock);
 		ret = kdat_sq_ring_create(kfile, cmd->kind,
+			cmd->flags & KDAT_RING_CREATE_SQE_EXT ?
+			sizeof(struct kdat_sqe_ext) : sizeof(struct kdat_sqe),
 			type == KDAT_OBJ_EP ?
 			container_of(obj, struct kdat_ep, obj) : NULL,
 			type == KDAT_OBJ_SRQ ?

@@ -40,6 +40,13 @@
 /* Entries taken from a submission ring per ib_post_* call. */
 #define KDAT_RING_BATCH		16
 
+/* A send work request of any kind kdat posts. */
+union kdat_send_wr {
+	struct ib_send_wr wr;
+	struct ib_rdma_wr rdma;
+	struct ib_atomic_wr atomic;
+};
+
 /*
  * A batch of checked DTOs for one queue, posted as one chain (kdat_dto.c
  * fills and posts it; a submission ring owns one as its scratch).
@@ -54,7 +61,7 @@ struct kdat_batch {
 	struct kdat_dto *dto;		/* KDAT_RING_BATCH of each */
 	struct kdat_dto_ctx **ctx;
 	union {
-		struct ib_rdma_wr *swr;
+		union kdat_send_wr *swr;
 		struct ib_recv_wr *rwr;
 	};
 };
@@ -76,6 +83,11 @@ struct kdat_ring {
 	unsigned long acct_pages;
 	u32 entries;			/* a power of two */
 	u32 entry_size;
+	/*
+	 * Submission rings: the entry's header, struct kdat_sqe or (a send
+	 * ring with KDAT_RING_CREATE_SQE_EXT) struct kdat_sqe_ext.
+	 */
+	u32 sqe_hdr;
 
 	/* Kernel-private copies of the indices it owns. */
 	u32 khead;			/* submission: next entry to take */

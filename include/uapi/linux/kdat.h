@@ -32,6 +32,8 @@
  *   E2BIG       struct larger than known, non-zero   -
  *               tail
  *   EOPNOTSUPP  unknown flag                         DAT_NOT_IMPLEMENTED
+ *               an atomic DTO on a device without    DAT_MODEL_NOT_SUPPORTED
+ *               atomics
  *   EBADF       no such handle for this file, or a   DAT_INVALID_HANDLE
  *               handle of the wrong type
  *   EBUSY       object still used by other objects,  DAT_INVALID_STATE
@@ -334,6 +336,14 @@ struct kdat_pz_create {
 #define KDAT_MEM_PRIV_LOCAL_WRITE	0x10
 #define KDAT_MEM_PRIV_REMOTE_WRITE	0x20
 #define KDAT_MEM_PRIV_ALL		0x33
+/*
+ * The peer's compare-and-swap and fetch-and-add may target the memory
+ * (DAT_IB_MEM_PRIV_REMOTE_ATOMIC of the DAT IB extensions). On a device
+ * without atomics
+ * (kdat_ia_query.atomic_cap KDAT_ATOMIC_NONE) it is accepted and grants
+ * nothing.
+ */
+#define KDAT_MEM_PRIV_REMOTE_ATOMIC	0x40
 
 /**
  * struct kdat_lmr_create - KDAT_IOCTL_LMR_CREATE: register the caller's
@@ -448,12 +458,26 @@ enum kdat_dto_status {
 	KDAT_DTO_ERR_RMR_OPERATION = 11,
 };
 
-/* DTO kinds (DAT_DTO_TYPE values). */
+/*
+ * DTO kinds: DAT_DTO_TYPE values, and from 8 those of the DAT IB
+ * extensions (DAT_IB_DTOS in dat_ib_extensions.h).
+ */
 enum kdat_dto_op {
 	KDAT_DTO_SEND = 0,
 	KDAT_DTO_RDMA_WRITE = 1,
 	KDAT_DTO_RDMA_READ = 2,
 	KDAT_DTO_RECEIVE = 3,
+	/* An RDMA write whose last packet carries 4 bytes of immediate data,
+	 * which consume a receive at the peer.
+	 */
+	KDAT_DTO_RDMA_WRITE_IMM = 8,
+	/* Completions only: a receive an RDMA write with immediate data took. */
+	KDAT_DTO_RECV_RDMA_IMM = 9,
+	/* Atomics on 8 bytes of the peer's memory: see struct kdat_dto_ext. */
+	KDAT_DTO_FETCH_ADD = 10,
+	KDAT_DTO_CMP_SWAP = 11,
+	/* Completions only: a receive of a message with immediate data. */
+	KDAT_DTO_RECV_MSG_IMM = 12,
 };
 
 /**
@@ -475,8 +499,19 @@ enum kdat_dto_op {
  *              was posted; @status is KDAT_DTO_ERR_LOCAL_PROTECTION for
  *              EACCES/EPERM, KDAT_DTO_ERR_LOCAL_LENGTH for EMSGSIZE,
  *              KDAT_DTO_ERR_LOCAL_EP otherwise); 0 for every other event
- * @__reserved1: 0
+ * @imm_data: DTO events of a receive that took immediate data (@operation
+ *            KDAT_DTO_RECV_RDMA_IMM or KDAT_DTO_RECV_MSG_IMM): its 4 bytes
+ *            in the order they travelled, which is the memory order of the
+ *            sender's __u32 (struct kdat_dto_ext.imm_data); 0 for every
+ *            other event. Added in place of a reserved 0: its size and
+ *            the layout stay.
  * @__reserved2: 0
+ *
+ * DTO completions of a receive carry @operation KDAT_DTO_RECEIVE, or
+ * KDAT_DTO_RECV_RDMA_IMM (an RDMA write with immediate data took it;
+ * @transferred_length is the write's length) or KDAT_DTO_RECV_MSG_IMM; a
+ * request's completion carries the op it was posted with. A failed
+ * receive says KDAT_DTO_RECEIVE: the device does not say what took it.
  */
 struct kdat_event {
 	__u32 event_number;
@@ -489,7 +524,7 @@ struct kdat_event {
 	__u32 private_data_len;
 	__aligned_u64 conn_qual;
 	__u32 post_error;
-	__u32 __reserved1;
+	__u32 imm_data;
 	__aligned_u64 __reserved2;
 };
 
@@ -797,18 +832,50 @@ struct kdat_rmr_triplet {
 };
 
 /**
+ * struct kdat_dto_ext - the arguments of the DAT IB extensions' DTOs
+ * @compare_add: KDAT_DTO_CMP_SWAP: the value compared with the remote
+ *               one; KDAT_DTO_FETCH_ADD: the value added to it; else 0
+ * @swap: KDAT_DTO_CMP_SWAP: stored remotely when the values were equal;
+ *        else 0
+ * @imm_data: KDAT_DTO_RDMA_WRITE_IMM: the immediate data, sent as the
+ *            bytes of this __u32 in memory order (as OFA's provider sends
+ *            its DAT_UINT32: a peer of the same byte order reads the same
+ *            value); else 0
+ * @__reserved: 0
+ *
+ * An atomic reads and writes the 8 bytes at the remote buffer's
+ * target_address, which must be 8-byte aligned (EINVAL; its
+ * segment_length is not used), in memory the peer registered with
+ * KDAT_MEM_PRIV_REMOTE_ATOMIC (else the DTO completes with
+ * KDAT_DTO_ERR_REMOTE_ACCESS); the value it found there is written to
+ * the one local segment, exactly 8 bytes of an LMR with local write
+ * (EINVAL, EACCES). A device without atomics answers EOPNOTSUPP. Like an
+ * RDMA read, an atomic takes one of the Endpoint's max_rdma_read_out.
+ */
+struct kdat_dto_ext {
+	__aligned_u64 compare_add;
+	__aligned_u64 swap;
+	__u32 imm_data;
+	__u32 __reserved;
+};
+
+/**
  * struct kdat_post - KDAT_IOCTL_POST: post one DTO
- * @size: sizeof(struct kdat_post)
+ * @size: sizeof(struct kdat_post); 64 (up to @remote) is still accepted:
+ *        @ext is then 0
  * @ep_handle: in: the Endpoint
- * @op: in: enum kdat_dto_op, or KDAT_POST_SRQ_RECV: a receive buffer for
- *      the SRQ named by @ep_handle (no completion flags)
+ * @op: in: enum kdat_dto_op (but the completion-only kinds), or
+ *      KDAT_POST_SRQ_RECV: a receive buffer for the SRQ named by
+ *      @ep_handle (no completion flags)
  * @completion_flags: in: KDAT_COMPLETION_*
  * @num_segments: in: entries in @iov (0 with a 0 @iov for a 0-byte send or
  *                receive)
  * @__reserved: 0
  * @iov: in: user pointer to @num_segments struct kdat_lmr_triplet
  * @cookie: in: returned unchanged in the completion event
- * @remote: in: RDMA read/write only: the remote buffer
+ * @remote: in: RDMA read/write and the extensions' DTOs: the remote buffer
+ * @ext: in: the extensions' arguments; every field an op does not use
+ *       must be 0 (EINVAL)
  *
  * Every segment is checked against the caller's LMR it names before
  * anything is posted: out of its bounds EINVAL; LMR of another PZ EPERM;
@@ -828,6 +895,7 @@ struct kdat_post {
 	__aligned_u64 iov;
 	__aligned_u64 cookie;
 	struct kdat_rmr_triplet remote;
+	struct kdat_dto_ext ext;
 };
 
 #define KDAT_POST_SRQ_RECV	4
@@ -959,8 +1027,9 @@ struct kdat_rmr_create {
  * @lmr_context: in: the LMR (of the RMR's PZ: EPERM otherwise)
  * @ep_handle: in: the Endpoint whose request EVD gets the bind completion
  *             (CONNECTED; DISCONNECTED: flushed at once; else EBUSY)
- * @mem_priv: in: KDAT_MEM_PRIV_REMOTE_READ and/or _REMOTE_WRITE; the LMR
- *            must allow the matching local access (EACCES)
+ * @mem_priv: in: KDAT_MEM_PRIV_REMOTE_READ, _REMOTE_WRITE and/or
+ *            _REMOTE_ATOMIC; the LMR must allow the matching local access
+ *            (read; write for the other two) (EACCES)
  * @completion_flags: in: 0 or KDAT_COMPLETION_SUPPRESS
  * @addr: in: start of the range, inside the LMR (EINVAL)
  * @length: in
@@ -1095,7 +1164,8 @@ struct kdat_ep_modify {
  *   completion      process              kernel
  *
  * A submission ring (an EP's send or receive queue, an SRQ's receive
- * queue) carries struct kdat_sqe entries. The process writes entries at
+ * queue) carries struct kdat_sqe entries (a send ring created with
+ * KDAT_RING_CREATE_SQE_EXT: struct kdat_sqe_ext). The process writes entries at
  * tail, then publishes tail with a release store. A kernel poller thread
  * (running in the opener's cgroups; it serves up to poller_files files,
  * module parameter, all of one effective user in the same cgroups and
@@ -1175,6 +1245,28 @@ struct kdat_sqe {
 };
 
 /**
+ * struct kdat_sqe_ext - the entry of a send ring created with
+ *     KDAT_RING_CREATE_SQE_EXT: struct kdat_sqe's fields, then @ext (the
+ *     extensions' arguments, as in struct kdat_post), then the segments
+ * @op, @num_segments, @__pad, @completion_flags, @cookie, @remote: as in
+ *     struct kdat_sqe
+ * @ext: struct kdat_dto_ext; 0 for the ops that do not use it
+ * @iov: the local segments
+ *
+ * A send ring of plain entries refuses the extensions' ops (EINVAL).
+ */
+struct kdat_sqe_ext {
+	__u8 op;
+	__u8 num_segments;
+	__u16 __pad;
+	__u32 completion_flags;
+	__aligned_u64 cookie;
+	struct kdat_rmr_triplet remote;
+	struct kdat_dto_ext ext;
+	struct kdat_lmr_triplet iov[];
+};
+
+/**
  * struct kdat_ring_offsets - where a ring's parts are in its mapping
  * @head: __u32, see the table above
  * @tail: __u32
@@ -1213,9 +1305,14 @@ enum kdat_ring_kind {
  * @size: sizeof(struct kdat_ring_create)
  * @handle: in: the EP, SRQ or EVD
  * @kind: in: enum kdat_ring_kind, matching @handle's type (EINVAL)
- * @flags: in: 0
+ * @flags: in: 0, or for KDAT_RING_SEND KDAT_RING_CREATE_SQE_EXT: entries
+ *         are struct kdat_sqe_ext (EINVAL for other kinds; EBUSY when the
+ *         queue's ring exists with the other kind of entry)
  * @out_entries: out: ring_entries
- * @out_entry_size: out: bytes per entry
+ * @out_entry_size: out: bytes per entry: the header (struct kdat_sqe or
+ *                  struct kdat_sqe_ext) and the queue's maximum number of
+ *                  segments, (@out_entry_size - header) / 24, rounded up
+ *                  to a cache line: compute the segments from it
  * @out_map_size: out: bytes to map
  * @__reserved: 0
  * @out_mmap_offset: out: the offset to pass to mmap (a cookie, page
@@ -1242,6 +1339,8 @@ struct kdat_ring_create {
 	__aligned_u64 out_mmap_offset;
 	struct kdat_ring_offsets out_off;
 };
+
+#define KDAT_RING_CREATE_SQE_EXT	(1U << 0)
 
 #define KDAT_IOCTL_RING_CREATE	_IO(KDAT_TYPE, KDAT_CMD_RING_CREATE)
 
