@@ -306,8 +306,9 @@ EXPORT_SYMBOL_GPL(kdat_rmr_create);
  * @lmr: the LMR, or NULL with @length 0 to unbind
  * @va: the start of the range, in @lmr's addresses
  * @length: its length
- * @mem_priv: KDAT_MEM_PRIV_REMOTE_READ and/or KDAT_MEM_PRIV_REMOTE_WRITE;
- *            the LMR must have the matching local privileges
+ * @mem_priv: KDAT_MEM_PRIV_REMOTE_READ, _REMOTE_WRITE and/or
+ *            _REMOTE_ATOMIC; the LMR must have the matching local
+ *            privileges (read; write for the other two)
  * @ep: a connected Endpoint in @rmr's PZ: the registration is a work
  *      request on its send queue, and its completion is the
  *      KDAT_EVENT_RMR_BIND_COMPLETION event on @ep's request EVD
@@ -624,10 +625,11 @@ int kdat_ep_free(struct kdat_ep *ep)
 }
 EXPORT_SYMBOL_GPL(kdat_ep_free);
 
-static int kdat_kapi_post(struct kdat_ep *ep, u32 op,
-			  const struct kdat_lmr_triplet *iov, u32 num,
-			  u64 cookie, const struct kdat_rmr_triplet *remote,
-			  u32 completion_flags)
+static int kdat_kapi_post_ext(struct kdat_ep *ep, u32 op,
+			      const struct kdat_lmr_triplet *iov, u32 num,
+			      u64 cookie, const struct kdat_rmr_triplet *remote,
+			      const struct kdat_dto_ext *ext,
+			      u32 completion_flags)
 {
 	struct kdat_post cmd = {
 		.ep_handle = ep->obj.handle,
@@ -639,7 +641,18 @@ static int kdat_kapi_post(struct kdat_ep *ep, u32 op,
 
 	if (remote)
 		cmd.remote = *remote;
+	if (ext)
+		cmd.ext = *ext;
 	return kdat_post_do(ep->obj.file, &cmd, iov);
+}
+
+static int kdat_kapi_post(struct kdat_ep *ep, u32 op,
+			  const struct kdat_lmr_triplet *iov, u32 num,
+			  u64 cookie, const struct kdat_rmr_triplet *remote,
+			  u32 completion_flags)
+{
+	return kdat_kapi_post_ext(ep, op, iov, num, cookie, remote, NULL,
+				  completion_flags);
 }
 
 /**
@@ -730,6 +743,100 @@ int kdat_ep_post_rdma_write(struct kdat_ep *ep,
 			      cookie, remote, completion_flags);
 }
 EXPORT_SYMBOL_GPL(kdat_ep_post_rdma_write);
+
+/**
+ * kdat_ep_post_rdma_write_imm() - write local segments to remote memory,
+ *                                 with 4 bytes of immediate data (the DAT
+ *                                 IB extensions' dat_ib_post_rdma_write_immed)
+ * @ep: the Endpoint
+ * @iov: the local segments (none for immediate data alone)
+ * @num_segments: entries in @iov
+ * @cookie: returned in the completion
+ * @remote: the remote buffer (an RMR context from the peer)
+ * @imm_data: the immediate data, sent as the bytes of this u32 in memory
+ *            order (the peer's event carries them the same way)
+ * @completion_flags: KDAT_COMPLETION_*; KDAT_COMPLETION_SOLICITED_WAIT
+ *                    wakes a peer waiting for solicited receives
+ *
+ * The write consumes a receive at the peer: its completion has operation
+ * KDAT_DTO_RECV_RDMA_IMM, the write's length and @imm_data in imm_data.
+ * Ours has operation KDAT_DTO_RDMA_WRITE_IMM.
+ *
+ * Context: process context; may sleep.
+ * Return: as kdat_ep_post_send().
+ */
+int kdat_ep_post_rdma_write_imm(struct kdat_ep *ep,
+				const struct kdat_lmr_triplet *iov,
+				u32 num_segments, u64 cookie,
+				const struct kdat_rmr_triplet *remote,
+				u32 imm_data, u32 completion_flags)
+{
+	struct kdat_dto_ext ext = { .imm_data = imm_data };
+
+	return kdat_kapi_post_ext(ep, KDAT_DTO_RDMA_WRITE_IMM, iov,
+				  num_segments, cookie, remote, &ext,
+				  completion_flags);
+}
+EXPORT_SYMBOL_GPL(kdat_ep_post_rdma_write_imm);
+
+/**
+ * kdat_ep_post_cmp_swap() - compare 8 bytes of remote memory with a value
+ *                           and, when equal, replace them, atomically
+ * @ep: the Endpoint
+ * @local: one segment of exactly 8 bytes, with local write: receives the
+ *         value the remote memory held before
+ * @cookie: returned in the completion (operation KDAT_DTO_CMP_SWAP)
+ * @remote: the remote 8 bytes: an 8-byte aligned target_address in memory
+ *          the peer registered with KDAT_MEM_PRIV_REMOTE_ATOMIC (else the
+ *          completion says KDAT_DTO_ERR_REMOTE_ACCESS); its
+ *          segment_length is not used
+ * @compare: the value compared
+ * @swap: the value stored when equal
+ * @completion_flags: KDAT_COMPLETION_* but SOLICITED_WAIT
+ *
+ * Like an RDMA read, an atomic takes one of the Endpoint's
+ * max_rdma_read_out while it is out.
+ *
+ * Context: process context; may sleep.
+ * Return: as kdat_ep_post_send(); -EINVAL (not 8 bytes, not aligned);
+ * -EOPNOTSUPP (the device has no atomics).
+ */
+int kdat_ep_post_cmp_swap(struct kdat_ep *ep,
+			  const struct kdat_lmr_triplet *local, u64 cookie,
+			  const struct kdat_rmr_triplet *remote, u64 compare,
+			  u64 swap, u32 completion_flags)
+{
+	struct kdat_dto_ext ext = { .compare_add = compare, .swap = swap };
+
+	return kdat_kapi_post_ext(ep, KDAT_DTO_CMP_SWAP, local, 1, cookie,
+				  remote, &ext, completion_flags);
+}
+EXPORT_SYMBOL_GPL(kdat_ep_post_cmp_swap);
+
+/**
+ * kdat_ep_post_fetch_add() - add a value to 8 bytes of remote memory,
+ *                            atomically
+ * @ep: the Endpoint
+ * @local: as for kdat_ep_post_cmp_swap(): gets the value before the add
+ * @cookie: returned in the completion (operation KDAT_DTO_FETCH_ADD)
+ * @remote: as for kdat_ep_post_cmp_swap()
+ * @add: the value added (modulo 2^64)
+ * @completion_flags: KDAT_COMPLETION_* but SOLICITED_WAIT
+ *
+ * Context: process context; may sleep.
+ * Return: as kdat_ep_post_cmp_swap().
+ */
+int kdat_ep_post_fetch_add(struct kdat_ep *ep,
+			   const struct kdat_lmr_triplet *local, u64 cookie,
+			   const struct kdat_rmr_triplet *remote, u64 add,
+			   u32 completion_flags)
+{
+	struct kdat_dto_ext ext = { .compare_add = add };
+
+	return kdat_kapi_post_ext(ep, KDAT_DTO_FETCH_ADD, local, 1, cookie,
+				  remote, &ext, completion_flags);
+}
+EXPORT_SYMBOL_GPL(kdat_ep_post_fetch_add);
 
 static int kdat_kapi_psp(struct kdat_ia *ia, u64 conn_qual,
 			 struct kdat_ep *ep, struct kdat_evd *evd,

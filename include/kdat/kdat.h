@@ -123,6 +123,20 @@ int kdat_ep_post_rdma_write(struct kdat_ep *ep,
 			    u32 num_segments, u64 cookie,
 			    const struct kdat_rmr_triplet *remote,
 			    u32 completion_flags);
+/* The DAT IB extensions (dat_ib_extensions.h) */
+int kdat_ep_post_rdma_write_imm(struct kdat_ep *ep,
+				const struct kdat_lmr_triplet *iov,
+				u32 num_segments, u64 cookie,
+				const struct kdat_rmr_triplet *remote,
+				u32 imm_data, u32 completion_flags);
+int kdat_ep_post_cmp_swap(struct kdat_ep *ep,
+			  const struct kdat_lmr_triplet *local, u64 cookie,
+			  const struct kdat_rmr_triplet *remote, u64 compare,
+			  u64 swap, u32 completion_flags);
+int kdat_ep_post_fetch_add(struct kdat_ep *ep,
+			   const struct kdat_lmr_triplet *local, u64 cookie,
+			   const struct kdat_rmr_triplet *remote, u64 add,
+			   u32 completion_flags);
 
 int kdat_psp_create(struct kdat_ia *ia, u64 conn_qual, struct kdat_evd *evd,
 		    struct kdat_psp **pspp);

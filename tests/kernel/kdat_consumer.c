@@ -15,7 +15,8 @@
  * event into a small queue and wakes the test thread. The connection and
  * CR EVDs have no upcall: they are waited on with kdat_evd_wait().
  *
- *   mode=test  the functional cases, one KTAP line each
+ *   mode=test  the functional cases, one KTAP line each (the DAT IB
+ *              extensions' RDMA write with immediate data and atomics too)
  *   mode=bw    B keeps @depth receives posted, A sends @count messages of
  *              @size bytes with @depth outstanding, the thread asleep
  *              between completions or, with poll=1, polling; one "bw ..."
@@ -413,6 +414,14 @@ static const char *kc_op_name(u32 op)
 		return "RDMA read";
 	case KDAT_DTO_RECEIVE:
 		return "receive";
+	case KDAT_DTO_RDMA_WRITE_IMM:
+		return "RDMA write with immediate data";
+	case KDAT_DTO_RECV_RDMA_IMM:
+		return "receive of an RDMA write with immediate data";
+	case KDAT_DTO_FETCH_ADD:
+		return "fetch-and-add";
+	case KDAT_DTO_CMP_SWAP:
+		return "compare-and-swap";
 	}
 	return "?";
 }
@@ -858,7 +867,8 @@ static void kc_rmr_bind(struct kc_ctx *c)
 	ret = kdat_rmr_bind(c->rmr, c->b.lmr, kc_va(c->b.buf + KC_RMR_OFF),
 			    KC_RMR_LEN,
 			    KDAT_MEM_PRIV_REMOTE_READ |
-			    KDAT_MEM_PRIV_REMOTE_WRITE,
+			    KDAT_MEM_PRIV_REMOTE_WRITE |
+			    KDAT_MEM_PRIV_REMOTE_ATOMIC,
 			    c->b.ep, cookie, 0, &c->rmr_context);
 	if (ret) {
 		kc_fail(c, "kdat_rmr_bind: %d", ret);
@@ -1095,6 +1105,136 @@ static void kc_expect_refused(struct kc_ctx *c, const char *what, int ret,
 	kc_fail(c, "%s: %d, expected %d", what, ret, want);
 	if (!ret)
 		c->state &= ~KC_S_DATA;	/* it was posted after all */
+}
+
+/* Case: RDMA write with immediate data A -> B through the RMR */
+
+#define KC_WI_AT		2048	/* in the RMR's range */
+#define KC_WI_LEN		1500
+#define KC_WI_IMM		0xfeedf00d
+
+static void kc_rdma_write_imm(struct kc_ctx *c)
+{
+	struct kdat_rmr_triplet remote = {
+		.rmr_context = c->rmr_context,
+		.target_address = kc_va(c->b.buf + KC_RMR_OFF + KC_WI_AT),
+		.segment_length = KC_WI_LEN,
+	};
+	const size_t at = KC_RMR_OFF + KC_WI_AT;
+	u64 wcookie = KC_COOKIE(8, 1), rcookie = KC_COOKIE(8, 2);
+	struct kdat_lmr_triplet local, rseg;
+	struct kdat_event ev;
+	u8 *b = c->b.buf;
+	int ret;
+
+	memset(b, KC_SENTINEL, c->buf_len);
+	kc_fill(c->a.buf, KC_WI_LEN, 8, 0);
+	/* The immediate data takes a receive; its buffer stays untouched. */
+	rseg = kc_seg(c->b.lmr, b, 64);
+	ret = kdat_ep_post_recv(c->b.ep, &rseg, 1, rcookie, 0);
+	if (ret) {
+		kc_fail(c, "B: kdat_ep_post_recv: %d", ret);
+		return;
+	}
+	local = kc_seg(c->a.lmr, c->a.buf, KC_WI_LEN);
+	ret = kdat_ep_post_rdma_write_imm(c->a.ep, &local, 1, wcookie,
+					  &remote, KC_WI_IMM, 0);
+	if (ret) {
+		kc_fail(c, "A: kdat_ep_post_rdma_write_imm: %d", ret);
+		return;
+	}
+	if (kc_expect_dto(c, &c->a, KDAT_DTO_RDMA_WRITE_IMM, wcookie,
+			  KDAT_DTO_SUCCESS, KC_WI_LEN))
+		return;
+	if (kc_wait_dto(c, &c->b, &ev, KC_TIMEOUT_MS) ||
+	    kc_check_dto(c, &c->b, &ev, KDAT_DTO_RECV_RDMA_IMM, rcookie,
+			 KDAT_DTO_SUCCESS, KC_WI_LEN))
+		return;
+	if (ev.imm_data != KC_WI_IMM)
+		kc_fail(c, "B: imm_data %#x, expected %#x", ev.imm_data,
+			KC_WI_IMM);
+	kc_expect_untouched(c, "B's receive buffer and before the target", b,
+			    at);
+	kc_expect_pattern(c, "B target", b + at, KC_WI_LEN, 8, 0);
+	kc_expect_untouched(c, "B after the target", b + at + KC_WI_LEN,
+			    c->buf_len - at - KC_WI_LEN);
+}
+
+/* Case: compare-and-swap and fetch-and-add A -> B through the RMR */
+
+#define KC_AT_AT		512	/* in the RMR's range, 8-byte aligned */
+
+/* One atomic of A on B's 8 bytes at @target; the value it found. */
+static int kc_atomic(struct kc_ctx *c, u32 op, u64 *target, u64 before,
+		     u64 arg1, u64 arg2, u64 want_after)
+{
+	struct kdat_rmr_triplet remote = {
+		.rmr_context = c->rmr_context,
+		.target_address = kc_va(target),
+		.segment_length = 8,
+	};
+	u64 *result = (u64 *)(c->a.buf + 64);
+	u64 cookie = KC_COOKIE(9, arg1);
+	struct kdat_lmr_triplet local = kc_seg(c->a.lmr, result, 8);
+	const char *what = kc_op_name(op);
+	int ret;
+
+	*target = before;
+	*result = 0xa5a5a5a5a5a5a5a5ULL;
+	if (op == KDAT_DTO_CMP_SWAP)
+		ret = kdat_ep_post_cmp_swap(c->a.ep, &local, cookie, &remote,
+					    arg1, arg2, 0);
+	else
+		ret = kdat_ep_post_fetch_add(c->a.ep, &local, cookie, &remote,
+					     arg1, 0);
+	if (ret == -EOPNOTSUPP) {
+		kc_skip(c, "the device has no atomics");
+		return ret;
+	}
+	if (ret)
+		return kc_fail(c, "A: %s: %d", what, ret);
+	ret = kc_expect_dto(c, &c->a, op, cookie, KDAT_DTO_SUCCESS, 8);
+	if (ret)
+		return ret;
+	if (*result != before)
+		ret = kc_fail(c, "%s: found %#llx, expected %#llx", what,
+			      *result, before);
+	if (*target != want_after)
+		ret = kc_fail(c, "%s: left %#llx, expected %#llx", what,
+			      *target, want_after);
+	return ret;
+}
+
+static void kc_atomics(struct kc_ctx *c)
+{
+	u64 *target = (u64 *)(c->b.buf + KC_RMR_OFF + KC_AT_AT);
+	struct kdat_rmr_triplet remote = {
+		.rmr_context = c->rmr_context,
+		.target_address = kc_va(target) + 4,	/* not aligned */
+		.segment_length = 8,
+	};
+	struct kdat_lmr_triplet local = kc_seg(c->a.lmr, c->a.buf + 64, 8);
+	int ret;
+
+	/* Equal: swapped. Not equal: left. */
+	if (kc_atomic(c, KDAT_DTO_CMP_SWAP, target, 0x1234, 0x1234, 0x5678,
+		      0x5678) ||
+	    kc_atomic(c, KDAT_DTO_CMP_SWAP, target, 0x5678, 0x1111, 0x2222,
+		      0x5678) ||
+	    kc_atomic(c, KDAT_DTO_FETCH_ADD, target, 0x5678, 0x10, 0,
+		      0x5688) ||
+	    /* Modulo 2^64. */
+	    kc_atomic(c, KDAT_DTO_FETCH_ADD, target, U64_MAX, 2, 0, 1))
+		return;
+	/* Refused before the device: nothing is posted. */
+	ret = kdat_ep_post_fetch_add(c->a.ep, &local, 1, &remote, 1, 0);
+	kc_expect_refused(c, "misaligned remote address", ret, -EINVAL);
+	remote.target_address = kc_va(target);
+	local.segment_length = 4;
+	ret = kdat_ep_post_cmp_swap(c->a.ep, &local, 2, &remote, 0, 1, 0);
+	kc_expect_refused(c, "a 4-byte local segment", ret, -EINVAL);
+	kc_expect_no_dto(c, &c->a, "the refused atomics");
+	kc_expect_no_dto(c, &c->b, "A's atomics");
 }
 
 static void kc_bad_iov(struct kc_ctx *c)
@@ -1479,6 +1619,8 @@ static const struct kc_case kc_test_cases[] = {
 	{ "rmr_bind", kc_rmr_bind, KC_S_DATA },
 	{ "rdma_write", kc_rdma_write, KC_S_DATA | KC_S_RMR },
 	{ "rdma_read_vmalloc", kc_rdma_read, KC_S_DATA | KC_S_RMR },
+	{ "rdma_write_imm", kc_rdma_write_imm, KC_S_DATA | KC_S_RMR },
+	{ "atomics", kc_atomics, KC_S_DATA | KC_S_RMR },
 	{ "srq_recv", kc_srq_recv, KC_S_CONN },
 	{ "bad_iov_refused", kc_bad_iov, KC_S_DATA },
 	{ "recv_too_small", kc_recv_too_small, KC_S_DATA },
