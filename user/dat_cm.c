@@ -167,6 +167,9 @@ static DAT_RETURN kd_cr_reply(struct kd_cr *cr, unsigned long cmd,
 	c.private_data = (uintptr_t)pdata;
 	c.private_data_len = pdata_size;
 	ret = kd_ioctl(ia, cmd, &c);
+	if (ret == DAT_SUCCESS)
+		kd_count(&ia->cntrs[ep ? DCNT_IA_SP_CR_ACCEPTED :
+					 DCNT_IA_SP_CR_REJECTED], 1);
 	/* The kernel keeps the CR only when it refused the EP. */
 	if (!(ep && (DAT_GET_TYPE(ret) == DAT_INVALID_STATE ||
 		     DAT_GET_TYPE(ret) == DAT_INVALID_PARAMETER))) {
@@ -261,5 +264,7 @@ DAT_RETURN kd_psp_create_any(DAT_IA_HANDLE ia,
 		if (ret == DAT_SUCCESS)
 			*conn_qual = q;
 	}
+	if (ret == DAT_SUCCESS)
+		kd_count(&((struct kd_ia *)ia)->cntrs[DCNT_IA_PSP_CREATE_ANY], 1);
 	return ret;
 }

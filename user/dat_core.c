@@ -191,6 +191,7 @@ void kd_obj_init(struct kd_obj *o, struct kd_ia *ia,
 	o->ia = ia;
 	o->kh = kh;
 	kd_table_add(o);
+	kd_count_obj(o, true);
 }
 
 /*
@@ -256,6 +257,7 @@ DAT_RETURN kd_destroy(struct kd_obj *o)
 
 	ret = kd_ioctl(o->ia, KDAT_IOCTL_DESTROY, &d);
 	if (ret == DAT_SUCCESS) {
+		kd_count_obj(o, false);
 		kd_table_del(o);
 		kd_obj_free(o);
 	}

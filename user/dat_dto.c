@@ -62,7 +62,7 @@ static DAT_RETURN kd_ring_flags_ok(const struct kd_ep *ep, uint32_t op,
 		allowed = DAT_COMPLETION_SUPPRESS_FLAG |
 			  DAT_COMPLETION_UNSIGNALLED_FLAG |
 			  DAT_COMPLETION_BARRIER_FENCE_FLAG;
-		if (op == KDAT_DTO_SEND)
+		if (op == KDAT_DTO_SEND || op == KDAT_DTO_RDMA_WRITE_IMM)
 			allowed |= DAT_COMPLETION_SOLICITED_WAIT_FLAG;
 		ep_flags = ep->attr.request_completion_flags;
 	}
@@ -102,19 +102,24 @@ static bool kd_ring_settle(struct kd_ring *r, int fd, uint32_t depth)
  * the ioctl path, in its order. *@state: the EP's state, for the flush.
  */
 static DAT_RETURN kd_ring_post_check(struct kd_ring *r, struct kd_pz *pz,
-				     const struct kd_ep *ep, uint32_t op,
+				     struct kd_ep *ep, uint32_t op,
 				     DAT_COUNT num, const DAT_LMR_TRIPLET *iov,
 				     const DAT_RMR_TRIPLET *remote,
 				     DAT_COMPLETION_FLAGS flags,
 				     uint32_t *state)
 {
-	uint32_t need = op == KDAT_DTO_RECEIVE || op == KDAT_DTO_RDMA_READ ?
-			DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
-			DAT_MEM_PRIV_LOCAL_READ_FLAG;
+	uint32_t need = op == KDAT_DTO_RECEIVE || op == KDAT_DTO_RDMA_READ ||
+			kd_op_atomic(op) ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
+					   DAT_MEM_PRIV_LOCAL_READ_FLAG;
 	uint64_t total;
 	DAT_RETURN ret;
 
 	if (ep) {
+		ret = kd_ext_check(ep, op, num, iov, remote);
+		if (ret)
+			return ret;
+		if (op > KDAT_DTO_RECEIVE && !r->ext)
+			return DAT_NOT_IMPLEMENTED;	/* an old kernel */
 		ret = kd_ring_flags_ok(ep, op, flags);
 		if (ret)
 			return ret;
@@ -145,11 +150,12 @@ static DAT_RETURN kd_ring_post_check(struct kd_ring *r, struct kd_pz *pz,
  * between publishing tail and reading flags: see kd_sq_publish().
  */
 static DAT_RETURN kd_ring_post(struct kd_ring *r, struct kd_pz *pz,
-			       const struct kd_ep *ep, uint32_t op,
+			       struct kd_ep *ep, uint32_t op,
 			       uint32_t depth, DAT_COUNT num,
 			       const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			       const DAT_RMR_TRIPLET *remote,
-			       DAT_COMPLETION_FLAGS flags)
+			       DAT_COMPLETION_FLAGS flags,
+			       const struct kdat_dto_ext *ext)
 {
 	int fd = ep ? ep->obj.ia->fd : kd_proc.fd;
 	uint32_t tail, state;
@@ -167,7 +173,8 @@ static DAT_RETURN kd_ring_post(struct kd_ring *r, struct kd_pz *pz,
 		pthread_mutex_unlock(&r->lock);
 		return DAT_INSUFFICIENT_RESOURCES;
 	}
-	kd_sq_prep(kd_sq_entry(r, tail), op, num, iov, cookie, remote, flags);
+	kd_sq_prep(r, kd_sq_entry(r, tail), op, num, iov, cookie, remote,
+		   flags, ext);
 	kd_sq_publish(r, tail);
 	/*
 	 * The poller sleeps (or there is none): the entry goes to the device
@@ -183,15 +190,17 @@ static DAT_RETURN kd_ring_post(struct kd_ring *r, struct kd_pz *pz,
 	return DAT_SUCCESS;
 }
 
-static DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op,
-			  DAT_COUNT num, const DAT_LMR_TRIPLET *iov,
-			  DAT_DTO_COOKIE cookie,
-			  const DAT_RMR_TRIPLET *remote,
-			  DAT_COMPLETION_FLAGS flags)
+static DAT_RETURN kd_post_one(DAT_EP_HANDLE ep_handle, uint32_t op,
+			      DAT_COUNT num, const DAT_LMR_TRIPLET *iov,
+			      DAT_DTO_COOKIE cookie,
+			      const DAT_RMR_TRIPLET *remote,
+			      DAT_COMPLETION_FLAGS flags,
+			      const struct kdat_dto_ext *ext)
 {
 	struct kdat_lmr_triplet kiov[32];
 	struct kdat_post p = { .size = sizeof(p) };
 	struct kd_obj *ep = ep_handle;
+	DAT_RETURN ret;
 	DAT_COUNT i;
 
 	if (!kd_check(ep, op == KDAT_POST_SRQ_RECV ? DAT_HANDLE_TYPE_SRQ :
@@ -207,7 +216,7 @@ static DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op,
 
 		return kd_ring_post(srq->ring, srq->pz, NULL, KDAT_DTO_RECEIVE,
 				    srq->attr.max_recv_dtos, num, iov, cookie,
-				    NULL, flags);
+				    NULL, flags, NULL);
 	}
 	if (op != KDAT_POST_SRQ_RECV && ((struct kd_ep *)ep)->sq) {
 		struct kd_ep *e = (struct kd_ep *)ep;
@@ -217,10 +226,10 @@ static DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op,
 		if (op == KDAT_DTO_RECEIVE)
 			return kd_ring_post(e->rq, e->pz, e, op,
 					    e->attr.max_recv_dtos, num, iov,
-					    cookie, NULL, flags);
+					    cookie, NULL, flags, NULL);
 		return kd_ring_post(e->sq, e->pz, e, op,
 				    e->attr.max_request_dtos, num, iov, cookie,
-				    remote, flags);
+				    remote, flags, ext);
 	}
 	for (i = 0; i < num; i++) {
 		kiov[i].lmr_context = iov[i].lmr_context;
@@ -239,7 +248,30 @@ static DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op,
 		p.remote.target_address = remote->virtual_address;
 		p.remote.segment_length = remote->segment_length;
 	}
-	return kd_ioctl(ep->ia, KDAT_IOCTL_POST, &p);
+	if (ext)
+		p.ext = *ext;
+	ret = kd_ioctl(ep->ia, KDAT_IOCTL_POST, &p);
+	/* The device has no atomics (EOPNOTSUPP), as on the ring path. */
+	if (kd_op_atomic(op) && ret == DAT_NOT_IMPLEMENTED)
+		ret = DAT_MODEL_NOT_SUPPORTED;
+	return ret;
+}
+
+/*
+ * Post a DTO of @op; @ext: the IB extensions' arguments (dat_ext.c), or
+ * NULL. A post that succeeds counts in the EP's counters.
+ */
+DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op, DAT_COUNT num,
+		   const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+		   const DAT_RMR_TRIPLET *remote, DAT_COMPLETION_FLAGS flags,
+		   const struct kdat_dto_ext *ext)
+{
+	DAT_RETURN ret = kd_post_one(ep_handle, op, num, iov, cookie, remote,
+				     flags, ext);
+
+	if (ret == DAT_SUCCESS && op != KDAT_POST_SRQ_RECV)
+		kd_count_post(ep_handle, op, num, iov);
+	return ret;
 }
 
 DAT_RETURN kd_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT num,
@@ -247,7 +279,7 @@ DAT_RETURN kd_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT num,
 			   DAT_DTO_COOKIE cookie,
 			   DAT_COMPLETION_FLAGS flags)
 {
-	return kd_post(ep, KDAT_DTO_SEND, num, iov, cookie, NULL, flags);
+	return kd_post(ep, KDAT_DTO_SEND, num, iov, cookie, NULL, flags, NULL);
 }
 
 DAT_RETURN kd_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT num,
@@ -255,7 +287,8 @@ DAT_RETURN kd_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT num,
 			   DAT_DTO_COOKIE cookie,
 			   DAT_COMPLETION_FLAGS flags)
 {
-	return kd_post(ep, KDAT_DTO_RECEIVE, num, iov, cookie, NULL, flags);
+	return kd_post(ep, KDAT_DTO_RECEIVE, num, iov, cookie, NULL, flags,
+		       NULL);
 }
 
 DAT_RETURN kd_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT num,
@@ -267,7 +300,7 @@ DAT_RETURN kd_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT num,
 	if (!remote)
 		return DAT_INVALID_PARAMETER;
 	return kd_post(ep, KDAT_DTO_RDMA_READ, num, iov, cookie, remote,
-		       flags);
+		       flags, NULL);
 }
 
 DAT_RETURN kd_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT num,
@@ -279,7 +312,7 @@ DAT_RETURN kd_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT num,
 	if (!remote)
 		return DAT_INVALID_PARAMETER;
 	return kd_post(ep, KDAT_DTO_RDMA_WRITE, num, iov, cookie, remote,
-		       flags);
+		       flags, NULL);
 }
 
 DAT_RETURN kd_srq_post_recv(DAT_SRQ_HANDLE srq_handle,
@@ -289,5 +322,5 @@ DAT_RETURN kd_srq_post_recv(DAT_SRQ_HANDLE srq_handle,
 	if (!kd_check(srq_handle, DAT_HANDLE_TYPE_SRQ))
 		return DAT_INVALID_HANDLE;
 	return kd_post(srq_handle, KDAT_POST_SRQ_RECV, num, iov, cookie, NULL,
-		       0);
+		       0, NULL);
 }

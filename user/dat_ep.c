@@ -322,6 +322,7 @@ DAT_RETURN kd_ep_connect(DAT_EP_HANDLE ep_handle,
 	(void)flags;
 	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
 		return DAT_INVALID_HANDLE;
+	kd_count(&ep->cntrs[DCNT_EP_CONNECT], 1);	/* asked, as OFA counts */
 	if (!remote || pdata_size < 0 || (pdata_size && !pdata))
 		return DAT_INVALID_PARAMETER;
 	if (pdata_size > KDAT_MAX_PRIVATE_DATA)
@@ -359,6 +360,7 @@ DAT_RETURN kd_ep_disconnect(DAT_EP_HANDLE ep_handle,
 
 	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
 		return DAT_INVALID_HANDLE;
+	kd_count(&ep->cntrs[DCNT_EP_DISCONNECT], 1);
 	if (flags != DAT_CLOSE_ABRUPT_FLAG && flags != DAT_CLOSE_GRACEFUL_FLAG)
 		return DAT_INVALID_PARAMETER;
 	c.ep_handle = ep->obj.kh;

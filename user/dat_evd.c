@@ -205,6 +205,7 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 		d->status = k->status;
 		d->transfered_length = k->transferred_length;
 		d->operation = k->operation;
+		kd_ext_dto_event(k, ev);
 		if (k->status != KDAT_DTO_SUCCESS && kd_debug())
 			fprintf(stderr,
 				"libdat: EP %p: DTO op %u cookie %#llx: status %u, length %llu, post errno %u\n",
@@ -375,11 +376,20 @@ static DAT_RETURN kd_evd_take(struct kd_evd *evd, DAT_COUNT threshold,
 DAT_RETURN kd_evd_dequeue(DAT_EVD_HANDLE evd_handle,
 			  DAT_EVENT *event)
 {
-	if (!kd_check(evd_handle, DAT_HANDLE_TYPE_EVD))
+	struct kd_evd *evd = evd_handle;
+	DAT_RETURN ret;
+
+	if (!kd_check(evd, DAT_HANDLE_TYPE_EVD))
 		return DAT_INVALID_HANDLE;
 	if (!event)
 		return DAT_INVALID_PARAMETER;
-	return kd_evd_take(evd_handle, 0, 0, event, NULL);
+	kd_count(&evd->cntrs[DCNT_EVD_DEQUEUE], 1);
+	ret = kd_evd_take(evd, 0, 0, event, NULL);
+	if (ret == DAT_SUCCESS)
+		kd_count(&evd->cntrs[DCNT_EVD_DEQUEUE_FOUND], 1);
+	else if (DAT_GET_TYPE(ret) == DAT_QUEUE_EMPTY)
+		kd_count(&evd->cntrs[DCNT_EVD_DEQUEUE_NOT_FOUND], 1);
+	return ret;
 }
 
 DAT_RETURN kd_evd_wait(DAT_EVD_HANDLE evd_handle,
@@ -392,6 +402,7 @@ DAT_RETURN kd_evd_wait(DAT_EVD_HANDLE evd_handle,
 		return DAT_INVALID_HANDLE;
 	if (!event || threshold <= 0 || threshold > evd->qlen)
 		return DAT_INVALID_PARAMETER;
+	kd_count(&evd->cntrs[DCNT_EVD_WAIT], 1);
 	return kd_evd_take(evd, threshold, timeout, event, nmore);
 }
 

@@ -313,12 +313,15 @@ DAT_RETURN kd_ia_query(DAT_IA_HANDLE ia_handle,
 		ia_attr->max_rdma_read_per_ep_in_guaranteed = DAT_TRUE;
 		ia_attr->max_rdma_read_per_ep_out_guaranteed = DAT_TRUE;
 		ia_attr->zb_supported = DAT_FALSE;
-		ia_attr->extension_supported = DAT_EXTENSION_NONE;
+		/* The DAT IB extensions (dat_ext.c), at the header's version. */
+		ia_attr->extension_supported = DAT_EXTENSION_IB;
+		ia_attr->extension_version = DAT_IB_EXTENSION_VERSION;
 	}
 	if (pr_attr) {
 		DAT_PROVIDER_ATTR a = {
 			.evd_stream_merging_supported = { { 0 } },
 		};
+		int n;
 
 		/*
 		 * The const array member forbids assignment: build a copy.
@@ -355,7 +358,9 @@ DAT_RETURN kd_ia_query(DAT_IA_HANDLE ia_handle,
 		a.rdma_read_lmr_rmr_context_exposure = DAT_FALSE;
 		a.rmr_scope_supported = DAT_RMR_SCOPE_PZ;
 		pthread_mutex_lock(&kd_proc.lock);
-		a.num_provider_specific_attr = kd_spec_attrs(ia, &q);
+		n = kd_spec_attrs(ia, &q);
+		n += kd_ext_attrs(ia, ia->spec_attr + n, KD_IA_SPEC_ATTRS - n);
+		a.num_provider_specific_attr = n;
 		pthread_mutex_unlock(&kd_proc.lock);
 		a.provider_specific_attr = ia->spec_attr;
 		memcpy(pr_attr, &a, sizeof(a));

@@ -27,6 +27,9 @@
  *   dat_cm.c        PSPs, RSPs, Connection Requests
  *   dat_srq.c       Shared Receive Queues
  *   dat_dto.c       posts: dat_ep_post_*, dat_srq_post_recv
+ *   dat_ext.c       the DAT IB extensions (dat_ib_extensions.h): their
+ *                   operations (kd_extension_op()), events, attributes
+ *                   and counters
  *   dat_provider.c  kdat's DAT_PROVIDER tables (what a registry that loads
  *                   libdat from dat.conf calls), the IA names kdat
  *                   offers, what kdat does not implement
@@ -52,6 +55,7 @@
 
 #include <dat2/udat.h>
 #include <dat2/dat_registry.h>
+#include <dat2/dat_ib_extensions.h>
 
 #include "kdat_lowlevel.h"
 
@@ -104,6 +108,9 @@ struct kd_ia {
 	/* dat_ia_query's provider-specific attributes, values here */
 	DAT_NAMED_ATTR spec_attr[KD_IA_SPEC_ATTRS];
 	char spec_val[KD_IA_SPEC_ATTRS][48];
+	/* The device's remote atomics: 0 not asked yet, 1 none, 2 some. */
+	int atomics;			/* dat_ext.c */
+	uint64_t cntrs[DCNT_IA_ALL_COUNTERS];	/* dat_ext.c */
 };
 
 struct kd_pz {
@@ -138,6 +145,7 @@ struct kd_evd {
 	DAT_EVD_FLAGS flags;
 	struct kd_cno *cno;
 	struct kd_ring *ring;		/* or NULL: the ioctl path */
+	uint64_t cntrs[DCNT_EVD_ALL_COUNTERS];	/* dat_ext.c */
 };
 
 struct kd_ep {
@@ -149,6 +157,7 @@ struct kd_ep {
 	DAT_EP_ATTR attr;
 	unsigned char pdata[KDAT_PRIVATE_DATA_BUF];
 	struct sockaddr_storage remote, local;
+	uint64_t cntrs[DCNT_EP_ALL_COUNTERS];	/* dat_ext.c */
 };
 
 struct kd_srq {
@@ -310,6 +319,39 @@ DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
 
 /* dat_ep.c */
 DAT_RETURN kd_ep_fetch(struct kd_ep *ep, struct kdat_ep_query *q);
+
+/* dat_dto.c */
+DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op, DAT_COUNT num,
+		   const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+		   const DAT_RMR_TRIPLET *remote, DAT_COMPLETION_FLAGS flags,
+		   const struct kdat_dto_ext *ext);
+
+/* dat_ext.c */
+DAT_RETURN kd_extension_op(DAT_HANDLE handle, DAT_EXTENDED_OP op,
+			   va_list args);
+DAT_RETURN kd_ext_check(struct kd_ep *ep, uint32_t op, DAT_COUNT num,
+			const DAT_LMR_TRIPLET *iov,
+			const DAT_RMR_TRIPLET *remote);
+void kd_ext_dto_event(const struct kdat_event *k, DAT_EVENT *ev);
+int kd_ext_attrs(struct kd_ia *ia, DAT_NAMED_ATTR *attrs, int max);
+void kd_count_post(struct kd_ep *ep, uint32_t op, DAT_COUNT num,
+		   const DAT_LMR_TRIPLET *iov);
+void kd_count_obj(struct kd_obj *o, bool created);
+
+/* dat_provider.c */
+DAT_RETURN kd_provider_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
+			       DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia);
+
+static inline bool kd_op_atomic(uint32_t op)
+{
+	return op == KDAT_DTO_FETCH_ADD || op == KDAT_DTO_CMP_SWAP;
+}
+
+/* Count @n in counter @c (relaxed: counters order nothing). */
+static inline void kd_count(uint64_t *c, uint64_t n)
+{
+	__atomic_fetch_add(c, n, __ATOMIC_RELAXED);
+}
 
 /* dat_cm.c */
 void kd_sockaddr_from_kdat(const struct kdat_sockaddr *k,

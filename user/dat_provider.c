@@ -63,7 +63,8 @@ DAT_COUNT kd_own_ias(DAT_PROVIDER_INFO **infos)
  * DAT allows for optional features): CR handoff (the IB CM cannot pass a
  * request to another qualifier), CSPs, MW-type-2 RMRs and invalidation
  * (no kernel memory windows), RDMA read to an RMR (iWARP), common
- * connect, fd CNOs and CNO triggers, HA, extensions.
+ * connect, fd CNOs and CNO triggers, HA; of the IB extensions, UD and
+ * collectives (dat_ext.c).
  */
 #define KD_NOT_IMPLEMENTED(name, ...)					\
 	DAT_RETURN kd_##name(__VA_ARGS__)				\
@@ -97,17 +98,6 @@ KD_NOT_IMPLEMENTED(ia_ha, DAT_IA_HANDLE a, const DAT_NAME_PTR b,
 		   DAT_BOOLEAN *c)
 #pragma GCC diagnostic pop
 
-/*
- * The DAT IB extensions on kdat's handles (see dat_internal.h): none yet.
- */
-DAT_RETURN kd_extension_op(DAT_HANDLE h, DAT_EXTENDED_OP op, va_list args)
-{
-	(void)h;
-	(void)op;
-	(void)args;
-	return DAT_NOT_IMPLEMENTED;
-}
-
 /* ---- provider mode: OFA's libdat2 loads us from dat.conf ----------- */
 
 /*
@@ -140,10 +130,12 @@ static struct kd_prov *kd_provider_find(const char *name)
 	return p;
 }
 
-static DAT_RETURN kd_provider_ia_open(const DAT_NAME_PTR name,
-				      DAT_COUNT qlen,
-				      DAT_EVD_HANDLE *async_evd,
-				      DAT_IA_HANDLE *ia)
+/*
+ * Open the IA @name through the provider registered for it (the port its
+ * dat.conf line names), else kdat's default one (the name says which).
+ */
+DAT_RETURN kd_provider_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
+			       DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia)
 {
 	struct kd_prov *p = kd_provider_find(name);
 	char dev[KDAT_NAME_MAX] = "";

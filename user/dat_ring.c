@@ -63,17 +63,32 @@ void kd_ring_unmap(struct kd_ring *r)
 	free(r);
 }
 
-/* The ring of @kind for kernel object @kh, mapped; NULL on failure. */
+/*
+ * The ring of @kind for kernel object @kh, mapped; NULL on failure. A send
+ * ring has extended entries, for every EP: the IB extensions' DTOs may
+ * come on any, and a queue cannot change rings once DTOs are out. The
+ * cost is 24 bytes more per entry (which holds the segments the QP
+ * takes), often nothing once rounded to a cache line (on rxe's 32
+ * segments: 832 bytes either way), at most a line. A kernel without
+ * them (EINVAL) gives a plain ring: no extended DTOs.
+ */
 struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh,
 			    uint32_t kind)
 {
 	struct kdat_ring_create c = {
 		.size = sizeof(c), .handle = kh, .kind = kind,
+		.flags = kind == KDAT_RING_SEND ? KDAT_RING_CREATE_SQE_EXT : 0,
 	};
 	struct kd_ring *r;
 	uint8_t *m;
+	int ret;
 
-	if (ioctl(ia->fd, KDAT_IOCTL_RING_CREATE, &c))
+	ret = ioctl(ia->fd, KDAT_IOCTL_RING_CREATE, &c);
+	if (ret && c.flags && errno == EINVAL) {
+		c.flags = 0;
+		ret = ioctl(ia->fd, KDAT_IOCTL_RING_CREATE, &c);
+	}
+	if (ret)
 		return NULL;
 	m = mmap(NULL, c.out_map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 ia->fd, (off_t)c.out_mmap_offset);
@@ -94,7 +109,10 @@ struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh,
 	r->entries = m + c.out_off.entries;
 	r->mask = *(uint32_t *)(m + c.out_off.ring_mask);
 	r->entry_size = c.out_entry_size;
-	r->max_iov = (c.out_entry_size - sizeof(struct kdat_sqe)) /
+	r->ext = c.flags & KDAT_RING_CREATE_SQE_EXT;
+	r->max_iov = (c.out_entry_size - (r->ext ?
+					  sizeof(struct kdat_sqe_ext) :
+					  sizeof(struct kdat_sqe))) /
 		     sizeof(struct kdat_lmr_triplet);
 	pthread_mutex_init(&r->lock, NULL);
 	return r;

@@ -30,7 +30,10 @@
 /*
  * A ring shared with the kernel (see the uapi header for the protocol).
  * Submission rings: we produce at tail, under @lock (DAT lets threads post
- * to one EP). Completion rings: we consume at head, under @lock.
+ * to one EP). Completion rings: we consume at head, under @lock. A send
+ * ring's entries are struct kdat_sqe_ext (@ext: the IB extensions' DTOs
+ * fit) unless the kernel predates them, else struct kdat_sqe; @max_iov
+ * follows from the entry size.
  */
 struct kd_ring {
 	void *map;
@@ -38,6 +41,7 @@ struct kd_ring {
 	uint32_t *head, *tail, *flags, *completed, *ep_state;
 	uint8_t *entries;
 	uint32_t mask, entry_size, max_iov;
+	bool ext;
 	pthread_mutex_t lock;
 };
 
@@ -96,15 +100,30 @@ static inline struct kdat_sqe *kd_sq_entry(struct kd_ring *r, uint32_t tail)
 				   r->entry_size);
 }
 
-/* Fill an entry with a post's arguments (its pads zeroed). */
-static inline void kd_sq_prep(struct kdat_sqe *e, uint32_t op, DAT_COUNT num,
+/*
+ * Fill an entry with a post's arguments (its pads zeroed), and in a ring
+ * of extended entries the IB extensions' arguments (@ext, or none).
+ */
+static inline void kd_sq_prep(const struct kd_ring *r, struct kdat_sqe *e,
+			      uint32_t op, DAT_COUNT num,
 			      const DAT_LMR_TRIPLET *iov,
 			      DAT_DTO_COOKIE cookie,
 			      const DAT_RMR_TRIPLET *remote,
-			      DAT_COMPLETION_FLAGS flags)
+			      DAT_COMPLETION_FLAGS flags,
+			      const struct kdat_dto_ext *ext)
 {
+	struct kdat_lmr_triplet *seg = e->iov;
 	DAT_COUNT i;
 
+	if (r->ext) {
+		struct kdat_sqe_ext *x = (struct kdat_sqe_ext *)e;
+
+		if (ext)
+			x->ext = *ext;
+		else
+			memset(&x->ext, 0, sizeof(x->ext));
+		seg = x->iov;
+	}
 	e->op = op;
 	e->num_segments = num;
 	e->__pad = 0;
@@ -117,10 +136,10 @@ static inline void kd_sq_prep(struct kdat_sqe *e, uint32_t op, DAT_COUNT num,
 		e->remote.segment_length = remote->segment_length;
 	}
 	for (i = 0; i < num; i++) {
-		e->iov[i].lmr_context = iov[i].lmr_context;
-		e->iov[i].__pad = 0;
-		e->iov[i].virtual_address = iov[i].virtual_address;
-		e->iov[i].segment_length = iov[i].segment_length;
+		seg[i].lmr_context = iov[i].lmr_context;
+		seg[i].__pad = 0;
+		seg[i].virtual_address = iov[i].virtual_address;
+		seg[i].segment_length = iov[i].segment_length;
 	}
 }
 
