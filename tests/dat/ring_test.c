@@ -71,6 +71,7 @@ struct side {
 	unsigned char *buf;
 	DAT_LMR_HANDLE lmr;
 	DAT_LMR_CONTEXT lctx;
+	DAT_RMR_CONTEXT rctx;
 };
 
 static void side_open(struct side *s, int depth, int qlen)
@@ -82,7 +83,6 @@ static void side_open(struct side *s, int depth, int qlen)
 		.max_rdma_read_in = 1, .max_rdma_read_out = 1,
 	};
 	DAT_REGION_DESCRIPTION r;
-	DAT_RMR_CONTEXT rctx;
 	DAT_VLEN rlen;
 	DAT_VADDR raddr;
 
@@ -99,7 +99,7 @@ static void side_open(struct side *s, int depth, int qlen)
 	r.for_va = s->buf;
 	OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, r, 1 << 20, s->pz,
 			  DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &s->lmr,
-			  &s->lctx, &rctx, &rlen, &raddr));
+			  &s->lctx, &s->rctx, &rlen, &raddr));
 }
 
 static void next_event(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER want)
@@ -142,9 +142,12 @@ struct ring {
 	uint32_t mask, esz;
 };
 
-static void ring_map(void *dat_handle, uint32_t kind, struct ring *r)
+static void ring_map_flags(void *dat_handle, uint32_t kind, uint32_t flags,
+			   struct ring *r)
 {
-	struct kdat_ring_create c = { .size = sizeof(c), .kind = kind };
+	struct kdat_ring_create c = {
+		.size = sizeof(c), .kind = kind, .flags = flags,
+	};
 
 	KTAP_EXPECT(!kdat_dat_handle(dat_handle, &r->fd, &c.handle));
 	r->kh = c.handle;
@@ -161,6 +164,11 @@ static void ring_map(void *dat_handle, uint32_t kind, struct ring *r)
 	r->mask = c.out_entries - 1;
 	r->esz = c.out_entry_size;
 	KTAP_EXPECT(c.out_entries && !(c.out_entries & r->mask));
+}
+
+static void ring_map(void *dat_handle, uint32_t kind, struct ring *r)
+{
+	ring_map_flags(dat_handle, kind, 0, r);
 }
 
 static uint32_t ld(uint32_t *p)
@@ -1208,6 +1216,209 @@ static void test_fdinfo(void)
 	KTAP_EXPECT(poller);
 }
 
+/* ---- extended send entries (the DAT IB extensions) ------------------- */
+
+static struct kdat_sqe_ext *xslot(struct ring *r, uint32_t i)
+{
+	return (struct kdat_sqe_ext *)(r->ent + (size_t)(i & r->mask) *
+				       r->esz);
+}
+
+/*
+ * One extended entry at @r's tail, published: @op with up to two local
+ * segments (@len2 0: one; both 0: none) and the remote buffer.
+ */
+static void xpost(struct ring *r, uint8_t op, uint64_t cookie,
+		  struct side *s, size_t off1, uint64_t len1, size_t off2,
+		  uint64_t len2, DAT_RMR_CONTEXT rctx, uint64_t raddr,
+		  const struct kdat_dto_ext *ext)
+{
+	uint32_t t = *r->tail;
+	struct kdat_sqe_ext *x = xslot(r, t);
+
+	memset(x, 0, r->esz);
+	x->op = op;
+	x->cookie = cookie;
+	x->num_segments = len1 ? (len2 ? 2 : 1) : 0;
+	x->iov[0].lmr_context = s->lctx;
+	x->iov[0].virtual_address = (uintptr_t)s->buf + off1;
+	x->iov[0].segment_length = len1;
+	x->iov[1].lmr_context = s->lctx;
+	x->iov[1].virtual_address = (uintptr_t)s->buf + off2;
+	x->iov[1].segment_length = len2;
+	x->remote.rmr_context = rctx;
+	x->remote.target_address = raddr;
+	x->remote.segment_length = len1 + len2;
+	if (ext)
+		x->ext = *ext;
+	publish(r, t + 1);
+}
+
+/* The next event of @r: a DTO completion of @op, as wanted. */
+static struct kdat_event expect_op(struct ring *r, uint64_t cookie,
+				   uint32_t op, uint32_t status,
+				   uint32_t post_error, uint64_t len,
+				   uint32_t imm)
+{
+	struct kdat_event ev = get_event(r);
+
+	if (ev.event_number != KDAT_EVENT_DTO_COMPLETION ||
+	    ev.cookie != cookie || ev.operation != op ||
+	    ev.status != status || ev.post_error != post_error ||
+	    (status == KDAT_DTO_SUCCESS && ev.transferred_length != len) ||
+	    ev.imm_data != imm)
+		KTAP_FAIL("event %#x cookie %llu op %u status %u err %u len "
+			  "%llu imm %#x; want %llu %u %u %u %llu %#x",
+			  ev.event_number, (unsigned long long)ev.cookie,
+			  ev.operation, ev.status, ev.post_error,
+			  (unsigned long long)ev.transferred_length,
+			  ev.imm_data, (unsigned long long)cookie, op, status,
+			  post_error, (unsigned long long)len, imm);
+	return ev;
+}
+
+/*
+ * A send ring of extended entries (KDAT_RING_CREATE_SQE_EXT): its entry
+ * size gives the segments, computed here, not assumed; RDMA write with
+ * immediate data and the atomics go through it with their arguments;
+ * hostile extended entries are refused as the ioctl would; a plain ring
+ * refuses the extended ops.
+ */
+static void test_ext_entries(void)
+{
+	const struct kdat_dto_ext imm = { .imm_data = 0xa1b2c3d4 };
+	struct kdat_dto_ext x;
+	struct rawpair p, q;
+	struct kdat_ia_query iq = { .size = sizeof(iq) };
+	DAT_REGION_DESCRIPTION reg;
+	DAT_LMR_HANDLE albr;
+	DAT_LMR_CONTEXT actx;
+	DAT_RMR_CONTEXT arctx;
+	DAT_VLEN rlen;
+	DAT_VADDR raddr;
+	uint64_t *target, *result;
+	uint32_t segs, n = 0;
+	int fd, i;
+
+	memset(&p, 0, sizeof(p));
+	setenv("KDAT_RINGS", "0", 1);
+	side_open(&p.c, 16, 64);
+	side_open(&p.s, 16, 64);
+	connect_sides(&p.c, &p.s);
+	ring_map_flags(p.c.ep, KDAT_RING_SEND, KDAT_RING_CREATE_SQE_EXT,
+		       &p.csq);
+	ring_map(p.s.ep, KDAT_RING_RECV, &p.srq);
+	ring_map(p.c.dto, KDAT_RING_EVD, &p.ccq);
+	ring_map(p.s.dto, KDAT_RING_EVD, &p.scq);
+	segs = (p.csq.esz - sizeof(struct kdat_sqe_ext)) /
+	       sizeof(struct kdat_lmr_triplet);
+	ktap_diag("extended send entries: %u bytes, room for %u segments",
+		  p.csq.esz, segs);
+	KTAP_EXPECT(p.csq.esz % 64 == 0 && segs >= 2);
+
+	/* Write with immediate data from two segments. */
+	for (i = 0; i < 2000; i++)
+		p.c.buf[i] = (unsigned char)(i * 7 + 1);
+	memset(p.s.buf, 0xEE, 8192);
+	post(&p.srq, KDAT_DTO_RECEIVE, 50, &p.s, 0, 64);
+	xpost(&p.csq, KDAT_DTO_RDMA_WRITE_IMM, 51, &p.c, 0, 100, 1000, 50,
+	      p.s.rctx, (uintptr_t)p.s.buf + 4096, &imm);
+	n++;
+	expect_op(&p.ccq, 51, KDAT_DTO_RDMA_WRITE_IMM, KDAT_DTO_SUCCESS, 0,
+		  150, 0);
+	expect_op(&p.scq, 50, KDAT_DTO_RECV_RDMA_IMM, KDAT_DTO_SUCCESS, 0,
+		  150, imm.imm_data);
+	KTAP_EXPECT(!memcmp(p.s.buf + 4096, p.c.buf, 100));
+	KTAP_EXPECT(!memcmp(p.s.buf + 4196, p.c.buf + 1000, 50));
+	KTAP_EXPECT(p.s.buf[4095] == 0xEE && p.s.buf[4246] == 0xEE);
+	KTAP_EXPECT(p.s.buf[0] == 0xEE);	/* the receive's buffer */
+
+	/* The atomics, on memory s opens to them, exact values. */
+	KTAP_EXPECT(!kdat_dat_handle(p.c.ia, &fd, &iq.ia_handle));
+	KTAP_EXPECT(!ioctl(fd, KDAT_IOCTL_IA_QUERY, &iq));
+	reg.for_va = p.s.buf + 8192;
+	OK(dat_lmr_create(p.s.ia, DAT_MEM_TYPE_VIRTUAL, reg, 4096, p.s.pz,
+			  DAT_MEM_PRIV_ALL_FLAG | 0x40, DAT_VA_TYPE_VA, &albr,
+			  &actx, &arctx, &rlen, &raddr));
+	target = (uint64_t *)(p.s.buf + 8192 + 64);
+	result = (uint64_t *)(p.c.buf + 4096);
+	*target = 5;
+	*result = 0;
+	x = (struct kdat_dto_ext){ .compare_add = 10 };
+	xpost(&p.csq, KDAT_DTO_FETCH_ADD, 52, &p.c, 4096, 8, 0, 0, arctx,
+	      (uintptr_t)target, &x);
+	n++;
+	if (iq.atomic_cap == KDAT_ATOMIC_NONE) {
+		expect_op(&p.ccq, 52, KDAT_DTO_FETCH_ADD,
+			  KDAT_DTO_ERR_LOCAL_EP, EOPNOTSUPP, 0, 0);
+	} else {
+		expect_op(&p.ccq, 52, KDAT_DTO_FETCH_ADD, KDAT_DTO_SUCCESS, 0,
+			  8, 0);
+		KTAP_EXPECT_EQ(*result, 5);
+		KTAP_EXPECT_EQ(*target, 15);
+		x = (struct kdat_dto_ext){ .compare_add = 15, .swap = 99 };
+		xpost(&p.csq, KDAT_DTO_CMP_SWAP, 53, &p.c, 4096, 8, 0, 0,
+		      arctx, (uintptr_t)target, &x);
+		n++;
+		expect_op(&p.ccq, 53, KDAT_DTO_CMP_SWAP, KDAT_DTO_SUCCESS, 0,
+			  8, 0);
+		KTAP_EXPECT_EQ(*result, 15);
+		KTAP_EXPECT_EQ(*target, 99);
+	}
+
+	/* Hostile extended entries: refused, with the ioctl's errno. */
+	x = (struct kdat_dto_ext){ .imm_data = 1, .__reserved = 1 };
+	xpost(&p.csq, KDAT_DTO_RDMA_WRITE_IMM, 60, &p.c, 0, 8, 0, 0,
+	      p.s.rctx, (uintptr_t)p.s.buf, &x);
+	x = (struct kdat_dto_ext){ .imm_data = 1 };
+	xpost(&p.csq, KDAT_DTO_SEND, 61, &p.c, 0, 8, 0, 0, 0, 0, &x);
+	x = (struct kdat_dto_ext){ .compare_add = 1, .swap = 2 };
+	xpost(&p.csq, KDAT_DTO_FETCH_ADD, 62, &p.c, 0, 8, 0, 0, arctx,
+	      (uintptr_t)target, &x);
+	xpost(&p.csq, KDAT_DTO_RECV_RDMA_IMM, 63, &p.c, 0, 8, 0, 0, 0, 0,
+	      NULL);
+	xpost(&p.csq, KDAT_DTO_RECEIVE, 64, &p.c, 0, 8, 0, 0, 0, 0, NULL);
+	/* A plain send from an extended entry: no receive at s, it waits. */
+	xpost(&p.csq, KDAT_DTO_SEND, 65, &p.c, 0, 8, 0, 0, 0, 0, NULL);
+	n += 6;
+	for (i = 60; i < 65; i++)
+		expect_op(&p.ccq, i, i == 63 ? KDAT_DTO_RECV_RDMA_IMM :
+			  i == 64 ? KDAT_DTO_RECEIVE : i == 61 ?
+			  KDAT_DTO_SEND : i == 62 ? KDAT_DTO_FETCH_ADD :
+			  KDAT_DTO_RDMA_WRITE_IMM, KDAT_DTO_ERR_LOCAL_EP,
+			  EINVAL, 0, 0);
+	/* More segments than the entry has room for. */
+	{
+		uint32_t t = *p.csq.tail;
+
+		memset(xslot(&p.csq, t), 0, p.csq.esz);
+		xslot(&p.csq, t)->op = KDAT_DTO_SEND;
+		xslot(&p.csq, t)->cookie = 66;
+		xslot(&p.csq, t)->num_segments = segs + 1;
+		publish(&p.csq, t + 1);
+		n++;
+	}
+	expect_op(&p.ccq, 66, KDAT_DTO_SEND, KDAT_DTO_ERR_LOCAL_EP, EINVAL, 0,
+		  0);
+	post(&p.srq, KDAT_DTO_RECEIVE, 70, &p.s, 0, 64);
+	expect_op(&p.ccq, 65, KDAT_DTO_SEND, KDAT_DTO_SUCCESS, 0, 8, 0);
+	expect_op(&p.scq, 70, KDAT_DTO_RECEIVE, KDAT_DTO_SUCCESS, 0, 8, 0);
+	KTAP_EXPECT_EQ(ld(p.csq.completed), n);
+
+	/* A ring of plain entries refuses the extended ops. */
+	rawpair_open(&q, 16, 64);
+	sqe_fill(slot(&q.csq, 0), KDAT_DTO_FETCH_ADD, 80, q.c.lctx, q.c.buf,
+		 8);
+	sqe_fill(slot(&q.csq, 1), KDAT_DTO_RDMA_WRITE_IMM, 81, q.c.lctx,
+		 q.c.buf, 8);
+	publish(&q.csq, 2);
+	expect_op(&q.ccq, 80, KDAT_DTO_FETCH_ADD, KDAT_DTO_ERR_LOCAL_EP,
+		  EINVAL, 0, 0);
+	expect_op(&q.ccq, 81, KDAT_DTO_RDMA_WRITE_IMM, KDAT_DTO_ERR_LOCAL_EP,
+		  EINVAL, 0, 0);
+	ping(&q, 82);
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_wraparound),
 	KTAP_CASE(test_full_pushes_back),
@@ -1222,6 +1433,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_fdinfo),
 	KTAP_CASE(test_no_poller),
 	KTAP_CASE(test_poller_yields_cpu),
+	KTAP_CASE(test_ext_entries),
 };
 
 int main(void)

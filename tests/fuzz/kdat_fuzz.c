@@ -324,6 +324,7 @@ struct rmap {
 	uint8_t *m;
 	size_t size;
 	uint32_t handle, kind, pz, ia, entries, esz;
+	bool ext;		/* entries are struct kdat_sqe_ext */
 	struct kdat_ring_offsets off;
 };
 
@@ -955,7 +956,8 @@ static uint32_t rand_priv(uint32_t valid)
 	static const uint32_t bits[] = { KDAT_MEM_PRIV_LOCAL_READ,
 					 KDAT_MEM_PRIV_REMOTE_READ,
 					 KDAT_MEM_PRIV_LOCAL_WRITE,
-					 KDAT_MEM_PRIV_REMOTE_WRITE };
+					 KDAT_MEM_PRIV_REMOTE_WRITE,
+					 KDAT_MEM_PRIV_REMOTE_ATOMIC };
 	uint32_t p = 0, i;
 
 	if (pct(T->r, 60))
@@ -1005,7 +1007,8 @@ static void op_lmr_create(void)
 	}
 	c.addr = M64(c.addr);
 	c.length = M64(c.length);
-	c.mem_priv = rand_priv(KDAT_MEM_PRIV_ALL);
+	c.mem_priv = rand_priv(KDAT_MEM_PRIV_ALL |
+			       KDAT_MEM_PRIV_REMOTE_ATOMIC);
 	c.flags = M32(0);
 	c.__reserved = M32(0);
 	if (!KIO(KDAT_IOCTL_LMR_CREATE, c, __reserved))
@@ -1054,7 +1057,8 @@ static void op_rmr_bind(void)
 		c.lmr_context = lmr.ctx;
 	c.ep_handle = phx(H_EP, rmr.ia, rmr.aux, 0, &ep);
 	c.mem_priv = rand_priv(KDAT_MEM_PRIV_REMOTE_READ |
-			       KDAT_MEM_PRIV_REMOTE_WRITE);
+			       KDAT_MEM_PRIV_REMOTE_WRITE |
+			       KDAT_MEM_PRIV_REMOTE_ATOMIC);
 	c.completion_flags = M32(pct(r, 70) ? 0 : KDAT_COMPLETION_SUPPRESS);
 	in_lmr(&lmr, &c.addr, &c.length);
 	if (pct(r, 15))
@@ -1446,6 +1450,64 @@ static void fill_remote(struct kdat_rmr_triplet *t, uint32_t ia)
 	t->__pad = M32(0);
 }
 
+/*
+ * A send-queue op: mostly the base ones, a third of the time the IB
+ * extensions' (and now and then a completion-only kind, refused).
+ */
+static uint32_t send_op(void)
+{
+	static const uint32_t ops[] = {
+		KDAT_DTO_SEND, KDAT_DTO_SEND, KDAT_DTO_RDMA_WRITE,
+		KDAT_DTO_RDMA_READ, KDAT_DTO_SEND, KDAT_DTO_RDMA_WRITE,
+		KDAT_DTO_RDMA_WRITE_IMM, KDAT_DTO_FETCH_ADD,
+		KDAT_DTO_CMP_SWAP,
+	};
+
+	if (pct(T->r, 2))
+		return pct(T->r, 50) ? KDAT_DTO_RECV_RDMA_IMM :
+				       KDAT_DTO_RECV_MSG_IMM;
+	return ops[rn(T->r, ARRAY_SIZE(ops))];
+}
+
+static bool ext_op(uint32_t op)
+{
+	return op == KDAT_DTO_RDMA_WRITE_IMM || op == KDAT_DTO_FETCH_ADD ||
+	       op == KDAT_DTO_CMP_SWAP;
+}
+
+/*
+ * The extensions' arguments of @op: those it uses (random values), the
+ * others 0 but when mutated; an atomic's one 8-byte local segment and
+ * aligned remote address, mostly.
+ */
+static void fill_ext(struct kdat_dto_ext *x, uint32_t op,
+		     struct kdat_lmr_triplet *iov, uint32_t *num,
+		     struct kdat_rmr_triplet *remote)
+{
+	struct rng *r = T->r;
+
+	memset(x, 0, sizeof(*x));
+	if (op == KDAT_DTO_RDMA_WRITE_IMM)
+		x->imm_data = (uint32_t)rnd(r);
+	if (op == KDAT_DTO_FETCH_ADD || op == KDAT_DTO_CMP_SWAP)
+		x->compare_add = pct(r, 50) ? rnd(r) : rn(r, 4);
+	if (op == KDAT_DTO_CMP_SWAP)
+		x->swap = rnd(r);
+	x->compare_add = M64(x->compare_add);
+	x->swap = M64(x->swap);
+	x->imm_data = M32(x->imm_data);
+	x->__reserved = M32(0);
+	if (op != KDAT_DTO_FETCH_ADD && op != KDAT_DTO_CMP_SWAP)
+		return;
+	if (pct(r, 85)) {
+		*num = iov ? 1 : *num;
+		if (iov)
+			iov[0].segment_length = 8;
+		remote->target_address &= ~7ULL;
+	}
+	remote->target_address = M64(remote->target_address);
+}
+
 static void op_post(void)
 {
 	struct rng *r = T->r;
@@ -1460,8 +1522,7 @@ static void op_post(void)
 		c.op = KDAT_POST_SRQ_RECV;
 	} else {
 		c.ep_handle = ph(H_EP, 0, &q);
-		c.op = k < 45 ? KDAT_DTO_RECEIVE : k < 75 ? KDAT_DTO_SEND :
-		       k < 88 ? KDAT_DTO_RDMA_WRITE : KDAT_DTO_RDMA_READ;
+		c.op = k < 45 ? KDAT_DTO_RECEIVE : send_op();
 	}
 	c.op = M32(c.op);
 	c.completion_flags = M32(pct(r, 70) ? 0 : rn(r, 16));
@@ -1480,10 +1541,18 @@ static void op_post(void)
 		c.iov = (uintptr_t)T->out;
 	c.cookie = rnd(r);
 	if (c.op == KDAT_DTO_RDMA_READ || c.op == KDAT_DTO_RDMA_WRITE ||
-	    pct(r, 5))
+	    ext_op(c.op) || pct(r, 5))
 		fill_remote(&c.remote, q.ia);
+	if (ext_op(c.op) || pct(r, 3))
+		fill_ext(&c.ext, c.op, n ? iov : NULL, &c.num_segments,
+			 &c.remote);
 	c.__reserved = M32(0);
-	KIO(KDAT_IOCTL_POST, c, remote);
+	/* Now and then in the first published size (no extension). */
+	if (pct(r, 10))
+		kio(KDAT_IOCTL_POST, &c, END(struct kdat_post, remote),
+		    END(struct kdat_post, remote));
+	else
+		KIO(KDAT_IOCTL_POST, c, remote);
 }
 
 static void op_srq_create(void)
@@ -1639,6 +1708,7 @@ static void ring_map(const struct kdat_ring_create *c, const struct hent *e)
 	m.ia = e->ia;
 	m.entries = c->out_entries;
 	m.esz = c->out_entry_size;
+	m.ext = c->flags & KDAT_RING_CREATE_SQE_EXT;
 	m.off = c->out_off;
 	ring_store(&m);
 }
@@ -1654,7 +1724,10 @@ static void op_ring_create(void)
 	c.handle = ph(types[k], 0, &e);
 	c.kind = pct(r, 95) ? k + 1 : rn(r, 7);
 	c.kind = M32(c.kind);
-	c.flags = M32(0);
+	/* A send ring of extended entries, mostly; else either kind. */
+	c.flags = c.kind == KDAT_RING_SEND ? (pct(r, 70) ?
+		  KDAT_RING_CREATE_SQE_EXT : 0) : pct(r, 3);
+	c.flags = M32(c.flags);
 	c.__reserved = M32(0);
 	if (!KIO(KDAT_IOCTL_RING_CREATE, c, out_off) && pct(r, 80))
 		ring_map(&c, &e);
@@ -1724,12 +1797,18 @@ static uint8_t *ring_slot(struct rmap *m, uint32_t idx)
 
 #define SQE_MAX 4096
 
-/* One entry for a submission ring of @m, built in @buf. */
+/*
+ * One entry for a submission ring of @m, built in @buf: struct kdat_sqe,
+ * or struct kdat_sqe_ext in a send ring created so (same front part).
+ */
 static void sqe_build(struct rmap *m, uint8_t *buf, size_t esz)
 {
 	struct rng *r = T->r;
 	struct kdat_sqe *e = (struct kdat_sqe *)buf;
-	uint32_t maxseg, i, k;
+	struct kdat_sqe_ext *x = (struct kdat_sqe_ext *)buf;
+	size_t hdr = m->ext ? sizeof(*x) : sizeof(*e);
+	struct kdat_lmr_triplet *iov = m->ext ? x->iov : e->iov;
+	uint32_t maxseg, i, num;
 
 	memset(buf, 0, esz);
 	if (pct(r, 15)) {		/* garbage */
@@ -1737,24 +1816,25 @@ static void sqe_build(struct rmap *m, uint8_t *buf, size_t esz)
 			buf[i] = (uint8_t)rnd(r);
 		return;
 	}
-	maxseg = esz > sizeof(*e) ?
-		(uint32_t)((esz - sizeof(*e)) / sizeof(e->iov[0])) : 0;
-	k = rn(r, 100);
+	maxseg = esz > hdr ? (uint32_t)((esz - hdr) / sizeof(iov[0])) : 0;
 	if (m->kind == KDAT_RING_SEND)
-		e->op = k < 60 ? KDAT_DTO_SEND : k < 80 ? KDAT_DTO_RDMA_WRITE :
-			KDAT_DTO_RDMA_READ;
+		e->op = send_op();
 	else
 		e->op = KDAT_DTO_RECEIVE;
 	e->op = (uint8_t)M32(e->op);
-	e->num_segments = (uint8_t)MIN(maxseg, pct(r, 10) ? 0 : 1 + rn(r, 2));
-	e->num_segments = (uint8_t)M32(e->num_segments);
+	num = MIN(maxseg, pct(r, 10) ? 0 : 1 + rn(r, 2));
 	e->__pad = (uint16_t)M32(0);
 	e->completion_flags = M32(pct(r, 80) ? 0 : rn(r, 16));
 	e->cookie = rnd(r);
-	if (e->op == KDAT_DTO_RDMA_READ || e->op == KDAT_DTO_RDMA_WRITE)
+	if (e->op == KDAT_DTO_RDMA_READ || e->op == KDAT_DTO_RDMA_WRITE ||
+	    ext_op(e->op))
 		fill_remote(&e->remote, m->ia);
-	for (i = 0; i < MIN(e->num_segments, maxseg); i++)
-		fill_triplet(&e->iov[i], m->ia, m->pz);
+	for (i = 0; i < MIN(num, maxseg); i++)
+		fill_triplet(&iov[i], m->ia, m->pz);
+	/* A plain entry of an extended op is refused: tried too. */
+	if (m->ext && (ext_op(e->op) || pct(r, 3)))
+		fill_ext(&x->ext, e->op, num ? iov : NULL, &num, &e->remote);
+	e->num_segments = (uint8_t)M32(MIN(num, maxseg));
 }
 
 static void ring_fault(struct rmap *m)

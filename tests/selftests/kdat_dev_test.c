@@ -435,6 +435,194 @@ static void destroy_ia_all(void)
 }
 
 /*
+ * struct kdat_post's IB extension arguments (appended past its first
+ * published size, 64 bytes), and which ops it takes: what each op may
+ * carry is checked before anything else of the DTO. The EP is
+ * UNCONNECTED, where a good send-queue DTO answers EBUSY and a receive
+ * is taken, so every other answer is a check's.
+ */
+struct post_ext_case {
+	const char *name;
+	uint32_t op;
+	uint32_t num;
+	uint64_t seg_len, remote_off;
+	struct kdat_dto_ext ext;
+	bool read_only_lmr;
+	int want;		/* on a device with atomics */
+};
+
+#define ATOMIC_OK	EBUSY	/* accepted, refused for the state only */
+
+static const struct post_ext_case post_ext_cases[] = {
+	{ "receive", KDAT_DTO_RECEIVE, 1, 64, 0, {}, false, 0 },
+	{ "receive, imm set", KDAT_DTO_RECEIVE, 1, 64, 0,
+	  { .imm_data = 1 }, false, EINVAL },
+	{ "receive, reserved set", KDAT_DTO_RECEIVE, 1, 64, 0,
+	  { .__reserved = 1 }, false, EINVAL },
+	{ "send, compare set", KDAT_DTO_SEND, 1, 64, 0,
+	  { .compare_add = 1 }, false, EINVAL },
+	{ "write, swap set", KDAT_DTO_RDMA_WRITE, 1, 64, 0, { .swap = 1 },
+	  false, EINVAL },
+	{ "read, imm set", KDAT_DTO_RDMA_READ, 1, 64, 0, { .imm_data = 9 },
+	  false, EINVAL },
+	{ "write imm", KDAT_DTO_RDMA_WRITE_IMM, 1, 64, 3,
+	  { .imm_data = 0xdeadbeef }, false, EBUSY },
+	{ "write imm, no segment", KDAT_DTO_RDMA_WRITE_IMM, 0, 0, 0,
+	  { .imm_data = 1 }, false, EBUSY },
+	{ "write imm, add set", KDAT_DTO_RDMA_WRITE_IMM, 1, 64, 0,
+	  { .compare_add = 1 }, false, EINVAL },
+	{ "fetch-add", KDAT_DTO_FETCH_ADD, 1, 8, 8, { .compare_add = 3 },
+	  false, ATOMIC_OK },
+	{ "cmp-swap", KDAT_DTO_CMP_SWAP, 1, 8, 16,
+	  { .compare_add = 3, .swap = 4 }, false, ATOMIC_OK },
+	{ "fetch-add, swap set", KDAT_DTO_FETCH_ADD, 1, 8, 0, { .swap = 1 },
+	  false, EINVAL },
+	{ "cmp-swap, imm set", KDAT_DTO_CMP_SWAP, 1, 8, 0, { .imm_data = 1 },
+	  false, EINVAL },
+	{ "cmp-swap, 4 bytes", KDAT_DTO_CMP_SWAP, 1, 4, 0, {}, false,
+	  EINVAL },
+	{ "fetch-add, 16 bytes", KDAT_DTO_FETCH_ADD, 1, 16, 0, {}, false,
+	  EINVAL },
+	{ "fetch-add, 2 segments", KDAT_DTO_FETCH_ADD, 2, 8, 0, {}, false,
+	  EINVAL },
+	{ "fetch-add, remote off by 4", KDAT_DTO_FETCH_ADD, 1, 8, 4, {},
+	  false, EINVAL },
+	{ "cmp-swap, local read only", KDAT_DTO_CMP_SWAP, 1, 8, 0, {}, true,
+	  EACCES },
+	{ "completion-only op 9", KDAT_DTO_RECV_RDMA_IMM, 1, 64, 0, {},
+	  false, EINVAL },
+	{ "completion-only op 12", KDAT_DTO_RECV_MSG_IMM, 1, 64, 0, {},
+	  false, EINVAL },
+	{ "op 5", 5, 1, 64, 0, {}, false, EINVAL },
+	{ "op 7", 7, 1, 64, 0, {}, false, EINVAL },
+	{ "op 13", 13, 1, 64, 0, {}, false, EINVAL },
+	{ "op 255", 255, 1, 64, 0, {}, false, EINVAL },
+};
+
+static void post_ext_args(void)
+{
+	static uint64_t mem[512] __attribute__((aligned(4096)));
+	struct kdat_lmr_create l = {
+		.size = sizeof(l), .addr = (uintptr_t)mem,
+		.length = sizeof(mem) / 2,
+		.mem_priv = KDAT_MEM_PRIV_ALL | KDAT_MEM_PRIV_REMOTE_ATOMIC,
+	};
+	struct kdat_ep_create e = { .size = sizeof(e) };
+	int fd = dev_open(), want;
+	uint32_t ia, rw_ctx, ro_ctx;
+	struct kdat_ia_query q;
+	bool atomics;
+	size_t i;
+
+	ia = pz_ia(fd, &e.pz_handle);
+	KTAP_EXPECT_RET(ia_query(fd, ia, &q), 0);
+	atomics = q.atomic_cap != KDAT_ATOMIC_NONE;
+	ktap_diag("atomic_cap %u", q.atomic_cap);
+	e.recv_evd_handle = mk_evd(fd, ia, KDAT_EVD_DTO);
+	e.request_evd_handle = e.recv_evd_handle;
+	e.connect_evd_handle = mk_evd(fd, ia, KDAT_EVD_CONNECTION);
+	e.attr.max_recv_dtos = 64;
+	e.attr.max_request_dtos = 4;
+	e.attr.max_recv_iov = 2;
+	e.attr.max_request_iov = 2;
+	mk(fd, KDAT_IOCTL_EP_CREATE, &e, &e.out_ep_handle);
+	l.pz_handle = e.pz_handle;
+	rw_ctx = mk(fd, KDAT_IOCTL_LMR_CREATE, &l, &l.out_lmr_context);
+	l.addr += l.length;
+	l.mem_priv = KDAT_MEM_PRIV_LOCAL_READ;
+	ro_ctx = mk(fd, KDAT_IOCTL_LMR_CREATE, &l, &l.out_lmr_context);
+
+	for (i = 0; i < sizeof(post_ext_cases) / sizeof(post_ext_cases[0]);
+	     i++) {
+		const struct post_ext_case *c = &post_ext_cases[i];
+		bool ro = c->read_only_lmr, unused_set;
+		struct kdat_lmr_triplet iov[2] = {
+			{ ro ? ro_ctx : rw_ctx, 0,
+			  (uintptr_t)(ro ? mem + 256 : mem), c->seg_len },
+			{ rw_ctx, 0, (uintptr_t)(mem + 64), c->seg_len },
+		};
+		struct kdat_post p = {
+			.size = sizeof(p), .ep_handle = e.out_ep_handle,
+			.op = c->op, .num_segments = c->num,
+			.iov = (uintptr_t)iov, .cookie = i,
+			.remote = { .rmr_context = 1,
+				    .target_address = 0x100000 +
+						      c->remote_off,
+				    .segment_length = 64 },
+			.ext = c->ext,
+		};
+
+		want = c->want;
+		/* Without atomics: refused as such, past the unused fields. */
+		unused_set = c->ext.imm_data ||
+			     (c->op == KDAT_DTO_FETCH_ADD && c->ext.swap);
+		if (!atomics && (c->op == KDAT_DTO_FETCH_ADD ||
+				 c->op == KDAT_DTO_CMP_SWAP) && !unused_set)
+			want = EOPNOTSUPP;
+		ktap_diag("%s: want %s", c->name, want ? strerror(want) : "0");
+		KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_POST, &p), want);
+		/* In the first published size: no extension arguments. */
+		if (c->ext.compare_add || c->ext.swap || c->ext.imm_data ||
+		    c->ext.__reserved)
+			continue;
+		p.size = offsetof(struct kdat_post, ext);
+		KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_POST, &p), want);
+	}
+	KTAP_EXPECT(close(fd) == 0);
+}
+
+/*
+ * A send ring's kind of entry (KDAT_RING_CREATE_SQE_EXT) is chosen by the
+ * first call and stays; the flag is for send rings only.
+ */
+#define ALIGN64(x) (((x) + 63) / 64 * 64)
+
+static void ring_sqe_ext_flag(void)
+{
+	struct kdat_ring_create c = { .size = sizeof(c) };
+	int fd = dev_open();
+	uint32_t ep = mk_ep(fd), ep2 = mk_ep(fd), esz, k;
+
+	c.handle = ep;
+	c.kind = KDAT_RING_RECV;
+	c.flags = KDAT_RING_CREATE_SQE_EXT;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_RING_CREATE, &c), EINVAL);
+	c.kind = KDAT_RING_SEND;
+	c.flags = 2;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_RING_CREATE, &c), EINVAL);
+	c.flags = KDAT_RING_CREATE_SQE_EXT;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_RING_CREATE, &c), 0);
+	esz = c.out_entry_size;
+	/* A cache line per entry or more, the header and a segment at least. */
+	KTAP_EXPECT(esz % 64 == 0 && esz >= sizeof(struct kdat_sqe_ext) +
+		    sizeof(struct kdat_lmr_triplet));
+	c.flags = 0;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_RING_CREATE, &c), EBUSY);
+	c.flags = KDAT_RING_CREATE_SQE_EXT;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_RING_CREATE, &c), 0);
+	KTAP_EXPECT_EQ(c.out_entry_size, esz);
+	/* Plain first: then the extended kind is refused. */
+	c.handle = ep2;
+	c.flags = 0;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_RING_CREATE, &c), 0);
+	ktap_diag("send ring entries: %u bytes extended, %u plain", esz,
+		  c.out_entry_size);
+	/*
+	 * Alike queues: room for the same k segments behind either header,
+	 * each entry rounded up to a cache line.
+	 */
+	for (k = 1; k <= 64; k++)
+		if (esz == ALIGN64(sizeof(struct kdat_sqe_ext) + 24 * k) &&
+		    c.out_entry_size == ALIGN64(sizeof(struct kdat_sqe) +
+						24 * k))
+			break;
+	KTAP_EXPECT(k <= 64);
+	c.flags = KDAT_RING_CREATE_SQE_EXT;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_RING_CREATE, &c), EBUSY);
+	KTAP_EXPECT(close(fd) == 0);
+}
+
+/*
  * Each fill returns what the valid call answers: 0, or the errno of the
  * command's own semantics where a success needs a peer (an empty EVD,
  * no connection request to answer).
@@ -685,6 +873,7 @@ static const struct size_case size_cases[] = {
 	SC(CR_QUERY, struct kdat_cr_query, __reserved, fill_cr),
 	SC(CR_ACCEPT, struct kdat_cr_reply, private_data, fill_cr),
 	SC(CR_REJECT, struct kdat_cr_reply, private_data, fill_cr),
+	/* Grew from 64 bytes (IB extensions): 64 still works. */
 	SC(POST, struct kdat_post, remote, fill_post),
 	SC(SRQ_CREATE, struct kdat_srq_create, __reserved, fill_srq_create),
 	SC(SRQ_SET_LW, struct kdat_srq_set_lw, __reserved, fill_srq_set_lw),
@@ -799,6 +988,8 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(foreign_handle_refused),
 	KTAP_CASE(destroy_ia_all),
 	KTAP_CASE(size_protocol),
+	KTAP_CASE(post_ext_args),
+	KTAP_CASE(ring_sqe_ext_flag),
 	KTAP_CASE(unknown_ioctls),
 };
 
