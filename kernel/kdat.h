@@ -20,7 +20,8 @@
  *
  * Dependencies. Every pointer from one object to another (an EP to its
  * PZ, EVDs and SRQ, an EVD to its CNO, a PSP to its EVD, a CR to its PSP,
- * any object to its IA, ...) is counted in the target's kdat_obj.users:
+ * an AH to its EP, a datagram in flight to its AH, any object to its IA,
+ * ...) is counted in the target's kdat_obj.users:
  * kdat_obj_use() when the pointer is set (at create, under the file lock,
  * or at modify), kdat_obj_unuse() when it is dropped (in the pointing
  * object's destroy, or the modify that changes it). The rule has no
@@ -68,6 +69,7 @@ enum kdat_obj_type {
 	KDAT_OBJ_SRQ,
 	KDAT_OBJ_CNO,
 	KDAT_OBJ_RMR,
+	KDAT_OBJ_AH,
 	KDAT_OBJ_TYPE_MAX,
 };
 
@@ -324,6 +326,8 @@ struct kdat_slots;
 #define KDAT_SRQ_MAX_DTOS	4096
 #define KDAT_SRQ_EP_HASH	16
 
+struct kdat_ah;
+
 /* A checked DTO: what a work request is built from. */
 struct kdat_dto {
 	u32 op;
@@ -333,6 +337,8 @@ struct kdat_dto {
 	u32 num_sge;
 	struct kdat_rmr_triplet remote;	/* RDMA, atomics */
 	struct kdat_dto_ext ext;	/* the IB extensions' arguments */
+	/* A datagram's AH, used (kdat_obj_use()) until the slot takes it. */
+	struct kdat_ah *ah;
 	struct ib_sge sge[KDAT_DTO_MAX_IOV];
 };
 
@@ -340,7 +346,8 @@ struct kdat_dto {
 static inline bool kdat_op_is_recv(u32 op)
 {
 	return op == KDAT_DTO_RECEIVE || op == KDAT_DTO_RECV_RDMA_IMM ||
-	       op == KDAT_DTO_RECV_MSG_IMM;
+	       op == KDAT_DTO_RECV_MSG_IMM || op == KDAT_DTO_RECV_UD ||
+	       op == KDAT_DTO_RECV_UD_IMM;
 }
 
 static inline bool kdat_op_is_atomic(u32 op)
@@ -353,7 +360,7 @@ static inline bool kdat_op_is_request(u32 op)
 {
 	return op == KDAT_DTO_SEND || op == KDAT_DTO_RDMA_WRITE ||
 	       op == KDAT_DTO_RDMA_READ || op == KDAT_DTO_RDMA_WRITE_IMM ||
-	       kdat_op_is_atomic(op);
+	       kdat_op_is_atomic(op) || op == KDAT_DTO_SEND_UD;
 }
 
 /* Does @op name a remote buffer? */
@@ -373,6 +380,7 @@ struct kdat_dto_ctx {
 	u8 op;				/* enum kdat_dto_op, KDAT_OP_BIND */
 	u8 flags;			/* KDAT_COMPLETION_* */
 	u32 rmr_handle;			/* KDAT_OP_BIND */
+	struct kdat_ah *ah;		/* a datagram's, used until done */
 	struct kdat_dto_ctx *next_free;	/* while free */
 };
 
@@ -407,6 +415,7 @@ enum kdat_cm_kind {
 	KDAT_CM_EP = 1,
 	KDAT_CM_PSP,
 	KDAT_CM_CR,
+	KDAT_CM_UD,			/* a UD connect or accept (kdat_ud.c) */
 };
 
 struct kdat_ep {
@@ -420,6 +429,21 @@ struct kdat_ep {
 	struct kdat_ep_attr attr;
 	u32 send_sge, recv_sge;		/* what the QP takes per WR */
 	bool atomics;			/* the device has remote atomics */
+	/*
+	 * A UD Endpoint (KDAT_EP_CREATE_UD): its QP is UD, ready from
+	 * creation; a datagram carries at most @ud_mtu bytes. Its connects
+	 * and accepts under way (struct kdat_ud_conn) are on @ud_conns until
+	 * they finish or are given up, all under @ud_lock; @ud_finishing
+	 * counts those finishing (making their AH), which the teardown waits
+	 * for on @ud_wq; @ud_dead: torn down, no new one.
+	 */
+	bool ud;
+	u32 ud_mtu;
+	spinlock_t ud_lock;
+	struct list_head ud_conns;
+	u32 ud_finishing;
+	bool ud_dead;
+	wait_queue_head_t ud_wq;
 	/*
 	 * Completions this EP may put in its EVDs' CQs, committed there
 	 * (kdat_evd_commit()): every DTO it may have out, and one drain
@@ -448,6 +472,8 @@ struct kdat_ep {
 	spinlock_t lock;		/* the fields below */
 	enum kdat_ep_state state;
 	struct kdat_slots send, recv;
+	/* UD: send completions still in kdat_dto_done() (kdat_ud_drain_sq()) */
+	u32 ud_done_busy;
 	/* Submission rings, or NULL; set under the file's ring_lock. */
 	struct kdat_ring *sq_ring, *rq_ring;
 	u8 pdata[KDAT_PRIVATE_DATA_BUF];
@@ -534,7 +560,8 @@ struct kdat_psp {
 	struct kdat_ep *rsp_ep;		/* an RSP's Endpoint, or NULL */
 	bool rsp_fired;			/* an RSP took its request */
 	enum kdat_cm_kind cm_kind;	/* KDAT_CM_PSP */
-	struct rdma_cm_id *cm_id;
+	struct rdma_cm_id *cm_id;	/* RC requests (TCP port space) */
+	struct rdma_cm_id *cm_id_ud;	/* UD requests (UDP port space) */
 	u64 conn_qual;
 };
 
@@ -555,6 +582,29 @@ struct kdat_cr {
 	u64 conn_qual;
 	/* The request's RDMA read depths: reads it sends, reads it takes. */
 	u8 req_rd_in, req_rd_out;
+	/* A UD request (SIDR): its sender's QP number and Q_Key. */
+	bool ud;
+	u32 remote_qpn, remote_qkey;
+	struct sockaddr_storage remote;
+	u8 pdata[KDAT_PRIVATE_DATA_BUF];
+	u32 pdata_len;
+};
+
+/*
+ * A UD address handle (see "UD Endpoints" in the uapi header): made by a
+ * UD connect or accept of @ep, for datagrams of @ep alone, to
+ * @remote_qpn/@remote_qkey. It uses @ep; each datagram in flight uses it.
+ * Its device resource is listed just before @ep's, so a device's removal
+ * takes it after the EP (whose drain completes the datagrams).
+ */
+struct kdat_ah {
+	struct kdat_obj obj;
+	struct kdat_dev_res res;
+	struct kdat_ep *ep;
+	struct ib_ah *ah;		/* NULL once the device is gone */
+	u32 remote_qpn;
+	u32 remote_qkey;
+	bool passive;			/* made by an accept */
 	struct sockaddr_storage remote;
 	u8 pdata[KDAT_PRIVATE_DATA_BUF];
 	u32 pdata_len;
@@ -612,6 +662,7 @@ int kdat_obj_destroy_ptr(struct kdat_obj *obj);
 struct kdat_obj *kdat_obj_get(struct kdat_file *kfile, u32 handle,
 			      enum kdat_obj_type type);
 void kdat_obj_put(struct kdat_obj *obj);
+void kdat_obj_wait_unused(struct kdat_obj *obj);
 int kdat_obj_destroy(struct kdat_file *kfile, u32 handle);
 int kdat_ia_destroy_all(struct kdat_file *kfile, u32 handle);
 void kdat_file_destroy_all(struct kdat_file *kfile);
@@ -626,6 +677,10 @@ int kdat_dev_res_add(struct kdat_device *kdev, struct kdat_dev_res *res,
 		     void (*disassociate)(struct kdat_dev_res *res));
 void __kdat_dev_res_add(struct kdat_device *kdev, struct kdat_dev_res *res,
 			void (*disassociate)(struct kdat_dev_res *res));
+bool __kdat_dev_res_add_before(struct kdat_device *kdev,
+			       struct kdat_dev_res *res,
+			       struct kdat_dev_res *before,
+			       void (*disassociate)(struct kdat_dev_res *res));
 bool kdat_dev_res_del(struct kdat_device *kdev, struct kdat_dev_res *res);
 void kdat_device_put(struct kdat_device *kdev);
 int kdat_device_count(void);
@@ -662,7 +717,8 @@ void kdat_evd_set_upcall(struct kdat_evd *evd,
 int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		struct kdat_evd *recv_evd, struct kdat_evd *req_evd,
 		struct kdat_evd *conn_evd, struct kdat_srq *srq,
-		const struct kdat_ep_attr *attr, struct kdat_ep **epp);
+		const struct kdat_ep_attr *attr, u32 flags,
+		struct kdat_ep **epp);
 int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 		       u64 timeout_us, const void *pdata, u32 pdata_len);
 int kdat_sockaddr_set_qual(struct sockaddr_storage *dst, u64 conn_qual);
@@ -731,6 +787,28 @@ int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
 		   u8 req_rd_in, u8 req_rd_out);
 int kdat_ep_reserve(struct kdat_ep *ep, bool reserve);
 void kdat_ep_conn_event(struct kdat_ep *ep, u32 event_number);
+void kdat_ep_save_pdata(struct kdat_ep *ep, const void *data, u32 len);
+
+/* kdat_ud.c: UD Endpoints, their connects, accepts and AHs */
+#define KDAT_UD_HDR_LEN		12
+int kdat_ud_hdr_put(u8 *buf, const void *pdata, u32 len, u32 qpn, u32 qkey);
+const u8 *kdat_ud_hdr_get(const u8 *buf, u32 buf_len, u32 *len, u32 *qpn,
+			  u32 *qkey);
+int kdat_ud_qp_ready(struct kdat_ep *ep);
+void kdat_ud_drain_sq(struct kdat_ep *ep);
+void kdat_ud_teardown(struct kdat_ep *ep);
+int kdat_ud_connect(struct kdat_ep *ep, struct sockaddr_storage *dst,
+		    unsigned long timeout_ms, const void *pdata, u32 pdata_len);
+int kdat_ud_accept(struct kdat_ep *ep, struct kdat_cr *cr,
+		   struct rdma_cm_id *id, const void *pdata, u32 pdata_len);
+int kdat_ud_reject(struct rdma_cm_id *id, const void *pdata, u32 pdata_len);
+int kdat_ud_cm_event(struct rdma_cm_id *id, struct rdma_cm_event *event);
+int kdat_ud_dto_ah(struct kdat_file *kfile, struct kdat_ep *ep,
+		   struct kdat_dto *dto);
+void kdat_ud_dto_done(struct kdat_ah *ah);
+int kdat_cmd_ah_query(struct kdat_ucmd *ucmd);
+int kdat_ud_init(void);
+void kdat_ud_exit(void);
 
 /* kdat_srq.c */
 int kdat_cmd_srq_create(struct kdat_ucmd *ucmd);
@@ -761,7 +839,7 @@ int kdat_dto_check_ext(u32 op, const struct kdat_dto_ext *ext, u32 num,
 		       const struct kdat_rmr_triplet *remote, bool atomics);
 void kdat_dto_trim(struct kdat_dto *dto, u64 length);
 u32 kdat_wc_status(enum ib_wc_status status);
-u32 kdat_wc_recv_op(const struct ib_wc *wc, u32 *imm);
+u32 kdat_wc_recv_op(const struct ib_wc *wc, bool ud, u32 *imm);
 u32 kdat_refused_status(int err);
 void kdat_dto_abort(struct kdat_ep *ep, struct kdat_dto_ctx *ctx);
 int kdat_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,

@@ -7,7 +7,9 @@
  * connection request arrives on a new cm_id whose context is the PSP's:
  * the handler wraps it in a CR object of the PSP's file and queues a
  * connection request event. Accepting hands the cm_id to the EP, under
- * the CM's handler lock, so no event sees it half moved.
+ * the CM's handler lock, so no event sees it half moved. A PSP listens in
+ * the UDP port space too: UD requests (SIDR) become CRs alike, which a UD
+ * Endpoint accepts (kdat_ud.c); their cm_id stays the CR's.
  */
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -145,6 +147,7 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 		.conn_qual = psp->conn_qual,
 	};
 	struct kdat_device *kdev = psp->ia->kdev;
+	bool ud = id->qp_type == IB_QPT_UD;
 	struct kdat_cr *cr;
 	u32 backlog;
 	bool alive;
@@ -163,15 +166,37 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 	mutex_init(&cr->reply_lock);
 	cr->cm_id = id;
 	cr->conn_qual = psp->conn_qual;
-	/* The requester's RDMA read depths, as the responder sees them. */
-	cr->req_rd_in = event->param.conn.responder_resources;
-	cr->req_rd_out = event->param.conn.initiator_depth;
 	memcpy(&cr->remote, &id->route.addr.dst_addr, sizeof(cr->remote));
-	if (event->param.conn.private_data) {
-		cr->pdata_len = min_t(u32, event->param.conn.private_data_len,
-				      sizeof(cr->pdata));
-		memcpy(cr->pdata, event->param.conn.private_data,
-		       cr->pdata_len);
+	if (ud) {
+		const u8 *data;
+		u32 len;
+
+		/*
+		 * The requester's QP number, for the AH back, is in the UD
+		 * header: a request without it is refused (the CM rejects).
+		 */
+		data = kdat_ud_hdr_get(event->param.ud.private_data,
+				       event->param.ud.private_data_len, &len,
+				       &cr->remote_qpn, &cr->remote_qkey);
+		if (!data) {
+			kdat_obj_abort(&cr->obj);
+			return -EINVAL;
+		}
+		cr->ud = true;
+		cr->pdata_len = min_t(u32, len, sizeof(cr->pdata));
+		memcpy(cr->pdata, data, cr->pdata_len);
+		ev.event_number = KDAT_EVENT_UD_CONNECTION_REQUEST;
+	} else {
+		/* The requester's RDMA read depths, as the responder sees. */
+		cr->req_rd_in = event->param.conn.responder_resources;
+		cr->req_rd_out = event->param.conn.initiator_depth;
+		if (event->param.conn.private_data) {
+			cr->pdata_len = min_t(u32,
+					      event->param.conn.private_data_len,
+					      sizeof(cr->pdata));
+			memcpy(cr->pdata, event->param.conn.private_data,
+			       cr->pdata_len);
+		}
 	}
 	if (kdat_obj_reserve(kfile, &cr->obj, psp->ia)) {
 		kdat_obj_abort(&cr->obj);
@@ -252,6 +277,8 @@ int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 		 * its owner accepts (which then fails) or rejects it.
 		 */
 		return 0;
+	case KDAT_CM_UD:
+		return kdat_ud_cm_event(id, event);
 	}
 	return 0;
 }
@@ -262,6 +289,8 @@ static void kdat_psp_destroy(struct kdat_obj *obj)
 
 	if (psp->cm_id)
 		rdma_destroy_id(psp->cm_id);
+	if (psp->cm_id_ud)
+		rdma_destroy_id(psp->cm_id_ud);
 	if (psp->rsp_ep) {
 		/* Not taken by a connection: the EP is free again. */
 		kdat_ep_reserve(psp->rsp_ep, false);
@@ -292,7 +321,8 @@ int kdat_psp_new(struct kdat_file *kfile, struct kdat_ia *ia,
 	struct kdat_psp *psp;
 	int ret;
 
-	if (ep && ep->pz->ia != ia)
+	/* An RSP reserves an RC Endpoint: a UD one never connects. */
+	if (ep && (ep->pz->ia != ia || ep->ud))
 		return -EINVAL;
 	/* The EVD may be another IA's of the caller, as for an EP's. */
 	if (!(evd->flags & KDAT_EVD_CR))
@@ -337,8 +367,10 @@ err_free:
 	return ret;
 }
 
-/* Start listening for a built PSP, in the opener's network namespace. */
-static int kdat_psp_listen(struct kdat_psp *psp)
+/* A listener of @psp on its port in port space @ps. */
+static struct rdma_cm_id *kdat_psp_listen_ps(struct kdat_psp *psp,
+					     enum rdma_ucm_port_space ps,
+					     enum ib_qp_type qp_type)
 {
 	struct sockaddr_in any = {
 		.sin_family = AF_INET,
@@ -348,10 +380,9 @@ static int kdat_psp_listen(struct kdat_psp *psp)
 	int ret;
 
 	id = rdma_create_id(psp->obj.file->net, kdat_cm_handler,
-			    &psp->cm_kind,
-			    RDMA_PS_TCP, IB_QPT_RC);
+			    &psp->cm_kind, ps, qp_type);
 	if (IS_ERR(id))
-		return PTR_ERR(id);
+		return id;
 	ret = rdma_bind_addr(id, (struct sockaddr *)&any);
 	/* Bound to the any address, that can only mean the port is taken. */
 	if (ret == -EADDRNOTAVAIL)
@@ -360,9 +391,33 @@ static int kdat_psp_listen(struct kdat_psp *psp)
 		ret = rdma_listen(id, 0);
 	if (ret) {
 		rdma_destroy_id(id);
-		return ret;
+		return ERR_PTR(ret);
+	}
+	return id;
+}
+
+/*
+ * Start listening for a built PSP, in the opener's network namespace: RC
+ * requests in the TCP port space, UD ones in the UDP port space, on the
+ * same port; both or neither. An RSP, whose Endpoint is RC, takes RC
+ * requests alone.
+ */
+static int kdat_psp_listen(struct kdat_psp *psp)
+{
+	struct rdma_cm_id *id, *id_ud = NULL;
+
+	id = kdat_psp_listen_ps(psp, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	if (!psp->rsp_ep) {
+		id_ud = kdat_psp_listen_ps(psp, RDMA_PS_UDP, IB_QPT_UD);
+		if (IS_ERR(id_ud)) {
+			rdma_destroy_id(id);
+			return PTR_ERR(id_ud);
+		}
 	}
 	psp->cm_id = id;
+	psp->cm_id_ud = id_ud;
 	return 0;
 }
 
@@ -484,6 +539,13 @@ int kdat_cr_reply_do(struct kdat_file *kfile, u32 cr_handle, u32 ep_handle,
 	rdma_lock_handler(id);
 	if (accept && cr->rsp_ep && cr->rsp_ep != ep) {
 		ret = -EINVAL;	/* an RSP's request is for its own EP */
+	} else if (accept && cr->ud != ep->ud) {
+		ret = -EINVAL;	/* a UD request for a UD EP, RC for RC */
+	} else if (accept && cr->ud) {
+		/* Answered; the id stays the CR's, and goes with it. */
+		ret = kdat_ud_accept(ep, cr, id, pdata, pdata_len);
+	} else if (cr->ud) {
+		ret = kdat_ud_reject(id, pdata, pdata_len);
 	} else if (accept) {
 		ret = kdat_ep_accept(ep, id, pdata, pdata_len, cr->rsp_ep,
 				     cr->req_rd_in, cr->req_rd_out);

@@ -138,6 +138,28 @@ void __kdat_dev_res_add(struct kdat_device *kdev, struct kdat_dev_res *res,
 }
 
 /*
+ * The same, @res listed just before @before, so that the device's removal
+ * takes it right after @before (a UD AH after its EP, whose drain ends
+ * the datagrams using it). False, and nothing listed, when @before no
+ * longer is (its resources are gone or going).
+ */
+bool __kdat_dev_res_add_before(struct kdat_device *kdev,
+			       struct kdat_dev_res *res,
+			       struct kdat_dev_res *before,
+			       void (*disassociate)(struct kdat_dev_res *res))
+{
+	bool listed;
+
+	res->disassociate = disassociate;
+	mutex_lock(&kdev->res_lock);
+	listed = !list_empty(&before->node);
+	if (listed)
+		list_add_tail(&res->node, &before->node);
+	mutex_unlock(&kdev->res_lock);
+	return listed;
+}
+
+/*
  * List @res, which holds device resources, on @kdev, charged to the
  * caller's RDMA cgroup. It is listed even when the charge fails (ENOMEM):
  * the caller's error path releases it as any other, by kdat_dev_res_del().

@@ -53,7 +53,8 @@ int kdat_dto_check_flags(u32 op, u32 flags, u32 ep_flags)
 			  KDAT_COMPLETION_UNSIGNALLED |
 			  KDAT_COMPLETION_BARRIER_FENCE;
 		/* What carries a message to a receive may wake its reaper. */
-		if (op == KDAT_DTO_SEND || op == KDAT_DTO_RDMA_WRITE_IMM)
+		if (op == KDAT_DTO_SEND || op == KDAT_DTO_RDMA_WRITE_IMM ||
+		    op == KDAT_DTO_SEND_UD)
 			allowed |= KDAT_COMPLETION_SOLICITED_WAIT;
 	}
 	if (flags & ~allowed)
@@ -70,15 +71,19 @@ int kdat_dto_check_flags(u32 op, u32 flags, u32 ep_flags)
  * not use is 0), and for an atomic, on a device with atomics (@atomics),
  * one local segment of exactly 8 bytes and an 8-byte aligned remote
  * address (IB's rule; the remote length is not used). Checked before the
- * segments' LMRs. 0, -EINVAL, or -EOPNOTSUPP (no atomics here).
+ * segments' LMRs. 0, -EINVAL, or -EOPNOTSUPP (no atomics here). A
+ * datagram's AH is checked after them (kdat_ud_dto_ah()).
  */
 int kdat_dto_check_ext(u32 op, const struct kdat_dto_ext *ext, u32 num,
 		       const struct kdat_lmr_triplet *iov,
 		       const struct kdat_rmr_triplet *remote, bool atomics)
 {
-	if (ext->__reserved)
+	if (op != KDAT_DTO_SEND_UD && ext->ah_handle)
 		return -EINVAL;
 	switch (op) {
+	case KDAT_DTO_SEND_UD:
+		return ext->compare_add || ext->swap || ext->imm_data ?
+		       -EINVAL : 0;
 	case KDAT_DTO_RDMA_WRITE_IMM:
 		return ext->compare_add || ext->swap ? -EINVAL : 0;
 	case KDAT_DTO_FETCH_ADD:
@@ -249,19 +254,23 @@ static void kdat_dto_event(struct kdat_ep *ep, u32 op, u64 cookie,
 /*
  * What took a receive that completed with @wc: an RDMA write with
  * immediate data (its length is the write's), a message with immediate
- * data, or a plain message (enum kdat_dto_op). The immediate data goes
- * to *@imm in the order its bytes travelled (0 without).
+ * data, or a plain message (enum kdat_dto_op); on a UD Endpoint (@ud), a
+ * datagram with or without immediate data, and a failed receive too. The
+ * immediate data goes to *@imm in the order its bytes travelled (0
+ * without).
  */
-u32 kdat_wc_recv_op(const struct ib_wc *wc, u32 *imm)
+u32 kdat_wc_recv_op(const struct ib_wc *wc, bool ud, u32 *imm)
 {
 	bool with_imm = wc->opcode == IB_WC_RECV_RDMA_WITH_IMM ||
 			(wc->wc_flags & IB_WC_WITH_IMM);
 
 	*imm = 0;
-	if (wc->status != IB_WC_SUCCESS)
-		return KDAT_DTO_RECEIVE;	/* the device does not say */
+	if (wc->status != IB_WC_SUCCESS)	/* the device does not say */
+		return ud ? KDAT_DTO_RECV_UD : KDAT_DTO_RECEIVE;
 	if (with_imm)
 		*imm = (__force u32)wc->ex.imm_data;
+	if (ud)		/* no RDMA on UD */
+		return with_imm ? KDAT_DTO_RECV_UD_IMM : KDAT_DTO_RECV_UD;
 	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM)
 		return KDAT_DTO_RECV_RDMA_IMM;
 	return with_imm ? KDAT_DTO_RECV_MSG_IMM : KDAT_DTO_RECEIVE;
@@ -409,12 +418,14 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 op = ctx->op, imm = 0;
 	u8 flags = ctx->flags;
 	u32 rmr_handle = ctx->rmr_handle;
+	struct kdat_ah *ah = ctx->ah;
 	unsigned long irqflags;
-	bool idle;
+	bool idle, ud_send;
 
 	if (recv) {
+		/* A datagram's length counts its Global Route Header. */
 		length = wc->status == IB_WC_SUCCESS ? wc->byte_len : 0;
-		op = kdat_wc_recv_op(wc, &imm);
+		op = kdat_wc_recv_op(wc, ep && ep->ud, &imm);
 	} else if (wc->status != IB_WC_SUCCESS) {
 		length = 0;
 	}
@@ -440,11 +451,19 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 
+	ctx->ah = NULL;
 	spin_lock_irqsave(&ep->lock, irqflags);
 	kdat_slot_put(recv ? &ep->recv : &ep->send, ctx);
 	if (recv ? ep->rq_ring : ep->sq_ring)
 		kdat_ring_completed(recv ? ep->rq_ring : ep->sq_ring, 1);
 	idle = !recv && !ep->send.posted;
+	/*
+	 * A UD EP's send queue has no drain marker to wait behind: its
+	 * teardown waits until no completion is in here (kdat_ud_drain_sq()).
+	 */
+	ud_send = !recv && ep->ud;
+	if (ud_send)
+		ep->ud_done_busy++;
 	spin_unlock_irqrestore(&ep->lock, irqflags);
 
 	/* Suppressed: no event for a success, as DAT says. */
@@ -461,6 +480,15 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 		else
 			kdat_dto_event(ep, op, cookie, status, length, imm);
 	}
+	kdat_ud_dto_done(ah);
+	if (ud_send) {
+		/* The last touch of the EP: its teardown may follow. */
+		spin_lock_irqsave(&ep->lock, irqflags);
+		if (!--ep->ud_done_busy && !ep->send.posted)
+			wake_up(&ep->idle_wq);
+		spin_unlock_irqrestore(&ep->lock, irqflags);
+		return;
+	}
 	/*
 	 * A graceful disconnect waits for the last request to complete; woken
 	 * after its event is queued, so nothing it flushes comes before it.
@@ -474,7 +502,7 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
  * the EP is disconnected: the DTO is accepted and flushed at once (DAT),
  * its event already queued; or the errno of the uapi table.
  */
-static int kdat_dto_begin(struct kdat_ep *ep, const struct kdat_dto *dto,
+static int kdat_dto_begin(struct kdat_ep *ep, struct kdat_dto *dto,
 		   struct kdat_dto_ctx **ctxp)
 {
 	bool recv = dto->op == KDAT_DTO_RECEIVE;
@@ -483,7 +511,9 @@ static int kdat_dto_begin(struct kdat_ep *ep, const struct kdat_dto *dto,
 	unsigned long flags;
 
 	spin_lock_irqsave(&ep->lock, flags);
-	verdict = kdat_ep_allowed(ep->state, recv ? KDAT_EP_OP_POST_RECV :
+	/* A UD EP has no connection: it takes DTOs in every state. */
+	verdict = ep->ud ? KDAT_EP_DO :
+		  kdat_ep_allowed(ep->state, recv ? KDAT_EP_OP_POST_RECV :
 						    KDAT_EP_OP_POST_SEND);
 	if (verdict == KDAT_EP_REFUSE) {
 		spin_unlock_irqrestore(&ep->lock, flags);
@@ -507,19 +537,32 @@ static int kdat_dto_begin(struct kdat_ep *ep, const struct kdat_dto *dto,
 	ctx->length = dto->length;
 	ctx->op = dto->op;
 	ctx->flags = dto->flags;
+	/* A datagram's use of its AH is the slot's until it completes. */
+	ctx->ah = dto->ah;
+	dto->ah = NULL;
 	*ctxp = ctx;
 	return 0;
+}
+
+/* A checked DTO that took no slot lets go of what it holds (its AH). */
+static void kdat_dto_release(struct kdat_dto *dto)
+{
+	kdat_ud_dto_done(dto->ah);
+	dto->ah = NULL;
 }
 
 /* Give back the slot of a DTO the device refused (nothing was posted). */
 void kdat_dto_abort(struct kdat_ep *ep, struct kdat_dto_ctx *ctx)
 {
 	bool recv = ctx->op == KDAT_DTO_RECEIVE;
+	struct kdat_ah *ah = ctx->ah;
 	unsigned long flags;
 
+	ctx->ah = NULL;
 	spin_lock_irqsave(&ep->lock, flags);
 	kdat_slot_put(recv ? &ep->recv : &ep->send, ctx);
 	spin_unlock_irqrestore(&ep->lock, flags);
+	kdat_ud_dto_done(ah);
 }
 
 /*
@@ -557,6 +600,13 @@ static void kdat_dto_send_wr(union kdat_send_wr *wr, struct kdat_dto *dto,
 	switch (dto->op) {
 	case KDAT_DTO_SEND:
 		wr->wr.opcode = IB_WR_SEND;
+		return;
+	case KDAT_DTO_SEND_UD:
+		/* To the QP and Q_Key the AH was resolved with, nowhere else. */
+		wr->wr.opcode = IB_WR_SEND;
+		wr->ud.ah = ctx->ah->ah;
+		wr->ud.remote_qpn = ctx->ah->remote_qpn;
+		wr->ud.remote_qkey = ctx->ah->remote_qkey;
 		return;
 	case KDAT_DTO_FETCH_ADD:
 	case KDAT_DTO_CMP_SWAP:
@@ -606,8 +656,10 @@ static int kdat_dto_post(struct kdat_ep *ep, struct kdat_dto *dto)
 	int ret;
 
 	ret = kdat_dto_begin(ep, dto, &ctx);
-	if (ret)
+	if (ret) {
+		kdat_dto_release(dto);
 		return ret > 0 ? 0 : ret;
+	}
 	if (dto->op == KDAT_DTO_RECEIVE) {
 		struct ib_recv_wr wr;
 
@@ -664,6 +716,10 @@ static int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
 	if ((!kdat_op_is_request(dto->op) && dto->op != KDAT_DTO_RECEIVE) ||
 	    num > KDAT_DTO_MAX_IOV)
 		return -EINVAL;
+	/* A UD EP takes datagrams and receives; an RC EP no datagram. */
+	if (ep->ud ? dto->op != KDAT_DTO_SEND_UD && dto->op != KDAT_DTO_RECEIVE :
+		     dto->op == KDAT_DTO_SEND_UD)
+		return -EBADF;
 	ret = kdat_dto_check_ext(dto->op, ext, num, iov, remote, ep->atomics);
 	if (ret)
 		return ret;
@@ -689,6 +745,15 @@ static int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
 		if (dto->length < remote->segment_length)
 			return -EMSGSIZE;
 		kdat_dto_trim(dto, remote->segment_length);
+	}
+	/*
+	 * A datagram is one packet: over the MTU a device drops it without
+	 * a word (IB C10-93.1.1). Its AH last: what is checked holds it.
+	 */
+	if (dto->op == KDAT_DTO_SEND_UD) {
+		if (dto->length > ep->ud_mtu)
+			return -EMSGSIZE;
+		return kdat_ud_dto_ah(kfile, ep, dto);
 	}
 	return 0;
 }
@@ -844,6 +909,8 @@ void kdat_batch_add(struct kdat_batch *b, u32 op, u32 flags, u64 cookie,
 					dto);
 		if (!err)
 			err = kdat_dto_begin(b->ep, dto, ctx);
+		if (err)
+			kdat_dto_release(dto);
 		if (err > 0) {
 			/* Flushed at once; its event is queued. */
 			kdat_batch_completed(b);

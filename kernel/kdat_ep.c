@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kdat Endpoints: an RC QP created in the kernel when the Endpoint is
- * created, connected through the in-kernel RDMA CM.
+ * created, connected through the in-kernel RDMA CM. (A UD Endpoint's QP is
+ * made here too; its datagrams' address handles are kdat_ud.c's.)
  *
  * The QP is the Endpoint's own, not the CM's (no rdma_create_qp()): it
  * exists before any connection, so receives can be posted in every state,
@@ -253,7 +254,8 @@ static void kdat_ep_qp_error(struct kdat_ep *ep)
 	ib_modify_qp(ep->qp, &attr, IB_QP_STATE);
 }
 
-static void kdat_ep_save_pdata(struct kdat_ep *ep, const void *data, u8 len)
+/* What the peer sent with its accept or reject (@data NULL: nothing). */
+void kdat_ep_save_pdata(struct kdat_ep *ep, const void *data, u32 len)
 {
 	unsigned long flags;
 
@@ -565,11 +567,19 @@ static void kdat_ep_drain(struct kdat_ep *ep)
 	bool drained = false;
 	int i;
 
-	if (!ep->sw_cq) {
+	if (!ep->ud && !ep->sw_cq) {
 		ib_drain_qp(ep->qp);
 		return;
 	}
-	ib_drain_sq(ep->qp);
+	/* ib_drain_sq() cannot drain a UD QP: kdat_ud_drain_sq(). */
+	if (ep->ud)
+		kdat_ud_drain_sq(ep);
+	else
+		ib_drain_sq(ep->qp);
+	if (!ep->sw_cq) {
+		ib_drain_rq(ep->qp);
+		return;
+	}
 	ep->sw_drain_cqe.done = kdat_ep_sw_drained;
 	reinit_completion(&ep->sw_drained);
 	if (ib_modify_qp(ep->qp, &attr, IB_QP_STATE) ||
@@ -630,14 +640,16 @@ static void kdat_ep_sw_destroy(struct kdat_ep *ep)
 
 /*
  * Drop the connection and the QP: the cm_id first (rdma_destroy_id()
- * waits for our CM handler, which uses the QP), then everything posted is
- * flushed and reaped, then the QP goes. Returns the state the EP was in.
+ * waits for our CM handler, which uses the QP), and a UD EP's connects
+ * and accepts under way, then everything posted is flushed and reaped,
+ * then the QP goes. Returns the state the EP was in.
  */
 static enum kdat_ep_state kdat_ep_teardown(struct kdat_ep *ep)
 {
 	enum kdat_ep_state state;
 	struct rdma_cm_id *id;
 
+	kdat_ud_teardown(ep);
 	mutex_lock(&ep->cm_lock);
 	id = ep->cm_id;
 	ep->cm_id = NULL;
@@ -755,12 +767,19 @@ static int kdat_ep_check_attr(struct kdat_ep_attr *a,
 int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		struct kdat_evd *recv_evd, struct kdat_evd *req_evd,
 		struct kdat_evd *conn_evd, struct kdat_srq *srq,
-		const struct kdat_ep_attr *attr, struct kdat_ep **epp)
+		const struct kdat_ep_attr *attr, u32 flags,
+		struct kdat_ep **epp)
 {
+	bool ud = flags & KDAT_EP_CREATE_UD;
 	struct ib_qp_init_attr init = {};
+	struct ib_port_attr port_attr;
 	struct ib_device *ibdev;
 	struct kdat_ep *ep;
 	int ret;
+
+	/* A UD QP has no RDMA reads; kdat gives it no SRQ. */
+	if (ud && (srq || attr->max_rdma_read_in || attr->max_rdma_read_out))
+		return -EINVAL;
 
 	/*
 	 * The EVDs may belong to other IAs of the caller (DAT programs such
@@ -793,6 +812,10 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	ep->state = KDAT_EP_STATE_UNCONNECTED;
 	mutex_init(&ep->cm_lock);
 	spin_lock_init(&ep->lock);
+	ep->ud = ud;
+	spin_lock_init(&ep->ud_lock);
+	INIT_LIST_HEAD(&ep->ud_conns);
+	init_waitqueue_head(&ep->ud_wq);
 	ep->attr = *attr;
 	if (srq) {
 		/* Receives come from the SRQ; it sizes the receive side. */
@@ -811,6 +834,13 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	if (ret)
 		goto err_unlock_dev;
 	ep->atomics = ibdev->attrs.atomic_cap != IB_ATOMIC_NONE;
+	if (ud) {
+		/* A datagram is one packet: at most the port's MTU. */
+		ret = ib_query_port(ibdev, pz->ia->port_num, &port_attr);
+		if (ret)
+			goto err_unlock_dev;
+		ep->ud_mtu = ib_mtu_enum_to_int(port_attr.active_mtu);
+	}
 	/*
 	 * The CQs must hold every completion the EPs on them may produce:
 	 * each DTO's and the drain marker ib_drain_qp() posts last (lost in
@@ -834,7 +864,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		goto err_ctx;
 	}
 
-	init.qp_type = IB_QPT_RC;
+	init.qp_type = ud ? IB_QPT_UD : IB_QPT_RC;
 	init.send_cq = req_evd->cq;
 	init.recv_cq = recv_evd->cq;
 	if (!srq && (ep->attr.recv_completion_flags &
@@ -879,7 +909,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	}
 	ep->send_sge = min_t(u32, init.cap.max_send_sge, KDAT_EP_MAX_IOV);
 	ep->recv_sge = min_t(u32, init.cap.max_recv_sge, KDAT_EP_MAX_IOV);
-	ret = kdat_ep_qp_to_init(ep, ep->qp);
+	ret = ud ? kdat_ud_qp_ready(ep) : kdat_ep_qp_to_init(ep, ep->qp);
 	if (ret)
 		goto err_qp;
 	if (srq) {
@@ -947,7 +977,7 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 	struct kdat_ep *ep;
 	int ret;
 
-	if (cmd->flags)
+	if (cmd->flags & ~KDAT_EP_CREATE_UD)
 		return -EOPNOTSUPP;
 
 	mutex_lock(&kfile->lock);
@@ -970,7 +1000,7 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 		goto out_put;
 	}
 	ret = kdat_ep_new(kfile, pz, recv_evd, req_evd, conn_evd, srq,
-			  &cmd->attr, &ep);
+			  &cmd->attr, cmd->flags, &ep);
 	if (!ret) {
 		cmd->attr = ep->attr;
 		cmd->out_ep_handle = ep->obj.handle;
@@ -1064,6 +1094,11 @@ int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 	down_read(&kdat_ep_kdev(ep)->rwsem);
 	if (!ep->qp) {
 		ret = -ENODEV;
+		goto out_unlock_dev;
+	}
+	if (ep->ud) {
+		/* In any state, as often as asked: no connection changes. */
+		ret = kdat_ud_connect(ep, dst, timeout_ms, pdata, pdata_len);
 		goto out_unlock_dev;
 	}
 	id = rdma_create_id(ep->obj.file->net, kdat_cm_handler, &ep->cm_kind,
@@ -1434,6 +1469,9 @@ int kdat_cmd_ep_modify(struct kdat_ucmd *ucmd)
 	if (cmd->mask & KDAT_EP_MODIFY_RDMA_READ) {
 		if (!kdev->ibdev)
 			ret = -ENODEV;
+		else if (ep->ud && (a->max_rdma_read_in ||
+				    a->max_rdma_read_out))
+			ret = -EINVAL;	/* a UD QP has no RDMA reads */
 		else if (a->max_rdma_read_in >
 			 kdev->ibdev->attrs.max_qp_rd_atom ||
 			 a->max_rdma_read_out >

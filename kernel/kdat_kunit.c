@@ -3,8 +3,8 @@
  * KUnit suites for kdat's logic that needs no device: ring index
  * arithmetic, the IOV-against-LMR check, the DTO slot allocator, the
  * Endpoint state table, completion flags, IOV fill order, the DAT status
- * mapping, the handle table, and the qualifier and reject formats shared
- * with OFA DAPL. Built into kdat.ko when the kernel has
+ * mapping, the handle table, the qualifier and reject formats shared
+ * with OFA DAPL, and the UD header of SIDR messages. Built into kdat.ko when the kernel has
  * CONFIG_KUNIT (the debug kernel); they run when the module loads.
  *
  * The expectations are written from the DAT man pages, in a different form
@@ -323,6 +323,13 @@ static const struct flags_case flags_cases[] = {
 	  0 },
 	{ "fetch-add, unsignalled, EP not configured", KDAT_DTO_FETCH_ADD,
 	  UNS, 0, -EINVAL },
+	/* A datagram is a send: it may wake its receiver too. */
+	{ "datagram, solicited", KDAT_DTO_SEND_UD, SOL, 0, 0 },
+	{ "datagram, all but unsignalled", KDAT_DTO_SEND_UD, SUP | SOL | FEN,
+	  0, 0 },
+	{ "datagram, unsignalled, EP not configured", KDAT_DTO_SEND_UD, UNS,
+	  0, -EINVAL },
+	{ "datagram, unknown bit", KDAT_DTO_SEND_UD, 0x40, 0, -EINVAL },
 };
 
 static void flags_desc(const struct flags_case *c, char *desc)
@@ -364,8 +371,26 @@ static const struct ext_case ext_cases[] = {
 	  -EINVAL },
 	{ "recv, compare", KDAT_DTO_RECEIVE, { .compare_add = 1 }, 1, 64, 0,
 	  true, -EINVAL },
-	{ "reserved set", KDAT_DTO_RDMA_WRITE_IMM, { .__reserved = 1 }, 1, 64,
-	  RA, true, -EINVAL },
+	{ "AH on a write imm", KDAT_DTO_RDMA_WRITE_IMM, { .ah_handle = 1 }, 1,
+	  64, RA, true, -EINVAL },
+	{ "AH on a send", KDAT_DTO_SEND, { .ah_handle = 7 }, 1, 64, 0, true,
+	  -EINVAL },
+	{ "AH on a receive", KDAT_DTO_RECEIVE, { .ah_handle = 7 }, 1, 64, 0,
+	  true, -EINVAL },
+	{ "AH on an atomic", KDAT_DTO_FETCH_ADD, { .ah_handle = 7 }, 1, 8, RA,
+	  true, -EINVAL },
+	/* A datagram: its AH (checked later), nothing else. */
+	{ "datagram", KDAT_DTO_SEND_UD, { .ah_handle = 7 }, 1, 64, 0, false,
+	  0 },
+	{ "datagram, no segment", KDAT_DTO_SEND_UD, { .ah_handle = 7 }, 0, 0,
+	  0, true, 0 },
+	{ "datagram, no AH yet", KDAT_DTO_SEND_UD, {}, 1, 64, 0, true, 0 },
+	{ "datagram, imm", KDAT_DTO_SEND_UD, { .ah_handle = 7, .imm_data = 1 },
+	  1, 64, 0, true, -EINVAL },
+	{ "datagram, compare", KDAT_DTO_SEND_UD,
+	  { .ah_handle = 7, .compare_add = 1 }, 1, 64, 0, true, -EINVAL },
+	{ "datagram, swap", KDAT_DTO_SEND_UD, { .ah_handle = 7, .swap = 1 },
+	  1, 64, 0, true, -EINVAL },
 	/* Write with immediate data: any value, any IOV, unaligned. */
 	{ "write imm", KDAT_DTO_RDMA_WRITE_IMM, { .imm_data = 0xdeadbeef }, 3,
 	  100, RA + 3, false, 0 },
@@ -429,6 +454,7 @@ static void kdat_test_check_ext(struct kunit *test)
 
 struct recv_case {
 	const char *name;
+	bool ud;
 	enum ib_wc_status status;
 	enum ib_wc_opcode opcode;
 	int wc_flags;
@@ -437,21 +463,32 @@ struct recv_case {
 };
 
 static const struct recv_case recv_cases[] = {
-	{ "plain", IB_WC_SUCCESS, IB_WC_RECV, 0, 0x11223344,
+	{ "plain", false, IB_WC_SUCCESS, IB_WC_RECV, 0, 0x11223344,
 	  KDAT_DTO_RECEIVE, 0 },
-	{ "message with imm", IB_WC_SUCCESS, IB_WC_RECV, IB_WC_WITH_IMM,
-	  0x11223344, KDAT_DTO_RECV_MSG_IMM, 0x11223344 },
-	{ "RDMA write with imm", IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM,
-	  IB_WC_WITH_IMM, 0x7777, KDAT_DTO_RECV_RDMA_IMM, 0x7777 },
+	{ "message with imm", false, IB_WC_SUCCESS, IB_WC_RECV,
+	  IB_WC_WITH_IMM, 0x11223344, KDAT_DTO_RECV_MSG_IMM, 0x11223344 },
+	{ "RDMA write with imm", false, IB_WC_SUCCESS,
+	  IB_WC_RECV_RDMA_WITH_IMM, IB_WC_WITH_IMM, 0x7777,
+	  KDAT_DTO_RECV_RDMA_IMM, 0x7777 },
 	/* Some devices leave the flag off for this opcode. */
-	{ "RDMA write with imm, no flag", IB_WC_SUCCESS,
+	{ "RDMA write with imm, no flag", false, IB_WC_SUCCESS,
 	  IB_WC_RECV_RDMA_WITH_IMM, 0, 0x1111, KDAT_DTO_RECV_RDMA_IMM,
 	  0x1111 },
 	/* A failed receive: the device's opcode means nothing. */
-	{ "flushed", IB_WC_WR_FLUSH_ERR, IB_WC_RECV_RDMA_WITH_IMM,
+	{ "flushed", false, IB_WC_WR_FLUSH_ERR, IB_WC_RECV_RDMA_WITH_IMM,
 	  IB_WC_WITH_IMM, 0x1111, KDAT_DTO_RECEIVE, 0 },
-	{ "length error", IB_WC_LOC_LEN_ERR, IB_WC_RECV, IB_WC_WITH_IMM, 5,
-	  KDAT_DTO_RECEIVE, 0 },
+	{ "length error", false, IB_WC_LOC_LEN_ERR, IB_WC_RECV,
+	  IB_WC_WITH_IMM, 5, KDAT_DTO_RECEIVE, 0 },
+	/* A UD Endpoint's receives are datagrams, whatever the opcode. */
+	{ "datagram", true, IB_WC_SUCCESS, IB_WC_RECV, IB_WC_GRH, 0x5,
+	  KDAT_DTO_RECV_UD, 0 },
+	{ "datagram with imm", true, IB_WC_SUCCESS, IB_WC_RECV,
+	  IB_WC_GRH | IB_WC_WITH_IMM, 0xa1b2c3d4, KDAT_DTO_RECV_UD_IMM,
+	  0xa1b2c3d4 },
+	{ "datagram, flushed", true, IB_WC_WR_FLUSH_ERR, IB_WC_RECV,
+	  IB_WC_WITH_IMM, 0x9, KDAT_DTO_RECV_UD, 0 },
+	{ "datagram, odd opcode", true, IB_WC_SUCCESS,
+	  IB_WC_RECV_RDMA_WITH_IMM, 0, 0x3, KDAT_DTO_RECV_UD_IMM, 0x3 },
 };
 
 static void recv_desc(const struct recv_case *c, char *desc)
@@ -472,7 +509,7 @@ static void kdat_test_recv_op(struct kunit *test)
 	};
 	u32 imm = 0xbad;
 
-	KUNIT_EXPECT_EQ(test, kdat_wc_recv_op(&wc, &imm), c->want_op);
+	KUNIT_EXPECT_EQ(test, kdat_wc_recv_op(&wc, c->ud, &imm), c->want_op);
 	/* Passed on as the bytes arrived: no byte swap. */
 	KUNIT_EXPECT_EQ(test, imm, c->want_imm);
 }
@@ -813,6 +850,51 @@ static void kdat_test_rej_pdata(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, kdat_rej_pdata(NULL, &len));
 }
 
+/*
+ * The UD header of SIDR private data, byte by byte as the uapi header
+ * describes it: DAT 2.0, the data's length, the QP number and the Q_Key,
+ * big endian; read back from a buffer padded as the CM pads it.
+ */
+static void kdat_test_ud_hdr(struct kunit *test)
+{
+	static const u8 want[] = {
+		2, 0, 0, 3, 0x00, 0x12, 0x34, 0x56, 0x01, 0x23, 0x45, 0x67,
+		'a', 'b', 'c',
+	};
+	u8 buf[136] = {};
+	u32 len = 99, qpn = 99, qkey = 99;
+	const u8 *data;
+
+	KUNIT_EXPECT_EQ(test, kdat_ud_hdr_put(buf, "abc", 3, 0x123456,
+					      KDAT_UD_QKEY), 15);
+	KUNIT_EXPECT_EQ(test, memcmp(buf, want, sizeof(want)), 0);
+	data = kdat_ud_hdr_get(buf, sizeof(buf), &len, &qpn, &qkey);
+	KUNIT_EXPECT_PTR_EQ(test, data, (const u8 *)buf + 12);
+	KUNIT_EXPECT_EQ(test, len, 3U);
+	KUNIT_EXPECT_EQ(test, qpn, 0x123456U);
+	KUNIT_EXPECT_EQ(test, qkey, (u32)KDAT_UD_QKEY);
+	/* No data at all: a header alone. */
+	KUNIT_EXPECT_EQ(test, kdat_ud_hdr_put(buf, NULL, 0, 0, 0), 12);
+	KUNIT_EXPECT_PTR_EQ(test, kdat_ud_hdr_get(buf, 12, &len, &qpn, &qkey),
+			    (const u8 *)buf + 12);
+	KUNIT_EXPECT_EQ(test, len, 0U);
+	/* A length past what arrived: no header of ours. */
+	kdat_ud_hdr_put(buf, "abc", 3, 1, 2);
+	len = 99;
+	KUNIT_EXPECT_NULL(test, kdat_ud_hdr_get(buf, 14, &len, &qpn, &qkey));
+	KUNIT_EXPECT_EQ(test, len, 99U);
+	KUNIT_EXPECT_NOT_NULL(test, kdat_ud_hdr_get(buf, 15, &len, &qpn,
+						    &qkey));
+	/* Shorter than a header, another DAT version, zeros, nothing. */
+	KUNIT_EXPECT_NULL(test, kdat_ud_hdr_get(buf, 11, &len, &qpn, &qkey));
+	buf[1] = 1;
+	KUNIT_EXPECT_NULL(test, kdat_ud_hdr_get(buf, 15, &len, &qpn, &qkey));
+	memset(buf, 0, sizeof(buf));
+	KUNIT_EXPECT_NULL(test, kdat_ud_hdr_get(buf, sizeof(buf), &len, &qpn,
+						&qkey));
+	KUNIT_EXPECT_NULL(test, kdat_ud_hdr_get(NULL, 0, &len, &qpn, &qkey));
+}
+
 static struct kunit_case kdat_logic_cases[] = {
 	KUNIT_CASE_PARAM(kdat_test_ring_span, span_gen_params),
 	KUNIT_CASE_PARAM(kdat_test_check_segment, seg_gen_params),
@@ -825,6 +907,7 @@ static struct kunit_case kdat_logic_cases[] = {
 	KUNIT_CASE(kdat_test_refused_status),
 	KUNIT_CASE_PARAM(kdat_test_qual_port, qual_gen_params),
 	KUNIT_CASE(kdat_test_rej_pdata),
+	KUNIT_CASE(kdat_test_ud_hdr),
 	{}
 };
 

@@ -50,6 +50,7 @@ static void kdat_fops_show_fdinfo(struct seq_file *m, struct file *filp)
 		[KDAT_OBJ_EP] = "ep", [KDAT_OBJ_PSP] = "psp",
 		[KDAT_OBJ_CR] = "cr", [KDAT_OBJ_SRQ] = "srq",
 		[KDAT_OBJ_CNO] = "cno", [KDAT_OBJ_RMR] = "rmr",
+		[KDAT_OBJ_AH] = "ah",
 	};
 	struct kdat_file *kfile = filp->private_data;
 	unsigned int n[KDAT_OBJ_TYPE_MAX] = {};
@@ -147,6 +148,7 @@ union kdat_ucmd_buffer {
 	struct kdat_ring_create ring_create;
 	struct kdat_ring_wake ring_wake;
 	struct kdat_poller_set poller_set;
+	struct kdat_ah_query ah_query;
 };
 
 struct kdat_ioctl_op {
@@ -237,6 +239,8 @@ static const struct kdat_ioctl_op kdat_ioctl_ops[] = {
 		      struct kdat_ring_wake, flags),
 	KDAT_IOCTL_OP(KDAT_IOCTL_POLLER_SET, kdat_cmd_poller_set,
 		      struct kdat_poller_set, __reserved),
+	KDAT_IOCTL_OP(KDAT_IOCTL_AH_QUERY, kdat_cmd_ah_query,
+		      struct kdat_ah_query, private_data),
 };
 
 static long kdat_fops_ioctl(struct file *filp, unsigned int cmd,
@@ -313,6 +317,7 @@ static int kdat_objects_show(struct seq_file *s, void *unused)
 	seq_printf(s, "srq %d\n", kdat_obj_count(KDAT_OBJ_SRQ));
 	seq_printf(s, "cno %d\n", kdat_obj_count(KDAT_OBJ_CNO));
 	seq_printf(s, "rmr %d\n", kdat_obj_count(KDAT_OBJ_RMR));
+	seq_printf(s, "ah %d\n", kdat_obj_count(KDAT_OBJ_AH));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kdat_objects);
@@ -368,7 +373,12 @@ static void kdat_abi_check(void)
 	BUILD_BUG_ON(offsetof(struct kdat_sqe_ext, completion_flags) !=
 		     offsetof(struct kdat_sqe, completion_flags));
 	BUILD_BUG_ON(offsetof(struct kdat_event, imm_data) != 52);
+	BUILD_BUG_ON(offsetof(struct kdat_event, ah_handle) != 56);
+	BUILD_BUG_ON(offsetof(struct kdat_dto_ext, ah_handle) != 20);
+	BUILD_BUG_ON(sizeof(struct kdat_ah_query) != 252);
 	BUILD_BUG_ON((int)KDAT_DTO_RDMA_WRITE_IMM <= (int)KDAT_POST_SRQ_RECV);
+	/* A send slot's op is a u8, KDAT_OP_BIND above every DTO. */
+	BUILD_BUG_ON(KDAT_DTO_RECV_UD_IMM >= KDAT_OP_BIND);
 	BUILD_BUG_ON(sizeof(struct kdat_srq_create) != 32);
 	BUILD_BUG_ON(sizeof(struct kdat_srq_set_lw) != 16);
 	BUILD_BUG_ON(KDAT_MAX_PRIVATE_DATA > KDAT_PRIVATE_DATA_BUF);
@@ -384,9 +394,13 @@ static int __init kdat_init(void)
 
 	kdat_abi_check();
 
-	ret = kdat_device_init();
+	ret = kdat_ud_init();
 	if (ret)
 		return ret;
+
+	ret = kdat_device_init();
+	if (ret)
+		goto err_ud_exit;
 
 	ret = misc_register(&kdat_misc);
 	if (ret)
@@ -399,6 +413,8 @@ static int __init kdat_init(void)
 
 err_device_exit:
 	kdat_device_exit();
+err_ud_exit:
+	kdat_ud_exit();
 	return ret;
 }
 
@@ -406,6 +422,7 @@ static void __exit kdat_exit(void)
 {
 	debugfs_remove(kdat_debugfs);
 	misc_deregister(&kdat_misc);
+	kdat_ud_exit();
 	kdat_device_exit();
 	kdat_obj_cleanup();
 }

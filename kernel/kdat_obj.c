@@ -30,6 +30,19 @@ void kdat_obj_unused(void)
 		wake_up_all(&kdat_unused_wq);
 }
 
+/*
+ * Wait until nothing uses @obj: for an unlinked object whose users may
+ * still grow (a datagram posted through an AH by a thread that found it
+ * just before it was unlinked) and fall back on their own.
+ */
+void kdat_obj_wait_unused(struct kdat_obj *obj)
+{
+	/* Timed waits: a long one is no hung task, only slow. */
+	while (!wait_event_timeout(kdat_unused_wq, !atomic_read(&obj->users),
+				   10 * HZ))
+		;
+}
+
 /* Live objects per type, for debugfs and the leak tests. */
 static atomic_t kdat_obj_live[KDAT_OBJ_TYPE_MAX];
 

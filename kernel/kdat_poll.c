@@ -127,7 +127,8 @@ static u32 kdat_sq_drain(struct kdat_ring *r, u32 tail)
 		    (r->kind == KDAT_RING_SEND) !=
 		    (sqe->op != KDAT_DTO_RECEIVE) ||
 		    (!ext && (op == KDAT_DTO_RDMA_WRITE_IMM ||
-			      kdat_op_is_atomic(op))))
+			      kdat_op_is_atomic(op) ||
+			      op == KDAT_DTO_SEND_UD)))
 			kdat_batch_refuse(b, op, sqe->cookie, -EINVAL);
 		else
 			kdat_batch_add(b, op, sqe->completion_flags,

@@ -45,6 +45,7 @@ union kdat_send_wr {
 	struct ib_send_wr wr;
 	struct ib_rdma_wr rdma;
 	struct ib_atomic_wr atomic;
+	struct ib_ud_wr ud;
 };
 
 /*

@@ -1367,7 +1367,7 @@ static void test_ext_entries(void)
 	}
 
 	/* Hostile extended entries: refused, with the ioctl's errno. */
-	x = (struct kdat_dto_ext){ .imm_data = 1, .__reserved = 1 };
+	x = (struct kdat_dto_ext){ .imm_data = 1, .ah_handle = 1 };
 	xpost(&p.csq, KDAT_DTO_RDMA_WRITE_IMM, 60, &p.c, 0, 8, 0, 0,
 	      p.s.rctx, (uintptr_t)p.s.buf, &x);
 	x = (struct kdat_dto_ext){ .imm_data = 1 };

@@ -1496,7 +1496,7 @@ static void fill_ext(struct kdat_dto_ext *x, uint32_t op,
 	x->compare_add = M64(x->compare_add);
 	x->swap = M64(x->swap);
 	x->imm_data = M32(x->imm_data);
-	x->__reserved = M32(0);
+	x->ah_handle = M32(0);
 	if (op != KDAT_DTO_FETCH_ADD && op != KDAT_DTO_CMP_SWAP)
 		return;
 	if (pct(r, 85)) {

@@ -457,8 +457,8 @@ static const struct post_ext_case post_ext_cases[] = {
 	{ "receive", KDAT_DTO_RECEIVE, 1, 64, 0, {}, false, 0 },
 	{ "receive, imm set", KDAT_DTO_RECEIVE, 1, 64, 0,
 	  { .imm_data = 1 }, false, EINVAL },
-	{ "receive, reserved set", KDAT_DTO_RECEIVE, 1, 64, 0,
-	  { .__reserved = 1 }, false, EINVAL },
+	{ "receive, AH set", KDAT_DTO_RECEIVE, 1, 64, 0,
+	  { .ah_handle = 1 }, false, EINVAL },
 	{ "send, compare set", KDAT_DTO_SEND, 1, 64, 0,
 	  { .compare_add = 1 }, false, EINVAL },
 	{ "write, swap set", KDAT_DTO_RDMA_WRITE, 1, 64, 0, { .swap = 1 },
@@ -563,7 +563,7 @@ static void post_ext_args(void)
 		KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_POST, &p), want);
 		/* In the first published size: no extension arguments. */
 		if (c->ext.compare_add || c->ext.swap || c->ext.imm_data ||
-		    c->ext.__reserved)
+		    c->ext.ah_handle)
 			continue;
 		p.size = offsetof(struct kdat_post, ext);
 		KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_POST, &p), want);

@@ -63,6 +63,9 @@
  *   ECONNABORTED  accepting failed; the request was  DAT_ABORT
  *               rejected
  *
+ * A DTO of a kind the Endpoint does not take (an RC DTO on a UD Endpoint,
+ * a datagram on an RC one) is a handle of the wrong type: EBADF.
+ *
  * Numeric values that mirror DAT 2.0 (event numbers, DTO completion
  * status and operation, completion flags, memory privileges, EVD flags)
  * have the values of the DAT 2.0 headers, so libdat passes them through
@@ -117,6 +120,7 @@ enum {
 	KDAT_CMD_RING_CREATE,
 	KDAT_CMD_RING_WAKE,
 	KDAT_CMD_POLLER_SET,
+	KDAT_CMD_AH_QUERY,
 };
 
 /**
@@ -441,6 +445,29 @@ struct kdat_evd_create {
 #define KDAT_EVENT_ASYNC_SRQ_LOW_WATERMARK	0x08005
 /* A software event (DAT_SOFTWARE_EVENT); @cookie is the consumer's pointer. */
 #define KDAT_EVENT_SOFTWARE			0x10001
+/*
+ * UD Endpoints (see "UD Endpoints" below), the values of DAT_IB_EVENT_NUMBER
+ * in dat_ib_extensions.h:
+ * a UD connection request on a PSP's CR EVD (as KDAT_EVENT_CONNECTION_REQUEST:
+ * @handle the PSP, @cr_handle the CR, @conn_qual, @private_data_len);
+ */
+#define KDAT_EVENT_UD_CONNECTION_REQUEST	0x40001
+/*
+ * on the Endpoint's connection EVD: an address handle resolved (@handle the
+ * EP, @ah_handle the new AH, @remote_qpn the peer's QP, @private_data_len
+ * the peer's private data, which KDAT_IOCTL_AH_QUERY returns);
+ */
+#define KDAT_EVENT_UD_ESTABLISHED		0x40002
+/*
+ * the peer rejected the UD connect (@private_data_len: its private data,
+ * which KDAT_IOCTL_EP_QUERY returns, the latest reject's);
+ */
+#define KDAT_EVENT_UD_REJECTED			0x40003
+/*
+ * a UD connect or accept failed otherwise (unreachable, timed out, the
+ * address handle could not be made): no AH.
+ */
+#define KDAT_EVENT_UD_ERROR			0x40004
 
 /* DTO completion status (DAT_DTO_COMPLETION_STATUS values). */
 enum kdat_dto_status {
@@ -478,6 +505,16 @@ enum kdat_dto_op {
 	KDAT_DTO_CMP_SWAP = 11,
 	/* Completions only: a receive of a message with immediate data. */
 	KDAT_DTO_RECV_MSG_IMM = 12,
+	/*
+	 * A datagram, on a UD Endpoint, to the peer of one of its address
+	 * handles (struct kdat_dto_ext.ah_handle).
+	 */
+	KDAT_DTO_SEND_UD = 13,
+	/* Completions only: a UD Endpoint's receive, without and with
+	 * immediate data.
+	 */
+	KDAT_DTO_RECV_UD = 14,
+	KDAT_DTO_RECV_UD_IMM = 15,
 };
 
 /**
@@ -505,13 +542,19 @@ enum kdat_dto_op {
  *            sender's __u32 (struct kdat_dto_ext.imm_data); 0 for every
  *            other event. Added in place of a reserved 0: its size and
  *            the layout stay.
- * @__reserved2: 0
+ * @ah_handle: KDAT_EVENT_UD_ESTABLISHED: the new address handle; else 0
+ * @remote_qpn: KDAT_EVENT_UD_ESTABLISHED: the peer's QP number; else 0
+ *              (both added in place of a reserved 0 of 8 bytes)
  *
  * DTO completions of a receive carry @operation KDAT_DTO_RECEIVE, or
  * KDAT_DTO_RECV_RDMA_IMM (an RDMA write with immediate data took it;
  * @transferred_length is the write's length) or KDAT_DTO_RECV_MSG_IMM; a
  * request's completion carries the op it was posted with. A failed
  * receive says KDAT_DTO_RECEIVE: the device does not say what took it.
+ * A UD Endpoint's receives say KDAT_DTO_RECV_UD (KDAT_DTO_RECV_UD_IMM for a
+ * datagram with immediate data), failed ones too; @transferred_length
+ * counts the 40 bytes of the Global Route Header that precede the data
+ * in the first segment (see "UD Endpoints").
  */
 struct kdat_event {
 	__u32 event_number;
@@ -525,7 +568,8 @@ struct kdat_event {
 	__aligned_u64 conn_qual;
 	__u32 post_error;
 	__u32 imm_data;
-	__aligned_u64 __reserved2;
+	__u32 ah_handle;
+	__u32 remote_qpn;
 };
 
 /**
@@ -611,13 +655,14 @@ struct kdat_ep_attr {
 
 /**
  * struct kdat_ep_create - KDAT_IOCTL_EP_CREATE: an RC Endpoint (its QP is
- *     created at once and accepts receives in every state)
+ *     created at once and accepts receives in every state), or with
+ *     KDAT_EP_CREATE_UD a UD one (see "UD Endpoints" below)
  * @size: sizeof(struct kdat_ep_create)
  * @pz_handle: in: its Protection Zone
  * @recv_evd_handle: in: DTO EVD for receive completions
  * @request_evd_handle: in: DTO EVD for send/RDMA completions
  * @connect_evd_handle: in: connection EVD
- * @flags: must be 0
+ * @flags: 0 or KDAT_EP_CREATE_UD (EOPNOTSUPP for other bits)
  * @attr: in: wanted attributes; out: what the Endpoint got
  * @out_ep_handle: out
  * @srq_handle: in: 0, or a Shared Receive Queue of the same PZ whose
@@ -638,6 +683,63 @@ struct kdat_ep_create {
 };
 
 #define KDAT_IOCTL_EP_CREATE	_IO(KDAT_TYPE, KDAT_CMD_EP_CREATE)
+
+/*
+ * UD Endpoints (DAT_IB_SERVICE_TYPE_UD of the DAT IB extensions).
+ *
+ * KDAT_IOCTL_EP_CREATE with KDAT_EP_CREATE_UD makes an Endpoint on an
+ * Unreliable Datagram QP, ready at once with the Q_Key KDAT_UD_QKEY (the
+ * RDMA CM's UD Q_Key). It has no connection: it stays UNCONNECTED, and
+ * takes datagrams and receives from its creation on. It takes no SRQ and
+ * no RDMA reads (EINVAL when max_rdma_read_in or _out is not 0, or
+ * srq_handle not 0); an RC DTO on it is refused with EBADF, and so is a
+ * datagram on an RC Endpoint.
+ *
+ * A datagram (KDAT_DTO_SEND_UD) goes to the peer of one of the Endpoint's
+ * address handles (AH: an object of the file, named in struct
+ * kdat_dto_ext.ah_handle: EBADF when it is no AH of the caller's, EINVAL
+ * when it is another Endpoint's), to the QP number and Q_Key the AH was
+ * resolved with. It carries at most the port's active MTU (EMSGSIZE
+ * beyond: the device would drop it silently). Its data arrives after a
+ * 40-byte Global Route Header at the front of the receive buffer: a
+ * receive holds 40 bytes more than the datagrams it takes, and its
+ * completion's length counts them. A datagram in flight holds its AH:
+ * destroying an AH answers EBUSY until its datagrams have completed.
+ *
+ * AHs are made by the "connections" of UD. KDAT_IOCTL_EP_CONNECT on a UD
+ * Endpoint resolves the peer's address and route and sends a service ID
+ * resolution request (SIDR) through the RDMA CM, in its UDP port space,
+ * to the qualifier's port; an Endpoint may have several under way. A PSP
+ * listens on the qualifier's port in both port spaces (TCP for RC, UDP for
+ * UD); a UD request arrives as KDAT_EVENT_UD_CONNECTION_REQUEST.
+ * KDAT_IOCTL_CR_ACCEPT answers one with a UD Endpoint (EINVAL with an RC
+ * one; an RC request with a UD one likewise), giving the requester the
+ * Endpoint's QP number and Q_Key, then makes an AH back to the requester
+ * (resolving its address and route). An Endpoint may accept any number of
+ * requests, and the CR is gone after the call as for RC. Each AH made is
+ * reported with KDAT_EVENT_UD_ESTABLISHED on the Endpoint's connection EVD
+ * (the active side's with the accepter's private data, the passive side's
+ * with the requester's); a connect or accept that makes none, with
+ * KDAT_EVENT_UD_REJECTED or KDAT_EVENT_UD_ERROR. An AH belongs to its
+ * Endpoint, which cannot be destroyed while it has AHs (EBUSY);
+ * KDAT_IOCTL_DESTROY destroys an AH, KDAT_IOCTL_AH_QUERY describes one.
+ * Destroying the Endpoint (or closing the file) gives up the connects and
+ * accepts still under way.
+ *
+ * On the wire, every SIDR message kdat sends (request, reply, reject)
+ * carries a 12-byte header at the start of its private data (in a request,
+ * after the RDMA CM's own), then the consumer's data:
+ *   bytes 0, 1   DAT version: 2, 0
+ *   bytes 2, 3   the consumer's data length, big endian
+ *   bytes 4-7    the sender's QP number, big endian (a reject: 0)
+ *   bytes 8-11   the sender's Q_Key, big endian (a reject: 0)
+ * A request without it is rejected (its sender's QP number is needed for
+ * the AH back); a reply without it brings no private data. OFA DAPL's cma
+ * provider has no UD Endpoints (its UD providers, ucm and scm, use CMs of
+ * their own), so there is no other format to match.
+ */
+#define KDAT_EP_CREATE_UD	(1U << 0)
+#define KDAT_UD_QKEY		0x01234567
 
 /* An IPv4 or IPv6 address and port, in network byte order. */
 struct kdat_sockaddr {
@@ -703,7 +805,8 @@ struct kdat_ep_query {
  * @flags: must be 0
  *
  * Returns at once; the outcome arrives as a connection event on the
- * Endpoint's connect EVD.
+ * Endpoint's connect EVD. On a UD Endpoint, in any state, it asks the
+ * peer for an address handle (see "UD Endpoints").
  */
 struct kdat_ep_connect {
 	__u32 size;
@@ -749,14 +852,16 @@ struct kdat_ep_handle_cmd {
  * @ia_handle: in
  * @evd_handle: in: a CR EVD for the connection requests
  * @flags: must be 0
- * @conn_qual: in: its RDMA CM port as for KDAT_IOCTL_EP_CONNECT (EADDRINUSE
- *             when taken); events and queries report the qualifier
+ * @conn_qual: in: its RDMA CM port as for KDAT_IOCTL_EP_CONNECT, in both the
+ *             TCP and the UDP port spaces (an RSP: TCP only; EADDRINUSE
+ *             when either is taken); events and queries report the
+ *             qualifier
  * @out_psp_handle: out
  * @rsp_ep_handle: in: 0 for a PSP; for a Reserved Service Point, the
  *                 UNCONNECTED Endpoint it reserves (it becomes RESERVED).
  *                 An RSP takes one connection request, for that Endpoint
  *                 (CR accept with any other fails with EINVAL), and
- *                 refuses the others.
+ *                 refuses the others. A UD Endpoint is refused (EINVAL).
  */
 struct kdat_psp_create {
 	__u32 size;
@@ -801,7 +906,9 @@ struct kdat_cr_query {
  * @private_data_len: in: <= KDAT_MAX_PRIVATE_DATA. A reject sends the
  *                    version word 02 00 02 00 before it, as OFA DAPL
  *                    does; an accept's RDMA read depths are the smaller
- *                    of the Endpoint's and the request's.
+ *                    of the Endpoint's and the request's. A UD request's
+ *                    reply and reject carry the UD header instead (see
+ *                    "UD Endpoints").
  * @private_data: in: user pointer
  */
 struct kdat_cr_reply {
@@ -814,6 +921,38 @@ struct kdat_cr_reply {
 
 #define KDAT_IOCTL_CR_ACCEPT	_IO(KDAT_TYPE, KDAT_CMD_CR_ACCEPT)
 #define KDAT_IOCTL_CR_REJECT	_IO(KDAT_TYPE, KDAT_CMD_CR_REJECT)
+
+/**
+ * struct kdat_ah_query - KDAT_IOCTL_AH_QUERY: a UD address handle
+ * @size: sizeof(struct kdat_ah_query)
+ * @ah_handle: in
+ * @ep_handle: out: the Endpoint it belongs to
+ * @flags: out: KDAT_AH_PASSIVE when an accept made it, 0 when a connect
+ * @remote_qpn: out: the peer's QP number, where datagrams go
+ * @remote_qkey: out: the peer's Q_Key
+ * @private_data_len: out: the peer's private data that came with it (a
+ *                    connect's: the accepter's; an accept's: the
+ *                    requester's)
+ * @__reserved: 0
+ * @remote: out: the peer's address
+ * @private_data: out
+ */
+struct kdat_ah_query {
+	__u32 size;
+	__u32 ah_handle;
+	__u32 ep_handle;
+	__u32 flags;
+	__u32 remote_qpn;
+	__u32 remote_qkey;
+	__u32 private_data_len;
+	__u32 __reserved;
+	struct kdat_sockaddr remote;
+	__u8 private_data[KDAT_PRIVATE_DATA_BUF];
+};
+
+#define KDAT_AH_PASSIVE		(1U << 0)
+
+#define KDAT_IOCTL_AH_QUERY	_IO(KDAT_TYPE, KDAT_CMD_AH_QUERY)
 
 /* One IOV segment (DAT_LMR_TRIPLET): a range of a registered region. */
 struct kdat_lmr_triplet {
@@ -841,7 +980,8 @@ struct kdat_rmr_triplet {
  *            bytes of this __u32 in memory order (as OFA's provider sends
  *            its DAT_UINT32: a peer of the same byte order reads the same
  *            value); else 0
- * @__reserved: 0
+ * @ah_handle: KDAT_DTO_SEND_UD: the address handle of the datagram's peer
+ *             (see "UD Endpoints"); else 0 (in place of a reserved 0)
  *
  * An atomic reads and writes the 8 bytes at the remote buffer's
  * target_address, which must be 8-byte aligned (EINVAL; its
@@ -856,7 +996,7 @@ struct kdat_dto_ext {
 	__aligned_u64 compare_add;
 	__aligned_u64 swap;
 	__u32 imm_data;
-	__u32 __reserved;
+	__u32 ah_handle;
 };
 
 /**
@@ -873,7 +1013,8 @@ struct kdat_dto_ext {
  * @__reserved: 0
  * @iov: in: user pointer to @num_segments struct kdat_lmr_triplet
  * @cookie: in: returned unchanged in the completion event
- * @remote: in: RDMA read/write and the extensions' DTOs: the remote buffer
+ * @remote: in: RDMA read/write and the extensions' RDMA and atomic DTOs:
+ *          the remote buffer
  * @ext: in: the extensions' arguments; every field an op does not use
  *       must be 0 (EINVAL)
  *
@@ -883,7 +1024,8 @@ struct kdat_dto_ext {
  * IOV is shorter than the remote buffer EMSGSIZE; a full queue ENOMEM;
  * send/RDMA on an Endpoint neither CONNECTED nor DISCONNECTED EBUSY. On a
  * DISCONNECTED Endpoint the DTO is accepted and completes at once with
- * KDAT_DTO_ERR_FLUSHED.
+ * KDAT_DTO_ERR_FLUSHED. A UD Endpoint takes datagrams and receives in
+ * every state (see "UD Endpoints").
  */
 struct kdat_post {
 	__u32 size;
