@@ -62,7 +62,8 @@ static DAT_RETURN kd_ring_flags_ok(const struct kd_ep *ep, uint32_t op,
 		allowed = DAT_COMPLETION_SUPPRESS_FLAG |
 			  DAT_COMPLETION_UNSIGNALLED_FLAG |
 			  DAT_COMPLETION_BARRIER_FENCE_FLAG;
-		if (op == KDAT_DTO_SEND || op == KDAT_DTO_RDMA_WRITE_IMM)
+		if (op == KDAT_DTO_SEND || op == KDAT_DTO_RDMA_WRITE_IMM ||
+		    op == KDAT_DTO_SEND_UD)
 			allowed |= DAT_COMPLETION_SOLICITED_WAIT_FLAG;
 		ep_flags = ep->attr.request_completion_flags;
 	}
@@ -133,11 +134,15 @@ static DAT_RETURN kd_ring_post_check(struct kd_ring *r, struct kd_pz *pz,
 		return ret;
 	if (op == KDAT_DTO_RDMA_READ && total < remote->segment_length)
 		return DAT_LENGTH_ERROR;
+	/* A datagram is one packet (the kernel's EMSGSIZE). */
+	if (op == KDAT_DTO_SEND_UD && total > ep->ud_mtu)
+		return DAT_LENGTH_ERROR;
 	/* The device is gone: as the ioctl's ENODEV. */
 	if (kd_ring_flags(r) & KDAT_RING_F_DEAD)
 		return DAT_INVALID_STATE;
 	*state = kd_sq_ep_state(r);
-	if (ep && op != KDAT_DTO_RECEIVE &&
+	/* A UD EP has no connection: it takes DTOs in every state. */
+	if (ep && !ep->ud && op != KDAT_DTO_RECEIVE &&
 	    *state != KDAT_EP_STATE_CONNECTED &&
 	    *state != KDAT_EP_STATE_DISCONNECTED)
 		return DAT_INVALID_STATE;
@@ -206,6 +211,13 @@ static DAT_RETURN kd_post_one(DAT_EP_HANDLE ep_handle, uint32_t op,
 	if (!kd_check(ep, op == KDAT_POST_SRQ_RECV ? DAT_HANDLE_TYPE_SRQ :
 						    DAT_HANDLE_TYPE_EP))
 		return DAT_INVALID_HANDLE;
+	/*
+	 * A UD EP takes datagrams and receives, an RC one no datagram: the
+	 * kernel's EBADF, with the subtype OFA's provider gives.
+	 */
+	if (op != KDAT_POST_SRQ_RECV && op != KDAT_DTO_RECEIVE &&
+	    ((struct kd_ep *)ep)->ud != (op == KDAT_DTO_SEND_UD))
+		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EP;
 	if (num < 0 || (num && !iov))
 		return DAT_INVALID_PARAMETER;
 	/* Over the EP's limit: the kernel refuses; so do we, cheaper. */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * libdat Endpoints: create (with its own receive queue or on an SRQ),
- * query, modify, connect, disconnect, reset, free. Their posts are
- * dat_dto.c's.
+ * libdat Endpoints: create (with its own receive queue or on an SRQ; RC,
+ * or UD of the DAT IB extensions), query, modify, connect, disconnect,
+ * reset, free. Their posts are dat_dto.c's; UD's datagrams, AHs and
+ * events dat_ud.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -61,9 +62,11 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 			      DAT_EP_HANDLE *ep_handle)
 {
 	struct kdat_ep_create c = { .size = sizeof(c) };
+	struct kdat_ia_query q = { .size = sizeof(q) };
 	struct kd_ia *ia = ia_handle;
 	struct kd_ep *ep;
 	DAT_RETURN ret;
+	bool ud;
 
 	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
 		return DAT_INVALID_HANDLE;
@@ -80,8 +83,23 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 	c.request_evd_handle = ((struct kd_obj *)request_evd)->kh;
 	c.connect_evd_handle = ((struct kd_obj *)connect_evd)->kh;
 	c.srq_handle = srq ? srq->obj.kh : 0;
+	ud = attr && attr->service_type ==
+		     (DAT_SERVICE_TYPE)DAT_IB_SERVICE_TYPE_UD;
+	if (ud) {
+		/*
+		 * A UD QP: no SRQ (kdat gives it none), no RDMA; datagrams
+		 * of at most the port's MTU.
+		 */
+		if (srq)
+			return DAT_MODEL_NOT_SUPPORTED;
+		c.flags = KDAT_EP_CREATE_UD;
+		q.ia_handle = ia->obj.kh;
+		ret = kd_ioctl(ia, KDAT_IOCTL_IA_QUERY, &q);
+		if (ret)
+			return ret;
+	}
 	if (attr) {
-		if (attr->service_type != DAT_SERVICE_TYPE_RC)
+		if (attr->service_type != DAT_SERVICE_TYPE_RC && !ud)
 			return DAT_MODEL_NOT_SUPPORTED;
 		c.attr.max_recv_dtos = attr->max_recv_dtos;
 		c.attr.max_request_dtos = attr->max_request_dtos;
@@ -96,8 +114,8 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 			c.attr.max_request_iov = attr->max_rdma_read_iov;
 		if (attr->max_rdma_write_iov > (DAT_COUNT)c.attr.max_request_iov)
 			c.attr.max_request_iov = attr->max_rdma_write_iov;
-		c.attr.max_rdma_read_in = attr->max_rdma_read_in;
-		c.attr.max_rdma_read_out = attr->max_rdma_read_out;
+		c.attr.max_rdma_read_in = ud ? 0 : attr->max_rdma_read_in;
+		c.attr.max_rdma_read_out = ud ? 0 : attr->max_rdma_read_out;
 		c.attr.recv_completion_flags = attr->recv_completion_flags;
 		c.attr.request_completion_flags =
 			attr->request_completion_flags;
@@ -133,6 +151,16 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 	ep->attr.max_rdma_write_iov = c.attr.max_request_iov;
 	ep->attr.recv_completion_flags = c.attr.recv_completion_flags;
 	ep->attr.request_completion_flags = c.attr.request_completion_flags;
+	if (ud) {
+		ep->ud = true;
+		ep->ud_mtu = q.active_mtu;
+		ep->attr.service_type =
+			(DAT_SERVICE_TYPE)DAT_IB_SERVICE_TYPE_UD;
+		ep->attr.max_message_size = q.active_mtu;
+		ep->attr.max_rdma_size = 0;
+		ep->attr.max_rdma_read_iov = 0;
+		ep->attr.max_rdma_write_iov = 0;
+	}
 	kd_obj_init(&ep->obj, ia, DAT_HANDLE_TYPE_EP, c.out_ep_handle);
 	if (kd_rings_wanted()) {
 		ep->sq = kd_ring_map(ia, ep->obj.kh, KDAT_RING_SEND);

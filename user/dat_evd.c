@@ -215,7 +215,8 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 				k->post_error);
 		break;
 	}
-	case KDAT_EVENT_CONNECTION_REQUEST: {
+	case KDAT_EVENT_CONNECTION_REQUEST:
+	case KDAT_EVENT_UD_CONNECTION_REQUEST: {
 		DAT_CR_ARRIVAL_EVENT_DATA *d =
 			&ev->event_data.cr_arrival_event_data;
 		struct kdat_cr_query q = { .size = sizeof(q),
@@ -245,8 +246,14 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 		d->local_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ia->addr;
 		d->conn_qual = cr->conn_qual;
 		d->cr_handle = cr;
+		if (k->event_number == KDAT_EVENT_UD_CONNECTION_REQUEST)
+			return kd_ud_event(ia, k, ev);
 		break;
 	}
+	case KDAT_EVENT_UD_ESTABLISHED:
+	case KDAT_EVENT_UD_REJECTED:
+	case KDAT_EVENT_UD_ERROR:
+		return kd_ud_event(ia, k, ev);
 	case KDAT_EVENT_RMR_BIND_COMPLETION: {
 		DAT_RMR_BIND_COMPLETION_EVENT_DATA *d =
 			&ev->event_data.rmr_completion_event_data;

@@ -14,8 +14,9 @@
  *   - the counters of IAs, EPs and EVDs libdat keeps: query, print
  *   - open/close query (dtestx -q): an IA opened for its attributes
  *   - the attributes that announce them (kd_ext_attrs())
- * Not implemented (DAT_NOT_IMPLEMENTED): UD, collectives, the sampling
- * of link and diagnostic counters.
+ *   - UD Endpoints: datagrams, freeing AHs and CMs (dat_ud.c)
+ * Not implemented (DAT_NOT_IMPLEMENTED): collectives, the sampling of
+ * link and diagnostic counters.
  *
  * Counters (DAT_IB_QUERY_COUNTERS_OP, _PRINT_): what libdat sees, counted
  * once each, with no system call:
@@ -25,11 +26,12 @@
  *   EP   connects and disconnects asked; every DTO posted, by kind, with
  *        its bytes (the local IOV's length; atomics: count only);
  *        receives completed with success, by kind, with their bytes, as
- *        the consumer reaps them
+ *        the consumer reaps them (a UD EP's: DCNT_EP_RECV_UD, with the
+ *        40 bytes of their Global Route Header)
  *   EVD  waits, dequeues, and dequeues that found an event or none
  * The others (the CM's wire counters, link and diagnostic counters,
- * blocked waits, callbacks, UD) stay 0: kdat's CM and completions run in
- * the kernel. As OFA's provider does, a query of one counter writes
+ * blocked waits, callbacks) stay 0: kdat's CM and completions run in the
+ * kernel. As OFA's provider does, a query of one counter writes
  * out[counter]; of the _ALL_COUNTERS value, every one.
  */
 #include <stdio.h>
@@ -139,7 +141,10 @@ void kd_ext_dto_event(const struct kdat_event *k, DAT_EVENT *ev)
 			k->operation == KDAT_DTO_RECV_MSG_IMM ?
 			DCNT_EP_RECV_IMM :
 			k->operation == KDAT_DTO_RECV_RDMA_IMM ?
-			DCNT_EP_RECV_RDMA_IMM : -1;
+			DCNT_EP_RECV_RDMA_IMM :
+			k->operation == KDAT_DTO_RECV_UD ||
+			k->operation == KDAT_DTO_RECV_UD_IMM ?
+			DCNT_EP_RECV_UD : -1;
 
 		if (n >= 0) {
 			/* Each count is followed by its _DATA. */
@@ -165,6 +170,14 @@ void kd_ext_dto_event(const struct kdat_event *k, DAT_EVENT *ev)
 	case KDAT_DTO_CMP_SWAP:
 		x->type = DAT_IB_CMP_AND_SWAP;
 		break;
+	case KDAT_DTO_SEND_UD:
+		x->type = DAT_IB_UD_SEND;
+		break;
+	case KDAT_DTO_RECV_UD:
+	case KDAT_DTO_RECV_UD_IMM:
+		x->type = DAT_IB_UD_RECV;
+		x->val.immed.data = k->imm_data;	/* 0 without */
+		break;
 	default:
 		return;		/* a plain DTO */
 	}
@@ -188,6 +201,7 @@ int kd_ext_attrs(struct kd_ia *ia, DAT_NAMED_ATTR *attrs, int max)
 		{ DAT_IB_ATTR_FETCH_AND_ADD, atomics },
 		{ DAT_IB_ATTR_CMP_AND_SWAP, atomics },
 		{ DAT_IB_ATTR_IMMED_DATA, "TRUE" },
+		{ DAT_IB_ATTR_UD, "TRUE" },
 		{ DAT_IB_ATTR_COUNTERS, "TRUE" },
 	};
 	int i, n = sizeof(ext) / sizeof(ext[0]);
@@ -251,6 +265,9 @@ void kd_count_post(struct kd_ep *ep, uint32_t op, DAT_COUNT num,
 		break;
 	case KDAT_DTO_RDMA_READ:
 		n = DCNT_EP_POST_READ;
+		break;
+	case KDAT_DTO_SEND_UD:
+		n = DCNT_EP_POST_SEND_UD;
 		break;
 	case KDAT_DTO_CMP_SWAP:
 		kd_count(&ep->cntrs[DCNT_EP_POST_CMP_SWAP], 1);
@@ -448,6 +465,12 @@ DAT_RETURN kd_extension_op(DAT_HANDLE handle, DAT_EXTENDED_OP op,
 		return kd_atomic(handle, KDAT_DTO_CMP_SWAP, args);
 	case DAT_IB_FETCH_AND_ADD_OP:
 		return kd_atomic(handle, KDAT_DTO_FETCH_ADD, args);
+	case DAT_IB_UD_SEND_OP:
+		return kd_ud_send(handle, args);
+	case DAT_IB_UD_CM_FREE_OP:
+		return kd_ud_cm_free(handle, args);
+	case DAT_IB_UD_AH_FREE_OP:
+		return kd_ud_ah_free(handle, args);
 	case DAT_IB_QUERY_COUNTERS_OP:
 		return kd_query_counters(handle, args);
 	case DAT_IB_PRINT_COUNTERS_OP:

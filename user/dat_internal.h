@@ -30,6 +30,8 @@
  *   dat_ext.c       the DAT IB extensions (dat_ib_extensions.h): their
  *                   operations (kd_extension_op()), events, attributes
  *                   and counters
+ *   dat_ud.c        their UD Endpoints: datagrams, address handles, the
+ *                   UD events
  *   dat_provider.c  kdat's DAT_PROVIDER tables (what a registry that loads
  *                   libdat from dat.conf calls), the IA names kdat
  *                   offers, what kdat does not implement
@@ -158,6 +160,24 @@ struct kd_ep {
 	unsigned char pdata[KDAT_PRIVATE_DATA_BUF];
 	struct sockaddr_storage remote, local;
 	uint64_t cntrs[DCNT_EP_ALL_COUNTERS];	/* dat_ext.c */
+	/* A UD EP (dat_ud.c): datagrams of at most @ud_mtu bytes. */
+	bool ud;
+	uint32_t ud_mtu;
+};
+
+/*
+ * A UD address handle (dat_ud.c): what DAT_IB_ADDR_HANDLE.ah points at,
+ * for datagrams of @ep to QP @qpn; it keeps the private data of the event
+ * that brought it. Not a DAT handle: its type is libdat's own.
+ */
+#define KD_HANDLE_TYPE_AH ((DAT_HANDLE_TYPE)(DAT_IB_HANDLE_TYPE_EXT + 0x100))
+
+struct kd_ah {
+	struct kd_obj obj;
+	struct kd_ep *ep;
+	uint32_t qpn;
+	struct sockaddr_storage remote;
+	unsigned char pdata[KDAT_PRIVATE_DATA_BUF];
 };
 
 struct kd_srq {
@@ -337,6 +357,13 @@ int kd_ext_attrs(struct kd_ia *ia, DAT_NAMED_ATTR *attrs, int max);
 void kd_count_post(struct kd_ep *ep, uint32_t op, DAT_COUNT num,
 		   const DAT_LMR_TRIPLET *iov);
 void kd_count_obj(struct kd_obj *o, bool created);
+
+/* dat_ud.c */
+DAT_RETURN kd_ud_send(DAT_HANDLE ep, va_list args);
+DAT_RETURN kd_ud_cm_free(DAT_HANDLE ep, va_list args);
+DAT_RETURN kd_ud_ah_free(DAT_HANDLE ep, va_list args);
+DAT_RETURN kd_ud_event(struct kd_ia *ia, const struct kdat_event *k,
+		       DAT_EVENT *ev);
 
 /* dat_provider.c */
 DAT_RETURN kd_provider_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,

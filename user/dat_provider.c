@@ -63,7 +63,7 @@ DAT_COUNT kd_own_ias(DAT_PROVIDER_INFO **infos)
  * DAT allows for optional features): CR handoff (the IB CM cannot pass a
  * request to another qualifier), CSPs, MW-type-2 RMRs and invalidation
  * (no kernel memory windows), RDMA read to an RMR (iWARP), common
- * connect, fd CNOs and CNO triggers, HA; of the IB extensions, UD and
+ * connect, fd CNOs and CNO triggers, HA; of the IB extensions,
  * collectives (dat_ext.c).
  */
 #define KD_NOT_IMPLEMENTED(name, ...)					\
