@@ -180,7 +180,7 @@ enum op_kind {
 	X(RING_MUNMAP, 12, 0) X(BUF_REMAP, 8, 0)			\
 	X(BAD_IOCTL, 10, 0) X(FOREIGN_FILE, 15, 0)		\
 	X(CONNECT_PAIR, 12, 0) X(FORK_CHILD, 4, 1)		\
-	X(REOPEN, 2, 1)
+	X(REOPEN, 2, 1) X(AH_QUERY, 15, 0)
 	OPLIST
 #undef X
 	NOPS
@@ -272,12 +272,13 @@ static bool pc_insert(uint64_t pc)
 
 enum htype {
 	H_NONE, H_IA, H_PZ, H_LMR, H_RMR, H_EVD, H_CNO, H_EP, H_PSP, H_CR,
-	H_SRQ, H_NT
+	H_SRQ, H_AH, H_NT
 };
 
 /*
  * One handle seen. @ia: the IA it hangs off; @aux: PZ for LMR/RMR/EP/SRQ,
- * EVD flags for an EVD, the connection qualifier for a PSP; @ctx/@rctx:
+ * EVD flags for an EVD, the connection qualifier for a PSP, the EP for a
+ * UD AH; @ctx/@rctx:
  * an LMR's contexts (an RMR's bound rmr_context in @rctx); @file: 1 or 2,
  * which of the process's two open files it belongs to.
  */
@@ -291,6 +292,7 @@ struct hent {
 static const unsigned int h_cap[H_NT] = {
 	[H_IA] = 6, [H_PZ] = 12, [H_LMR] = 32, [H_RMR] = 12, [H_EVD] = 40,
 	[H_CNO] = 10, [H_EP] = 32, [H_PSP] = 12, [H_CR] = 1000, [H_SRQ] = 8,
+	[H_AH] = 64,
 };
 
 static pthread_mutex_t h_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -766,7 +768,7 @@ static bool may_wait(unsigned long cmd)
 {
 	return cmd == KDAT_IOCTL_EVD_WAIT || cmd == KDAT_IOCTL_CNO_WAIT ||
 	       _IOC_TYPE(cmd) != KDAT_TYPE || _IOC_NR(cmd) < KDAT_CMD_BASE ||
-	       _IOC_NR(cmd) > KDAT_CMD_POLLER_SET || _IOC_DIR(cmd);
+	       _IOC_NR(cmd) > KDAT_CMD_AH_QUERY || _IOC_DIR(cmd);
 }
 
 static void thread_timer(struct thr *t)
@@ -812,11 +814,18 @@ static void harvest(const struct kdat_event *ev, uint32_t n, uint32_t ia)
 {
 	uint32_t i;
 
-	for (i = 0; i < n; i++)
-		if (ev[i].event_number == KDAT_EVENT_CONNECTION_REQUEST &&
+	for (i = 0; i < n; i++) {
+		if ((ev[i].event_number == KDAT_EVENT_CONNECTION_REQUEST ||
+		     ev[i].event_number == KDAT_EVENT_UD_CONNECTION_REQUEST) &&
 		    ev[i].cr_handle)
 			h_add(H_CR, ev[i].cr_handle, ia, ev[i].handle, 0, 0, 0,
 			      0);
+		/* A UD EP's new address handle. */
+		if (ev[i].event_number == KDAT_EVENT_UD_ESTABLISHED &&
+		    ev[i].ah_handle)
+			h_add(H_AH, ev[i].ah_handle, ia, ev[i].handle, 0, 0, 0,
+			      0);
+	}
 }
 
 /* ---- the operations ------------------------------------------------- */
@@ -1245,8 +1254,11 @@ static void op_ep_create(void)
 	c.request_evd_handle = pct(r, 50) ? c.recv_evd_handle :
 		phx(H_EVD, pz.ia, 0, KDAT_EVD_DTO, NULL);
 	c.connect_evd_handle = phx(H_EVD, pz.ia, 0, KDAT_EVD_CONNECTION, NULL);
-	c.flags = M32(0);
+	c.flags = M32(pct(r, 25) ? KDAT_EP_CREATE_UD : 0);
 	rand_attr(&c.attr);
+	/* A UD EP takes no RDMA reads: mostly none asked. */
+	if (c.flags == KDAT_EP_CREATE_UD && pct(r, 80))
+		c.attr.max_rdma_read_in = c.attr.max_rdma_read_out = 0;
 	if (pct(r, 25))
 		c.srq_handle = phx(H_SRQ, pz.ia, c.pz_handle, 0, NULL);
 	if (!KIO(KDAT_IOCTL_EP_CREATE, c, srq_handle))
@@ -1460,19 +1472,20 @@ static uint32_t send_op(void)
 		KDAT_DTO_SEND, KDAT_DTO_SEND, KDAT_DTO_RDMA_WRITE,
 		KDAT_DTO_RDMA_READ, KDAT_DTO_SEND, KDAT_DTO_RDMA_WRITE,
 		KDAT_DTO_RDMA_WRITE_IMM, KDAT_DTO_FETCH_ADD,
-		KDAT_DTO_CMP_SWAP,
+		KDAT_DTO_CMP_SWAP, KDAT_DTO_SEND_UD, KDAT_DTO_SEND_UD,
 	};
 
 	if (pct(T->r, 2))
 		return pct(T->r, 50) ? KDAT_DTO_RECV_RDMA_IMM :
-				       KDAT_DTO_RECV_MSG_IMM;
+		       pct(T->r, 50) ? KDAT_DTO_RECV_MSG_IMM :
+				       KDAT_DTO_RECV_UD;
 	return ops[rn(T->r, ARRAY_SIZE(ops))];
 }
 
 static bool ext_op(uint32_t op)
 {
 	return op == KDAT_DTO_RDMA_WRITE_IMM || op == KDAT_DTO_FETCH_ADD ||
-	       op == KDAT_DTO_CMP_SWAP;
+	       op == KDAT_DTO_CMP_SWAP || op == KDAT_DTO_SEND_UD;
 }
 
 /*
@@ -1496,7 +1509,8 @@ static void fill_ext(struct kdat_dto_ext *x, uint32_t op,
 	x->compare_add = M64(x->compare_add);
 	x->swap = M64(x->swap);
 	x->imm_data = M32(x->imm_data);
-	x->ah_handle = M32(0);
+	/* A datagram's AH: mostly one seen, of any EP (the kernel checks). */
+	x->ah_handle = op == KDAT_DTO_SEND_UD ? ph(H_AH, 0, NULL) : M32(0);
 	if (op != KDAT_DTO_FETCH_ADD && op != KDAT_DTO_CMP_SWAP)
 		return;
 	if (pct(r, 85)) {
@@ -1553,6 +1567,14 @@ static void op_post(void)
 		    END(struct kdat_post, remote));
 	else
 		KIO(KDAT_IOCTL_POST, c, remote);
+}
+
+static void op_ah_query(void)
+{
+	struct kdat_ah_query c = { .ah_handle = ph(H_AH, 0, NULL) };
+
+	c.__reserved = M32(0);
+	KIO(KDAT_IOCTL_AH_QUERY, c, private_data);
 }
 
 static void op_srq_create(void)
@@ -2087,6 +2109,20 @@ static uint32_t mk_ep(uint32_t ia, uint32_t pz, uint32_t dto, uint32_t conn)
 	return h;
 }
 
+static uint32_t mk_ud_ep(uint32_t ia, uint32_t pz, uint32_t dto,
+			 uint32_t conn)
+{
+	struct kdat_ep_create c = {
+		.pz_handle = pz, .recv_evd_handle = dto,
+		.request_evd_handle = dto, .connect_evd_handle = conn,
+		.flags = KDAT_EP_CREATE_UD, .attr = { 8, 8, 2, 2, 0, 0, 0, 0 },
+	};
+	uint32_t h = mk(KDAT_IOCTL_EP_CREATE, &c, sizeof(c), &c.out_ep_handle);
+
+	h_add(H_EP, h, ia, pz, 0, 0, 0, 0);
+	return h;
+}
+
 static int wait1(uint32_t evd, struct kdat_event *ev, uint64_t us)
 {
 	struct kdat_evd_wait c = { .evd_handle = evd, .threshold = 1,
@@ -2128,6 +2164,8 @@ static void op_connect_pair(void)
 	struct kdat_cr_reply ca = { 0 };
 	struct kdat_event ev;
 	uint32_t ia, pz, dto, conn, cr, ep1, ep2, psp = 0, lctx, i, slot;
+	uint32_t ah = 0;
+	bool ud = pct(r, 35);	/* UD EPs, their AHs and datagrams */
 	uint8_t *buf;
 
 	if (!g_have_port)
@@ -2146,8 +2184,8 @@ static void op_connect_pair(void)
 	dto = mk_evd(ia, KDAT_EVD_DTO, 64);
 	conn = mk_evd(ia, KDAT_EVD_CONNECTION, 16);
 	cr = mk_evd(ia, KDAT_EVD_CR, 16);
-	ep1 = mk_ep(ia, pz, dto, conn);
-	ep2 = mk_ep(ia, pz, dto, conn);
+	ep1 = ud ? mk_ud_ep(ia, pz, dto, conn) : mk_ep(ia, pz, dto, conn);
+	ep2 = ud ? mk_ud_ep(ia, pz, dto, conn) : mk_ep(ia, pz, dto, conn);
 	if (!pz || !dto || !conn || !cr || !ep1 || !ep2)
 		goto out;
 	slot = rn(r, NBUF);
@@ -2183,20 +2221,40 @@ static void op_connect_pair(void)
 	if (kio(KDAT_IOCTL_EP_CONNECT, &cc, sizeof(cc), sizeof(cc)))
 		goto out;
 	if (wait1(cr, &ev, 3000000) ||
-	    ev.event_number != KDAT_EVENT_CONNECTION_REQUEST)
+	    ev.event_number != (ud ? KDAT_EVENT_UD_CONNECTION_REQUEST :
+				     KDAT_EVENT_CONNECTION_REQUEST))
 		goto out;
 	ca.cr_handle = ev.cr_handle;
 	ca.ep_handle = ep2;
 	if (kio(KDAT_IOCTL_CR_ACCEPT, &ca, sizeof(ca), sizeof(ca)))
 		goto out;
 	/* Both sides' ESTABLISHED (or whatever came instead). */
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
 		if (wait1(conn, &ev, 3000000))
 			break;
-	if (lctx)
+		harvest(&ev, 1, ia);
+		if (ev.event_number == KDAT_EVENT_UD_ESTABLISHED &&
+		    ev.handle == ep1)
+			ah = ev.ah_handle;
+	}
+	if (lctx && !ud)
 		for (i = 0; i < 3; i++)
 			post1(ep1, KDAT_DTO_SEND, lctx,
 			      buf + BUFSZ / 2 + i * 64, 64);
+	for (i = 0; lctx && ah && i < 3; i++) {
+		struct kdat_lmr_triplet t = {
+			.lmr_context = lctx,
+			.virtual_address = (uintptr_t)buf + BUFSZ / 2 + i * 64,
+			.segment_length = 64,
+		};
+		struct kdat_post c = {
+			.ep_handle = ep1, .op = KDAT_DTO_SEND_UD,
+			.num_segments = 1, .iov = (uintptr_t)&t, .cookie = 43,
+			.ext = { .ah_handle = ah },
+		};
+
+		kio(KDAT_IOCTL_POST, &c, sizeof(c), sizeof(c));
+	}
 	if (pct(r, 50))
 		destroy_h(psp, 0);
 out:
@@ -2355,6 +2413,7 @@ static const struct opdef ops[NOPS] = {
 	[OP_CONNECT_PAIR] = { "CONNECT_PAIR", op_connect_pair, 0 },
 	[OP_FORK_CHILD] = { "FORK_CHILD", op_fork_child, 1 },
 	[OP_REOPEN] = { "REOPEN", op_reopen, 1 },
+	[OP_AH_QUERY] = { "AH_QUERY", op_ah_query, 0 },
 };
 
 static unsigned int op_weight[NOPS] = {

@@ -495,7 +495,16 @@ static const struct post_ext_case post_ext_cases[] = {
 	  false, EINVAL },
 	{ "op 5", 5, 1, 64, 0, {}, false, EINVAL },
 	{ "op 7", 7, 1, 64, 0, {}, false, EINVAL },
-	{ "op 13", 13, 1, 64, 0, {}, false, EINVAL },
+	/* A datagram on this RC EP: a handle of the wrong type. */
+	{ "datagram on an RC EP", KDAT_DTO_SEND_UD, 1, 64, 0,
+	  { .ah_handle = 1 }, false, EBADF },
+	{ "datagram on an RC EP, no AH", KDAT_DTO_SEND_UD, 1, 64, 0, {}, false,
+	  EBADF },
+	{ "completion-only op 14", KDAT_DTO_RECV_UD, 1, 64, 0, {}, false,
+	  EINVAL },
+	{ "completion-only op 15", KDAT_DTO_RECV_UD_IMM, 1, 64, 0, {}, false,
+	  EINVAL },
+	{ "op 16", 16, 1, 64, 0, {}, false, EINVAL },
 	{ "op 255", 255, 1, 64, 0, {}, false, EINVAL },
 };
 
@@ -843,6 +852,13 @@ static int fill_ring_wake(int fd, void *buf)
 	return 0;
 }
 
+static int fill_ah_query(int fd, void *buf)
+{
+	/* An EP is no AH: refused as such, past the size checks. */
+	((struct kdat_ah_query *)buf)->ah_handle = mk_ep(fd);
+	return EBADF;
+}
+
 #define END(s, m) (offsetof(s, m) + sizeof(((s *)0)->m))
 #define SC(n, s, last, fill)						\
 	{ #n, KDAT_IOCTL_##n, sizeof(s), END(s, last), fill }
@@ -891,6 +907,7 @@ static const struct size_case size_cases[] = {
 	SC(EP_MODIFY, struct kdat_ep_modify, attr, fill_ep_modify),
 	SC(RING_CREATE, struct kdat_ring_create, out_off, fill_ring_create),
 	SC(RING_WAKE, struct kdat_ring_wake, flags, fill_ring_wake),
+	SC(AH_QUERY, struct kdat_ah_query, private_data, fill_ah_query),
 };
 
 static void size_protocol_one(const struct size_case *sc)

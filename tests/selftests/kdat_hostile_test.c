@@ -5,7 +5,7 @@
  * once did wrong. Object lifetimes (pointers between objects of any age,
  * of other IAs, sweeps racing creates), SRQ teardown under traffic, CQ
  * room for drain markers, waits that a destroy ends, accounting and
- * limits, network namespaces, the ioctl size cap.
+ * limits, network namespaces, the ioctl size cap, UD address handles.
  *
  * What a case cannot see from user space (a freed object written to) the
  * testbed sees: KASAN on the debug kernel, slab poisoning on the stock
@@ -77,7 +77,7 @@ static void validate_slabs(void)
 }
 
 static const char *const types[] = {
-	"ia", "pz", "lmr", "evd", "ep", "psp", "cr", "srq", "cno", "rmr",
+	"ia", "pz", "lmr", "evd", "ep", "psp", "cr", "srq", "cno", "rmr", "ah",
 };
 #define NTYPES (sizeof(types) / sizeof(types[0]))
 
@@ -1624,6 +1624,340 @@ static void devices_hidden_in_exclusive_netns(void)
 			  "IA open did not fail with ENODEV");
 }
 
+/* ---- UD Endpoints: address handles (issue 15) ----------------------- */
+
+static int ud_ep_create(int fd, struct side *s, uint32_t nrecv, uint32_t nreq,
+			uint32_t *ep)
+{
+	struct kdat_ep_create c = {
+		.size = sizeof(c), .pz_handle = s->pz,
+		.recv_evd_handle = s->dto, .request_evd_handle = s->dto,
+		.connect_evd_handle = s->conn, .flags = KDAT_EP_CREATE_UD,
+		.attr = { .max_recv_dtos = nrecv, .max_request_dtos = nreq },
+	};
+	int ret = kioctl(fd, KDAT_IOCTL_EP_CREATE, &c);
+
+	*ep = c.out_ep_handle;
+	return ret;
+}
+
+/*
+ * A datagram of @len bytes of @lmr (0: none) from @ep through @ah; its
+ * completion suppressed when @cookie is 0.
+ */
+static int post_ud(int fd, uint32_t ep, uint32_t ah, uint32_t lmr,
+		   uint64_t addr, uint64_t len, uint64_t cookie)
+{
+	struct kdat_lmr_triplet seg = {
+		.lmr_context = lmr, .virtual_address = addr,
+		.segment_length = len,
+	};
+	struct kdat_post p = {
+		.size = sizeof(p), .ep_handle = ep, .op = KDAT_DTO_SEND_UD,
+		.num_segments = lmr ? 1 : 0, .iov = lmr ? (uintptr_t)&seg : 0,
+		.cookie = cookie, .ext = { .ah_handle = ah },
+		.completion_flags = cookie ? 0 : KDAT_COMPLETION_SUPPRESS,
+	};
+
+	return kioctl(fd, KDAT_IOCTL_POST, &p);
+}
+
+static int ah_query(int fd, uint32_t ah, struct kdat_ah_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->ah_handle = ah;
+	return kioctl(fd, KDAT_IOCTL_AH_QUERY, q);
+}
+
+/*
+ * A UD "connection": UD EP @a of @c asks the PSP of @s on @qual, whose
+ * request UD EP @b accepts. Both AHs made: *@ah_a (a's, to b) and *@ah_b
+ * (b's, to a), each checked against its query.
+ */
+static void ud_pair(int fd, struct side *c, uint32_t a, struct side *s,
+		    uint32_t b, uint64_t qual, uint32_t *ah_a, uint32_t *ah_b)
+{
+	struct kdat_ah_query q;
+	struct kdat_event ev;
+
+	KTAP_EXPECT_RET(ep_connect(fd, a, qual), 0);
+	expect_event(fd, s->cr, KDAT_EVENT_UD_CONNECTION_REQUEST, &ev);
+	KTAP_EXPECT(ev.conn_qual == qual);
+	KTAP_EXPECT_RET(cr_reply(fd, KDAT_IOCTL_CR_ACCEPT, ev.cr_handle, b),
+			0);
+	expect_event(fd, c->conn, KDAT_EVENT_UD_ESTABLISHED, &ev);
+	KTAP_EXPECT(ev.handle == a && ev.ah_handle);
+	*ah_a = ev.ah_handle;
+	KTAP_EXPECT_RET(ah_query(fd, *ah_a, &q), 0);
+	KTAP_EXPECT(q.ep_handle == a && !(q.flags & KDAT_AH_PASSIVE));
+	KTAP_EXPECT(q.remote_qpn == ev.remote_qpn && q.remote_qpn);
+	KTAP_EXPECT(q.remote_qkey == KDAT_UD_QKEY);
+	expect_event(fd, s->conn, KDAT_EVENT_UD_ESTABLISHED, &ev);
+	KTAP_EXPECT(ev.handle == b && ev.ah_handle);
+	*ah_b = ev.ah_handle;
+	KTAP_EXPECT_RET(ah_query(fd, *ah_b, &q), 0);
+	KTAP_EXPECT(q.ep_handle == b && (q.flags & KDAT_AH_PASSIVE));
+	KTAP_EXPECT(q.remote_qpn == ev.remote_qpn && q.remote_qpn);
+}
+
+/*
+ * The rules of UD AHs, by raw ioctls past libdat: datagrams go only
+ * through the EP's own AHs; no RC DTO on a UD EP, no datagram on an RC
+ * one; an EP stays while its AHs exist; datagrams stay within the MTU;
+ * accept and RSPs do not cross service types; a file closed with AHs and
+ * connects under way (one never answered) leaves no object behind.
+ */
+static void ud_ah_rules(void)
+{
+	static uint8_t mem[8192] __attribute__((aligned(4096)));
+	struct kdat_lmr_create l = {
+		.size = sizeof(l), .addr = (uintptr_t)mem,
+		.length = sizeof(mem), .mem_priv = KDAT_MEM_PRIV_ALL,
+	};
+	uint32_t a1, a2, b1, rc, rc2, psp, rsp, ah1, ahb, ah2, ahb2, lctx, x;
+	struct kdat_ep_create e = {
+		.size = sizeof(e), .flags = KDAT_EP_CREATE_UD,
+		.attr = { .max_recv_dtos = 4, .max_request_dtos = 4,
+			  .max_rdma_read_in = 1 },
+	};
+	struct kdat_psp_create p = { .size = sizeof(p) };
+	struct kdat_ia_query iq;
+	struct kdat_ah_query q;
+	struct kdat_event ev;
+	struct counts before;
+	struct side c, s;
+	int fd, fd2;
+
+	test_ip();
+	counts_get(&before);
+	fd = dev_open();
+	side_new(fd, &c, 64);
+	side_new(fd, &s, 64);
+	KTAP_EXPECT_RET(ia_query(fd, c.ia, &iq), 0);
+	ktap_diag("active MTU %u", iq.active_mtu);
+	l.pz_handle = c.pz;
+	lctx = mk(fd, KDAT_IOCTL_LMR_CREATE, &l, &l.out_lmr_context);
+
+	/* What a UD EP is not given: RDMA reads, an SRQ; unknown flags. */
+	e.pz_handle = c.pz;
+	e.recv_evd_handle = c.dto;
+	e.request_evd_handle = c.dto;
+	e.connect_evd_handle = c.conn;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EP_CREATE, &e), EINVAL);
+	e.attr.max_rdma_read_in = 0;
+	e.attr.max_rdma_read_out = 1;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EP_CREATE, &e), EINVAL);
+	e.attr.max_rdma_read_out = 0;
+	e.srq_handle = srq_new(fd, c.pz, 4);
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EP_CREATE, &e), EINVAL);
+	KTAP_EXPECT_RET(destroy(fd, e.srq_handle), 0);
+	e.srq_handle = 0;
+	e.flags = 2;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EP_CREATE, &e), EOPNOTSUPP);
+
+	KTAP_EXPECT_RET(ep_create(fd, c.pz, c.dto, c.dto, c.conn, 0, 4, 4,
+				  &rc), 0);
+	KTAP_EXPECT_RET(ud_ep_create(fd, &c, 8, 8, &a1), 0);
+	KTAP_EXPECT_RET(ud_ep_create(fd, &c, 8, 8, &a2), 0);
+	KTAP_EXPECT_RET(ud_ep_create(fd, &s, 8, 8, &b1), 0);
+	/* An RSP reserves an RC EP, not a UD one; it takes no UD request. */
+	p.ia_handle = s.ia;
+	p.evd_handle = s.cr;
+	p.conn_qual = QUAL_BASE + 60;
+	p.rsp_ep_handle = b1;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_PSP_CREATE, &p), EINVAL);
+	KTAP_EXPECT_RET(ep_create(fd, s.pz, s.dto, s.dto, s.conn, 0, 4, 4,
+				  &rc2), 0);
+	p.rsp_ep_handle = rc2;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_PSP_CREATE, &p), 0);
+	rsp = p.out_psp_handle;
+	KTAP_EXPECT_RET(psp_create(fd, s.ia, s.cr, QUAL_BASE + 61, &psp), 0);
+
+	/* A UD request is not for an RC EP: refused, the CR kept. */
+	KTAP_EXPECT_RET(ep_connect(fd, a1, QUAL_BASE + 61), 0);
+	expect_event(fd, s.cr, KDAT_EVENT_UD_CONNECTION_REQUEST, &ev);
+	KTAP_EXPECT_RET(cr_reply(fd, KDAT_IOCTL_CR_ACCEPT, ev.cr_handle, rsp),
+			EBADF);
+	KTAP_EXPECT_RET(cr_reply(fd, KDAT_IOCTL_CR_ACCEPT, ev.cr_handle, rc),
+			EINVAL);
+	KTAP_EXPECT_RET(cr_reply(fd, KDAT_IOCTL_CR_ACCEPT, ev.cr_handle, b1),
+			0);
+	expect_event(fd, c.conn, KDAT_EVENT_UD_ESTABLISHED, &ev);
+	KTAP_EXPECT(ev.handle == a1);
+	ah1 = ev.ah_handle;
+	expect_event(fd, s.conn, KDAT_EVENT_UD_ESTABLISHED, &ev);
+	KTAP_EXPECT(ev.handle == b1);
+	ahb = ev.ah_handle;
+	KTAP_EXPECT_RET(ah_query(fd, ah1, &q), 0);
+	KTAP_EXPECT(q.ep_handle == a1);
+	KTAP_EXPECT_RET(ep_connect(fd, a2, QUAL_BASE + 60), 0);
+	expect_event(fd, c.conn, KDAT_EVENT_UD_REJECTED, &ev);
+	KTAP_EXPECT(ev.handle == a2 && !ev.ah_handle);
+	/* The second EP's AH, and a second one of the accepter's. */
+	ud_pair(fd, &c, a2, &s, b1, QUAL_BASE + 61, &ah2, &ahb2);
+	KTAP_EXPECT(ah2 != ah1 && ahb2 != ahb);
+
+	/* Datagrams: through the EP's own AHs, nothing else. */
+	KTAP_EXPECT_RET(post_ud(fd, a1, ah1, 0, 0, 0, 1), 0);
+	KTAP_EXPECT_RET(post_ud(fd, a1, ah1, lctx, (uintptr_t)mem, 100, 2),
+			0);
+	KTAP_EXPECT_RET(post_ud(fd, a1, ah2, 0, 0, 0, 3), EINVAL);
+	KTAP_EXPECT_RET(post_ud(fd, a2, ah1, 0, 0, 0, 3), EINVAL);
+	KTAP_EXPECT_RET(post_ud(fd, a1, ahb, 0, 0, 0, 3), EINVAL);
+	KTAP_EXPECT_RET(post_ud(fd, a1, a1, 0, 0, 0, 3), EBADF);
+	KTAP_EXPECT_RET(post_ud(fd, a1, 0, 0, 0, 0, 3), EBADF);
+	KTAP_EXPECT_RET(post_ud(fd, a1, 0xffffff, 0, 0, 0, 3), EBADF);
+	fd2 = dev_open();
+	x = mk_pz(fd2);
+	KTAP_EXPECT_RET(post_ud(fd2, a1, ah1, 0, 0, 0, 3), EBADF);
+	KTAP_EXPECT_RET(ah_query(fd2, ah1, &q), EBADF);
+	KTAP_EXPECT_RET(destroy(fd2, ah1), EBADF);
+	KTAP_EXPECT_RET(post_ud(fd, a1, x, 0, 0, 0, 3), EBADF);
+	KTAP_EXPECT(close(fd2) == 0);
+	/* No datagram on an RC EP, no RC DTO on a UD one. */
+	KTAP_EXPECT_RET(post_ud(fd, rc, ah1, 0, 0, 0, 4), EBADF);
+	KTAP_EXPECT_RET(post0(fd, a1, KDAT_DTO_SEND, 5), EBADF);
+	KTAP_EXPECT_RET(post0(fd, a1, KDAT_DTO_RDMA_WRITE, 5), EBADF);
+	KTAP_EXPECT_RET(post0(fd, a1, KDAT_DTO_RDMA_READ, 5), EBADF);
+	KTAP_EXPECT_RET(post0(fd, a1, KDAT_DTO_RECEIVE, 6), 0);
+	/* One packet: the MTU and no more. */
+	KTAP_EXPECT(iq.active_mtu >= 256 && iq.active_mtu < sizeof(mem));
+	KTAP_EXPECT_RET(post_ud(fd, a1, ah1, lctx, (uintptr_t)mem,
+				iq.active_mtu + 1, 7), EMSGSIZE);
+	KTAP_EXPECT_RET(post_ud(fd, a1, ah1, lctx, (uintptr_t)mem,
+				iq.active_mtu, 8), 0);
+	/* Each datagram taken completes, as a datagram. */
+	expect_event(fd, c.dto, KDAT_EVENT_DTO_COMPLETION, &ev);
+	KTAP_EXPECT(ev.operation == KDAT_DTO_SEND_UD && ev.cookie == 1 &&
+		    ev.status == KDAT_DTO_SUCCESS);
+
+	/* The EP stays while it has AHs; the AH goes first. */
+	KTAP_EXPECT_RET(destroy(fd, a1), EBUSY);
+	drain_events(fd, c.dto);
+	KTAP_EXPECT_RET(destroy(fd, ah1), 0);
+	KTAP_EXPECT_RET(ah_query(fd, ah1, &q), EBADF);
+	KTAP_EXPECT_RET(destroy(fd, ah1), EBADF);
+	KTAP_EXPECT_RET(post_ud(fd, a1, ah1, 0, 0, 0, 9), EBADF);
+	KTAP_EXPECT_RET(destroy(fd, a1), 0);
+
+	/*
+	 * Closed with AHs, a request never answered (its requester's connect
+	 * under way), one to a port nobody listens on, one just asked.
+	 */
+	KTAP_EXPECT_RET(ep_connect(fd, a2, QUAL_BASE + 61), 0);
+	expect_event(fd, s.cr, KDAT_EVENT_UD_CONNECTION_REQUEST, &ev);
+	KTAP_EXPECT_RET(ep_connect(fd, a2, QUAL_BASE + 62), 0);
+	KTAP_EXPECT_RET(ep_connect(fd, b1, QUAL_BASE + 61), 0);
+	KTAP_EXPECT(close(fd) == 0);
+	validate_slabs();
+	counts_back(&before);
+}
+
+struct ud_flood {
+	int fd;
+	uint32_t ep, ah;
+	long sent, full;
+	int last;		/* the error that stopped the flooder */
+};
+
+/*
+ * 0-byte datagrams through f->ah until it is refused for good; their
+ * completions suppressed (only a failure makes an event).
+ */
+static void *ud_flooder(void *arg)
+{
+	struct ud_flood *f = arg;
+	int ret;
+
+	for (;;) {
+		ret = post_ud(f->fd, f->ep, f->ah, 0, 0, 0, 0);
+		if (!ret) {
+			f->sent++;
+		} else if (ret == -ENOMEM) {
+			f->full++;	/* the queue is full: completions come */
+			usleep(20);
+		} else {
+			f->last = -ret;
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* Requests @ep has out (posted, not yet completed). */
+static uint32_t ep_requests_out(int fd, uint32_t ep)
+{
+	struct kdat_ep_query q = { .size = sizeof(q), .ep_handle = ep };
+
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EP_QUERY, &q), 0);
+	return q.out_request_posted;
+}
+
+/*
+ * An AH destroyed while another thread floods datagrams through it: each
+ * post either went (and completes, a success: no event, the queue empties)
+ * or is refused (EBADF once the AH is gone); the destroy is refused
+ * (EBUSY) while datagrams are in flight and succeeds between them. Freed
+ * memory written to shows in the slab check (stock kernel) or KASAN
+ * (debug kernel).
+ */
+static void ud_ah_destroyed_under_flood(void)
+{
+	struct counts before;
+	struct kdat_event ev;
+	uint32_t a, b, psp, ahb;
+	struct side c, s;
+	int fd, round, i;
+
+	test_ip();
+	counts_get(&before);
+	fd = dev_open();
+	side_new(fd, &c, 64);
+	side_new(fd, &s, 256);
+	KTAP_EXPECT_RET(ud_ep_create(fd, &c, 4, 256, &a), 0);
+	KTAP_EXPECT_RET(ud_ep_create(fd, &s, 64, 4, &b), 0);
+	KTAP_EXPECT_RET(psp_create(fd, s.ia, s.cr, QUAL_BASE + 63, &psp), 0);
+	for (i = 0; i < 64; i++)
+		KTAP_EXPECT_RET(post0(fd, b, KDAT_DTO_RECEIVE, i), 0);
+	for (round = 0; round < 4; round++) {
+		struct ud_flood f = { .fd = fd, .ep = a };
+		pthread_t tf;
+		long busy = 0;
+		int ret;
+
+		ud_pair(fd, &c, a, &s, b, QUAL_BASE + 63, &f.ah, &ahb);
+		KTAP_EXPECT_RET(destroy(fd, ahb), 0);
+		KTAP_EXPECT(pthread_create(&tf, NULL, ud_flooder, &f) == 0);
+		usleep(100000 + round * 50000);
+		/* Between two datagrams it goes (bounded: no hang). */
+		while ((ret = destroy(fd, f.ah)) == -EBUSY && busy < 200000) {
+			busy++;
+			usleep(10);
+		}
+		KTAP_EXPECT_RET(ret, 0);
+		pthread_join(tf, NULL);
+		ktap_diag("round %d: %ld datagrams (%ld times full), destroy refused %ld times, then the flooder's %s",
+			  round, f.sent, f.full, busy, strerror(f.last));
+		KTAP_EXPECT(f.sent > 0);
+		KTAP_EXPECT(f.last == EBADF);
+		/* Every datagram posted completed, each a success. */
+		for (i = 0; i < 200 && ep_requests_out(fd, a); i++)
+			usleep(10000);
+		KTAP_EXPECT_EQ(ep_requests_out(fd, a), 0);
+		KTAP_EXPECT_RET(evd_wait1(fd, c.dto, &ev, 100), ETIMEDOUT);
+	}
+	/* They reached b: its receives completed, as datagrams. */
+	expect_event(fd, s.dto, KDAT_EVENT_DTO_COMPLETION, &ev);
+	KTAP_EXPECT(ev.operation == KDAT_DTO_RECV_UD);
+	KTAP_EXPECT(ev.status == KDAT_DTO_SUCCESS);
+	/* The Global Route Header, before a 0-byte datagram. */
+	KTAP_EXPECT_EQ(ev.transferred_length, 40);
+	KTAP_EXPECT(close(fd) == 0);
+	validate_slabs();
+	counts_back(&before);
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(cno_newer_than_evd),
 	KTAP_CASE(cno_newer_than_evd_ia_all),
@@ -1648,6 +1982,8 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(pollers_shared_by_one_owner),
 	KTAP_CASE(psp_in_callers_netns),
 	KTAP_CASE(devices_hidden_in_exclusive_netns),
+	KTAP_CASE(ud_ah_rules),
+	KTAP_CASE(ud_ah_destroyed_under_flood),
 };
 
 KTAP_MAIN(cases)
