@@ -1070,6 +1070,9 @@ static void test_conn_qual_wide(void)
 		OK(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG));
 		expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED,
 				  NULL);
+		expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED,
+				  NULL);
+		OK(dat_ep_free(ep));
 		OK(dat_ep_reset(c.ep));
 	}
 	/* 0 would be the CM's "any port". */

@@ -12,7 +12,7 @@
 #   sides exit 0, say "Test Complete." and print no error.
 # OFA's provider is the reference: where it fails on rxe (dtestsrq hangs
 # there, as the compatibility issue found), its case is a skip that says
-# so, after a second try.
+# so (each of its sides is given a minute).
 set -uo pipefail
 
 # shellcheck source=tests/dat/providers.sh
@@ -20,7 +20,11 @@ set -uo pipefail
 providers_setup dtestcm
 command -v dtestsrq > /dev/null || skip_all "no dtestsrq (dapl2-utils)"
 
-limit=$((300 * ${KDAT_T_SLOW:-1}))
+# Each side's wall-clock limit: kdat's runs take seconds (1,000
+# connections: about 2 s on the stock kernel); OFA's, the reference, get
+# less time, as it hangs on rxe where it fails (dtestsrq).
+limit_kdat=$((300 * ${KDAT_T_SLOW:-1}))
+limit_ofa=$((60 * ${KDAT_T_SLOW:-1}))
 runs=("dtestcm -c 5" "dtestcm -c 1000" "dtestsrq" "dtestsrq -c 10 -B 10")
 n=0
 fail=0
@@ -31,11 +35,15 @@ echo "1..$((${#runs[@]} * 2))"
 # run PROVIDER "TOOL ARGS" OUT: server and client; 0 when both passed.
 run() {
 	local p=$1 tool=${2%% *} args=${2#* } out=$3 spid rc=0 crc=0 src=0
-	local before t0=$SECONDS want
+	local before t0=$SECONDS want limit=$limit_kdat
 
+	[ "$p" = "$OFA" ] && limit=$limit_ofa
 	[ "$args" = "$tool" ] && args=
 	before=$(rdma_listeners)
-	timeout "$limit" "$tool" -s -P "$p" > "$out.srv" 2>&1 &
+	# Both sides are told the connections and bursts: a dtestcm server
+	# otherwise waits for its default 1,000.
+	# shellcheck disable=SC2086 # a list of options
+	timeout "$limit" "$tool" -s -P "$p" $args > "$out.srv" 2>&1 &
 	spid=$!
 	# dtestcm's client takes the server's parameters over TCP first;
 	# dtestsrq's goes straight to the server's RDMA CM listener.
@@ -93,13 +101,11 @@ for r in "${runs[@]}"; do
 	tag=$(echo "$r" | tr -d ' -')
 	if ! reference_wanted; then
 		case_result skip "$r over OFA's provider" "$NO_REFERENCE"
-	elif run "$OFA" "$r" "$work/ofa-$tag" ||
-		{ echo "# OFA's $r failed; a second run:"
-		  run "$OFA" "$r" "$work/ofa-$tag"; }; then
+	elif run "$OFA" "$r" "$work/ofa-$tag"; then
 		case_result 0 "$r over OFA's provider"
 	else
 		case_result skip "$r over OFA's provider" \
-			"the reference provider itself failed twice on this device (above)"
+			"the reference provider itself failed on this device (above)"
 	fi
 	run "$KDAT" "$r" "$work/kdat-$tag"
 	case_result $? "$r over kdat"

@@ -1199,7 +1199,7 @@ static void test_fdinfo(void)
 		/* Both sides are in libdat's one file, 4 EVDs each. */
 		if (!strncmp(line, "objects:", 8))
 			objs = strstr(line, " ia 2 pz 2 lmr 2 evd 8 ep 2 psp 0"
-					    " cr 0 srq 0 cno 0 rmr 0\n");
+					    " cr 0 srq 0 cno 0 rmr 0 ah 0\n");
 		if (!strncmp(line, "sq:\tsend ", 9))
 			send = strstr(line, want);
 		/* c's receive queue unused, s's: 8 primed + 20 */

@@ -1904,6 +1904,17 @@ static uint32_t ep_requests_out(int fd, uint32_t ep)
  */
 static void ud_ah_destroyed_under_flood(void)
 {
+	/* Each receive holds the 40-byte GRH and what follows it. */
+	static uint8_t mem[64 * 64] __attribute__((aligned(4096)));
+	struct kdat_lmr_create l = {
+		.size = sizeof(l), .addr = (uintptr_t)mem,
+		.length = sizeof(mem), .mem_priv = KDAT_MEM_PRIV_ALL,
+	};
+	struct kdat_lmr_triplet seg = { .segment_length = 64 };
+	struct kdat_post r = {
+		.size = sizeof(r), .op = KDAT_DTO_RECEIVE, .num_segments = 1,
+		.iov = (uintptr_t)&seg,
+	};
 	struct counts before;
 	struct kdat_event ev;
 	uint32_t a, b, psp, ahb;
@@ -1918,8 +1929,14 @@ static void ud_ah_destroyed_under_flood(void)
 	KTAP_EXPECT_RET(ud_ep_create(fd, &c, 4, 256, &a), 0);
 	KTAP_EXPECT_RET(ud_ep_create(fd, &s, 64, 4, &b), 0);
 	KTAP_EXPECT_RET(psp_create(fd, s.ia, s.cr, QUAL_BASE + 63, &psp), 0);
-	for (i = 0; i < 64; i++)
-		KTAP_EXPECT_RET(post0(fd, b, KDAT_DTO_RECEIVE, i), 0);
+	l.pz_handle = s.pz;
+	seg.lmr_context = mk(fd, KDAT_IOCTL_LMR_CREATE, &l, &l.out_lmr_context);
+	r.ep_handle = b;
+	for (i = 0; i < 64; i++) {
+		seg.virtual_address = (uintptr_t)mem + 64 * i;
+		r.cookie = i;
+		KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_POST, &r), 0);
+	}
 	for (round = 0; round < 4; round++) {
 		struct ud_flood f = { .fd = fd, .ep = a };
 		pthread_t tf;
