@@ -459,6 +459,15 @@ struct kdat_ep {
 	 * itself, and rxe raises no LAST_WQE_REACHED).
 	 */
 	struct ib_qp *barrier_qp;
+	/*
+	 * The QP went to ERR (the connection ended): a marker flushed
+	 * through @barrier_qp reports, once it completes, what IB calls the
+	 * last WQE reached: DAT_ASYNC_ERROR_EP_BROKEN on the IA's async EVD.
+	 * One at a time: @last_wqe_posted under cm_lock.
+	 */
+	struct ib_cqe last_wqe_cqe;
+	struct completion last_wqe_done;
+	bool last_wqe_posted;
 	const void *srq_key;		/* the QP's address, in srq->eps */
 	struct hlist_node srq_node;	/* under srq->lock */
 	enum kdat_cm_kind cm_kind;	/* KDAT_CM_EP */

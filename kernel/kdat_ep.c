@@ -254,6 +254,61 @@ static void kdat_ep_qp_error(struct kdat_ep *ep)
 	ib_modify_qp(ep->qp, &attr, IB_QP_STATE);
 }
 
+/* The last-WQE marker completed: no receive of the EP's QP is left. */
+static void kdat_ep_last_wqe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kdat_ep *ep = container_of(wc->wr_cqe, struct kdat_ep,
+					  last_wqe_cqe);
+	struct kdat_event ev = {
+		.event_number = KDAT_EVENT_ASYNC_EP_BROKEN,
+		.handle = ep->obj.handle,
+	};
+
+	kdat_ia_async_event(ep->pz->ia, &ev);
+	complete(&ep->last_wqe_done);
+}
+
+/*
+ * The QP of an EP on an SRQ went to ERR: it takes no more receives from
+ * the SRQ. A device reports that as IB_EVENT_QP_LAST_WQE_REACHED, which
+ * OFA DAPL delivers as DAT_ASYNC_ERROR_EP_BROKEN and DAT programs wait for
+ * (dtestsrq) before they free the EP. rxe raises no such event: kdat
+ * flushes a marker through the barrier QP instead, which completes after
+ * the QP's own receive completions. The barrier QP stays in ERR; a recv
+ * posted there is flushed at once, so it serves the next connection and
+ * the teardown drain too. cm_lock held.
+ */
+static void kdat_ep_last_wqe(struct kdat_ep *ep)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_recv_wr wr = { .wr_cqe = &ep->last_wqe_cqe };
+	const struct ib_recv_wr *bad;
+
+	if (!ep->barrier_qp || ep->last_wqe_posted)
+		return;
+	if (ib_modify_qp(ep->barrier_qp, &attr, IB_QP_STATE))
+		return;
+	reinit_completion(&ep->last_wqe_done);
+	if (ib_post_recv(ep->barrier_qp, &wr, &bad)) {
+		complete(&ep->last_wqe_done);
+		return;
+	}
+	ep->last_wqe_posted = true;
+}
+
+/*
+ * Wait for a last-WQE marker still in flight: the barrier QP has room for
+ * one completion at a time (see kdat_ep_srq_join()). cm_lock held, or the
+ * EP is being torn down.
+ */
+static void kdat_ep_last_wqe_wait(struct kdat_ep *ep)
+{
+	if (!ep->last_wqe_posted)
+		return;
+	wait_for_completion(&ep->last_wqe_done);
+	ep->last_wqe_posted = false;
+}
+
 /* What the peer sent with its accept or reject (@data NULL: nothing). */
 void kdat_ep_save_pdata(struct kdat_ep *ep, const void *data, u32 len)
 {
@@ -275,6 +330,7 @@ static void kdat_ep_connection_ended(struct kdat_ep *ep, u32 event_number)
 	kdat_ep_qp_error(ep);
 	kdat_ep_set_state(ep, KDAT_EP_STATE_DISCONNECTED);
 	kdat_ep_conn_event(ep, event_number);
+	kdat_ep_last_wqe(ep);
 }
 
 /* Both sides, once connected: addresses, state, event. cm_lock held. */
@@ -608,6 +664,7 @@ static void kdat_ep_srq_reap(struct kdat_ep *ep)
 {
 	if (!ep->barrier_qp)
 		return;
+	kdat_ep_last_wqe_wait(ep);
 	ib_drain_rq(ep->barrier_qp);
 	ib_destroy_qp(ep->barrier_qp);
 	ep->barrier_qp = NULL;
@@ -804,6 +861,8 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	ep->srq = srq;
 	INIT_WORK(&ep->sw_work, kdat_ep_sw_work);
 	init_completion(&ep->sw_drained);
+	init_completion(&ep->last_wqe_done);
+	ep->last_wqe_cqe.done = kdat_ep_last_wqe_done;
 	init_waitqueue_head(&ep->idle_wq);
 	spin_lock_init(&ep->sw_lock);
 	INIT_LIST_HEAD(&ep->sw_node);
@@ -1067,6 +1126,7 @@ static int kdat_ep_qp_reset(struct kdat_ep *ep)
 	int ret;
 
 	kdat_ep_drain(ep);
+	kdat_ep_last_wqe_wait(ep);
 	ret = ib_modify_qp(ep->qp, &attr, IB_QP_STATE);
 	if (ret)
 		return ret;

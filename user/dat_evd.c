@@ -277,6 +277,13 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 		ev->event_data.asynch_error_event_data.reason =
 			DAT_IA_CATASTROPHIC_ERROR;
 		break;
+	case KDAT_EVENT_ASYNC_EP_BROKEN:
+		/* An EP on an SRQ: its QP takes no more of the SRQ's buffers. */
+		ev->event_data.asynch_error_event_data.dat_handle =
+			(DAT_HANDLE)kd_table_find(k->handle);
+		ev->event_data.asynch_error_event_data.reason =
+			DAT_EP_TRANSFER_TO_ERROR;
+		break;
 	case KDAT_EVENT_ASYNC_SRQ_LOW_WATERMARK:
 		ev->event_number = DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR;
 		ev->event_data.asynch_error_event_data.dat_handle =

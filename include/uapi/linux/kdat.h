@@ -435,6 +435,11 @@ struct kdat_evd_create {
 #define KDAT_EVENT_CONNECTION_UNREACHABLE	0x04008
 #define KDAT_EVENT_ASYNC_EVD_OVERFLOW		0x08001
 #define KDAT_EVENT_ASYNC_IA_CATASTROPHIC	0x08002
+/*
+ * The QP of an EP on an SRQ went to error (its connection ended) and takes
+ * no more of the SRQ's buffers: IB's "last WQE reached". @handle is the EP;
+ * it comes after the EP's receive completions.
+ */
 #define KDAT_EVENT_ASYNC_EP_BROKEN		0x08003
 /*
  * An SRQ fell below its low watermark (DAT has no event number of its own
