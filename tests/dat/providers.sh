@@ -41,8 +41,20 @@ NO_REFERENCE="KDAT_T_REFERENCE=0: OFA's provider runs in the stock kernel's pass
 # the debug kernel. Each waits SECONDS at most and says so when it gives up
 # (the client then fails, visibly).
 
-# wait_tcp_listen PID SECONDS: a process of PID or its children listens on
-# a TCP port (dtest's server hands its parameters out over TCP).
+# descendants PID: PID and every process below it, as "p1|p2|...".
+descendants() {
+	local all=$1 next=$1 kids
+
+	while kids=$(pgrep -d '|' -P "${next//|/,}") && [ -n "$kids" ]; do
+		all+="|$kids"
+		next=$kids
+	done
+	echo "$all"
+}
+
+# wait_tcp_listen PID SECONDS: PID or a process below it (PID may be a
+# subshell or timeout(1) running the server) listens on a TCP port
+# (dtest's server hands its parameters out over TCP).
 wait_tcp_listen() {
 	local pid=$1 i pids socks
 	for ((i = 0; i < $2 * 10; i++)); do
@@ -53,9 +65,9 @@ wait_tcp_listen() {
 			echo "# pid $pid exited before it listened on TCP"
 			return 1
 		fi
-		pids=$(pgrep -P "$pid" | tr '\n' '|')
+		pids=$(descendants "$pid")
 		socks=$(ss -ltnpH 2>/dev/null)
-		[[ $socks =~ pid=(${pids}$pid), ]] && return 0
+		[[ $socks =~ pid=($pids), ]] && return 0
 		sleep 0.1
 	done
 	echo "# no TCP listener from pid $pid after $2 s"
