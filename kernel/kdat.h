@@ -808,8 +808,12 @@ void kdat_ud_drain_sq(struct kdat_ep *ep);
 void kdat_ud_teardown(struct kdat_ep *ep);
 int kdat_ud_connect(struct kdat_ep *ep, struct sockaddr_storage *dst,
 		    unsigned long timeout_ms, const void *pdata, u32 pdata_len);
+struct kdat_ud_conn;
 int kdat_ud_accept(struct kdat_ep *ep, struct kdat_cr *cr,
-		   struct rdma_cm_id *id, const void *pdata, u32 pdata_len);
+		   struct rdma_cm_id *id, const void *pdata, u32 pdata_len,
+		   struct kdat_ud_conn **connp);
+void kdat_ud_accept_finish(struct kdat_ep *ep, struct kdat_ud_conn *conn,
+			   int ret);
 int kdat_ud_reject(struct rdma_cm_id *id, const void *pdata, u32 pdata_len);
 int kdat_ud_cm_event(struct rdma_cm_id *id, struct rdma_cm_event *event);
 int kdat_ud_dto_ah(struct kdat_file *kfile, struct kdat_ep *ep,

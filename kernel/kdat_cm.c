@@ -498,6 +498,7 @@ int kdat_cmd_cr_query(struct kdat_ucmd *ucmd)
 int kdat_cr_reply_do(struct kdat_file *kfile, u32 cr_handle, u32 ep_handle,
 		     const void *pdata, u32 pdata_len, bool accept)
 {
+	struct kdat_ud_conn *ud_conn = NULL;
 	struct kdat_ep *ep = NULL;
 	struct rdma_cm_id *id;
 	struct kdat_device *kdev;
@@ -543,7 +544,7 @@ int kdat_cr_reply_do(struct kdat_file *kfile, u32 cr_handle, u32 ep_handle,
 		ret = -EINVAL;	/* a UD request for a UD EP, RC for RC */
 	} else if (accept && cr->ud) {
 		/* Answered; the id stays the CR's, and goes with it. */
-		ret = kdat_ud_accept(ep, cr, id, pdata, pdata_len);
+		ret = kdat_ud_accept(ep, cr, id, pdata, pdata_len, &ud_conn);
 	} else if (cr->ud) {
 		ret = kdat_ud_reject(id, pdata, pdata_len);
 	} else if (accept) {
@@ -564,6 +565,7 @@ int kdat_cr_reply_do(struct kdat_file *kfile, u32 cr_handle, u32 ep_handle,
 				  IB_CM_REJ_CONSUMER_DEFINED);
 	}
 	rdma_unlock_handler(id);
+	kdat_ud_accept_finish(ep, ud_conn, ret);
 	up_read(&kdev->rwsem);
 	mutex_unlock(&cr->reply_lock);
 

@@ -628,19 +628,22 @@ int kdat_ud_connect(struct kdat_ep *ep, struct sockaddr_storage *dst,
 /*
  * Accept the UD request @cr (on @id, whose handler lock the caller holds,
  * with the device's rwsem for read) with UD @ep: the SIDR reply gives the
- * requester @ep's QP number and Q_Key and @pdata; then an AH back to the
- * requester is made. EINVAL, ENODEV, ENOMEM: refused before the reply;
- * ECONNABORTED: the reply failed (the request is rejected). Once replied,
- * 0: a failure to make the AH back comes as KDAT_EVENT_UD_ERROR.
+ * requester @ep's QP number and Q_Key and @pdata. EINVAL, ENODEV, ENOMEM:
+ * refused before the reply; ECONNABORTED: the reply failed (the request
+ * is rejected). Where an id was made for the AH back to the requester it
+ * is left in *@connp, for kdat_ud_accept_finish() once the caller dropped
+ * the handler lock: an id is not destroyed under another's (lockdep
+ * knows them as one lock).
  */
 int kdat_ud_accept(struct kdat_ep *ep, struct kdat_cr *cr,
-		   struct rdma_cm_id *id, const void *pdata, u32 pdata_len)
+		   struct rdma_cm_id *id, const void *pdata, u32 pdata_len,
+		   struct kdat_ud_conn **connp)
 {
 	u8 rep[KDAT_UD_HDR_LEN + KDAT_MAX_PRIVATE_DATA];
 	struct rdma_conn_param param = {};
 	struct kdat_ud_conn *conn;
-	int ret;
 
+	*connp = NULL;
 	if (pdata_len > KDAT_MAX_PRIVATE_DATA)
 		return -EINVAL;
 	if (!ep->qp)
@@ -650,6 +653,7 @@ int kdat_ud_accept(struct kdat_ep *ep, struct kdat_cr *cr,
 	conn = kdat_ud_conn_new(ep, KDAT_UD_CM_TIMEOUT_MS);
 	if (!conn)
 		return -ENOMEM;
+	*connp = conn;
 	conn->passive = true;
 	conn->remote_qpn = cr->remote_qpn;
 	conn->remote_qkey = cr->remote_qkey;
@@ -669,18 +673,29 @@ int kdat_ud_accept(struct kdat_ep *ep, struct kdat_cr *cr,
 	param.private_data_len = kdat_ud_hdr_put(rep, pdata, pdata_len,
 						 ep->qp->qp_num,
 						 KDAT_UD_QKEY);
-	ret = rdma_accept(id, &param);
+	return rdma_accept(id, &param) ? -ECONNABORTED : 0;
+}
+
+/*
+ * After kdat_ud_accept() answered @ret, the handler lock dropped (the
+ * device's rwsem still held): with the reply sent, resolve the AH back to
+ * the requester (a failure comes as KDAT_EVENT_UD_ERROR); else the id
+ * goes.
+ */
+void kdat_ud_accept_finish(struct kdat_ep *ep, struct kdat_ud_conn *conn,
+			   int ret)
+{
+	if (!conn)
+		return;
 	if (ret) {
 		rdma_destroy_id(conn->id);
 		kfree(conn);
-		return -ECONNABORTED;
+		return;
 	}
-	ret = kdat_ud_start(conn, (struct sockaddr *)&conn->local);
-	if (ret) {
+	if (kdat_ud_start(conn, (struct sockaddr *)&conn->local)) {
 		kfree(conn);
 		kdat_ud_error_event(ep);
 	}
-	return 0;
 }
 
 /* Reject the UD request on @id: the header, then @pdata. */
