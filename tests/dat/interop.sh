@@ -14,8 +14,9 @@
 # one IA name, dtx-<dev>, in two dat.conf files, kdat's in one and OFA's
 # in the other, each side with its own DAT_OVERRIDE.
 #
-# tests/dat/interop.sh full (make compat): more dtest sizes, and every
-# cross-provider case again with a busy loop per CPU beside.
+# tests/dat/interop.sh full (make check, make compat): more dtest sizes,
+# and every cross-provider case again with a busy loop per CPU beside
+# (about 80 s in the testbed).
 #
 # Needs root's testbed: KDAT_TEST_IP, KDAT_TEST_DEV, KDAT_TEST_NETDEV,
 # dtest, dapltest, kdat.ko loaded. KDAT_T_REFERENCE=0 (the debug kernel's
