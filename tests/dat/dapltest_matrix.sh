@@ -15,20 +15,27 @@
 # fails on this device is a skip saying so (what OFA cannot do on rxe is
 # no verdict on kdat). KDAT_T_REFERENCE=0 leaves them out.
 #
-# tests/dat/dapltest_matrix.sh: a bounded subset.
-# tests/dat/dapltest_matrix.sh full: the whole matrix (make check's stock
-# pass, make compat; about 150 s in the testbed). KDAT_T_MATRIX=subset
-# (make check's debug pass, where OFA's half skips and kdat's runs 4 to 6
-# times slower) turns "full" into the subset: each operation, segment
-# count and depth, 1 B and 1 MiB.
+# tests/dat/dapltest_matrix.sh [subset]: each operation, segment count
+# and depth, 1 B and 1 MiB (make check's debug pass, where OFA's half
+# skips and kdat's runs 4 to 6 times slower).
+# tests/dat/dapltest_matrix.sh check (make check's stock pass): every
+# value of every dimension, each segment count and each threads x EPs
+# with small and large sizes, every depth with both sizes (about 200 s).
+# tests/dat/dapltest_matrix.sh full (make compat): the whole product,
+# 4 segment counts x 6 sizes x 3 threads x EPs (750 s in the testbed).
+# KDAT_T_MATRIX=subset turns the level given into the subset.
 set -uo pipefail
 
 # shellcheck source=tests/dat/providers.sh
 . "$(dirname "${BASH_SOURCE[0]}")/providers.sh"
 providers_setup dapltest
 
-full=0
-[ "${1:-}" = full ] && [ "${KDAT_T_MATRIX:-}" != subset ] && full=1
+level=${1:-subset}
+[ "${KDAT_T_MATRIX:-}" = subset ] && level=subset
+case $level in
+subset | check | full) ;;
+*) echo "usage: $0 [subset|check|full]" >&2; exit 2 ;;
+esac
 ip=$KDAT_TEST_IP
 limit=$((240 * ${KDAT_T_SLOW:-1}))
 
@@ -42,7 +49,7 @@ iters() {
 
 # T cases: "SEGS SIZE THREADS EPS". Every operation, both ways.
 tcases=()
-if [ $full = 1 ]; then
+if [ "$level" = full ]; then
 	for segs in 1 2 3 4; do
 		for size in 1 64 4096 65536 262144 1048576; do
 			for tw in "1 1" "2 2" "4 2"; do
@@ -54,6 +61,12 @@ if [ $full = 1 ]; then
 			done
 		done
 	done
+elif [ "$level" = check ]; then
+	# Every segment count with a small and a large size, every size,
+	# every threads x EPs with a small and a large size.
+	tcases=("1 1 1 1" "2 64 2 2" "3 4096 4 2" "4 65536 4 2"
+		"1 262144 2 2" "4 1048576 1 1" "2 1048576 2 2" "4 1 2 2"
+		"3 65536 1 1")
 else
 	for segs in 1 2 3 4; do
 		tcases+=("$segs 4096 1 1")
@@ -64,7 +77,7 @@ fi
 pcases=()
 for op in RW RR; do
 	for depth in 1 16 64; do
-		if [ $full = 1 ]; then
+		if [ "$level" != subset ]; then
 			pcases+=("$op $depth 4096 1" "$op $depth 65536 4")
 		else
 			pcases+=("$op $depth 4096 2")
@@ -72,7 +85,7 @@ for op in RW RR; do
 	done
 done
 limits="limit_ia limit_pz limit_evd limit_ep limit_psp limit_lmr limit_rpost"
-[ $full = 1 ] && limits="limit_ia limit_pz limit_cno limit_evd limit_rsp limit_psp limit_ep limit_lmr limit_rpost"
+[ "$level" != subset ] && limits="limit_ia limit_pz limit_cno limit_evd limit_rsp limit_psp limit_ep limit_lmr limit_rpost"
 
 tline() { # SEGS SIZE THREADS EPS
 	local op who ops=""

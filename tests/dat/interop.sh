@@ -14,9 +14,11 @@
 # one IA name, dtx-<dev>, in two dat.conf files, kdat's in one and OFA's
 # in the other, each side with its own DAT_OVERRIDE.
 #
-# tests/dat/interop.sh full (make check, make compat): more dtest sizes,
-# and every cross-provider case again with a busy loop per CPU beside
-# (about 80 s in the testbed).
+# tests/dat/interop.sh: quiet, two dtest sizes.
+# tests/dat/interop.sh loaded (make check): every cross-provider case
+# again with a busy loop per CPU beside (about 200 s in the testbed).
+# tests/dat/interop.sh full (make compat): loaded, and dtest at 1 B,
+# 4 KiB, 64 KiB polling and 1 MiB (330 s in the testbed).
 #
 # Needs root's testbed: KDAT_TEST_IP, KDAT_TEST_DEV, KDAT_TEST_NETDEV,
 # dtest, dapltest, kdat.ko loaded. KDAT_T_REFERENCE=0 (the debug kernel's
@@ -30,8 +32,9 @@ providers_setup dtest
 command -v dapltest > /dev/null || skip_all "no dapltest (dapl2-utils)"
 [ -x "$here/interop_cm" ] || skip_all "tests/dat/interop_cm not built (make)"
 
-full=0
-[ "${1:-}" = full ] && full=1
+full=0 loaded=0
+[ "${1:-}" = full ] && full=1 loaded=1
+[ "${1:-}" = loaded ] && loaded=1
 dev=$KDAT_TEST_DEV
 port=${KDAT_TEST_PORT:-1}
 ip=$KDAT_TEST_IP
@@ -77,7 +80,7 @@ T_TEST="-i 20 -t 2 -w 2 client SR 1024 4 server SR 1024 4 client RW 8192 4 serve
 P_TESTS=("-i 200 -p 16 RW 4096 2" "-i 200 -p 16 RR 4096 2")
 per_load=$((1 + 3 + 2 * ${#dtest_modes[@]} + 2 * (2 + ${#P_TESTS[@]})))
 loads=(quiet)
-[ $full = 1 ] && loads=(quiet loaded)
+[ $loaded = 1 ] && loads=(quiet loaded)
 
 echo "TAP version 13"
 echo "1..$((4 + per_load * ${#loads[@]}))"
