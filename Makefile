@@ -4,8 +4,11 @@
 #
 #   make            kdat.ko, libdat.so, the tests and tools, the sample
 #                   kernel consumer (tests/kernel/kdat_consumer.ko)
-#   make check      every test suite, in the VM testbed (scripts/vm-run)
+#   make check      every test suite on Debian's kernel and those of
+#                   tests/suites.debug on the debug kernel, in the VM
+#                   testbed (scripts/vm-run)
 #   make check-hog  the same with a busy loop per host CPU beside it
+#   make check-debug  every suite on the debug kernel
 #   make demo       the demo, in the VM testbed
 #   make lint       checkpatch + sparse on the kernel code
 #   make fuzz       the fuzzer on the debug kernel for FUZZ_S seconds
@@ -49,7 +52,7 @@ DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
-.PHONY: all module kmod lib tools tests setup check check-hog demo lint checkpatch sparse shellcheck bench \
+.PHONY: all module kmod lib tools tests setup check check-debug check-hog demo lint checkpatch sparse shellcheck bench \
 	clean install install-libdat2 uninstall-libdat2 fuzz storm compat FORCE
 
 all: module kmod lib tools tests
@@ -140,6 +143,12 @@ tests/dat/%: tests/dat/%.c tests/selftests/ktap.h \
 
 check: all
 	$(TOP)/scripts/check
+
+# Every suite of tests/suites on the debug kernel, not only those of
+# tests/suites.debug (more than an hour in the 2-CPU testbed).
+check-debug: all
+	KDAT_CHECK_KERNELS=debug KDAT_CHECK_DEBUG_SUITES=all \
+		KDAT_VM_TIMEOUT=$${KDAT_VM_TIMEOUT:-10800} $(TOP)/scripts/check
 
 # The same, with a busy loop per host CPU beside the guest. Each guest
 # gets two hours: the debug pass alone takes more than one under the hog.
