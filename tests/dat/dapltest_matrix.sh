@@ -20,7 +20,7 @@
 # skips and kdat's runs 4 to 6 times slower).
 # tests/dat/dapltest_matrix.sh check (make check's stock pass): every
 # value of every dimension, each segment count and each threads x EPs
-# with small and large sizes, every depth with both sizes (about 200 s).
+# with small and large sizes, every depth with both sizes (236 s).
 # tests/dat/dapltest_matrix.sh full (make compat): the whole product,
 # 4 segment counts x 6 sizes x 3 threads x EPs (750 s in the testbed).
 # KDAT_T_MATRIX=subset turns the level given into the subset.

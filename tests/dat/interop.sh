@@ -16,7 +16,7 @@
 #
 # tests/dat/interop.sh: quiet, two dtest sizes.
 # tests/dat/interop.sh loaded (make check): every cross-provider case
-# again with a busy loop per CPU beside (about 200 s in the testbed).
+# again with a busy loop per CPU beside (277 s in the testbed).
 # tests/dat/interop.sh full (make compat): loaded, and dtest at 1 B,
 # 4 KiB, 64 KiB polling and 1 MiB (330 s in the testbed).
 #
