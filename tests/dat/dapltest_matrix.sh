@@ -16,8 +16,8 @@
 # no verdict on kdat). KDAT_T_REFERENCE=0 leaves them out.
 #
 # tests/dat/dapltest_matrix.sh [subset]: each operation, segment count
-# and depth, 1 B and 1 MiB (make check's debug pass, where OFA's half
-# skips and kdat's runs 4 to 6 times slower).
+# and depth, 1 B and 1 MiB (make check-debug, where OFA's half skips and
+# kdat's runs 4 to 6 times slower).
 # tests/dat/dapltest_matrix.sh check (make check's stock pass): every
 # value of every dimension, each segment count and each threads x EPs
 # with small and large sizes, every depth with both sizes (236 s).

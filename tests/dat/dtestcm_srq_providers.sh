@@ -22,8 +22,8 @@ command -v dtestsrq > /dev/null || skip_all "no dtestsrq (dapl2-utils)"
 
 # Each side's wall-clock limit: kdat's runs take seconds (1,000
 # connections: about 2 s on the stock kernel); OFA's, the reference, get
-# less time, as it hangs on rxe where it fails (dtestsrq).
-# OFA's dtestsrq hangs at its first accept on rxe: 20 s show it.
+# less time, as it hangs on rxe where it fails: its dtestsrq hangs at
+# its first accept, which 20 s show.
 limit_kdat=$((300 * ${KDAT_T_SLOW:-1}))
 limit_ofa=$((60 * ${KDAT_T_SLOW:-1}))
 limit_ofa_srq=$((20 * ${KDAT_T_SLOW:-1}))
