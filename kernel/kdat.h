@@ -42,6 +42,7 @@
 #define KDAT_H
 
 #include <linux/completion.h>
+#include <linux/irq_poll.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -289,13 +290,33 @@ struct kdat_cno {
  * slot is kept for the overflow event), and for DTO EVDs a CQ polled in
  * softirq context whose completions are turned into events.
  */
+/*
+ * A DTO EVD's CQ, reaped by the device's completion handler where it runs
+ * with interrupts on, by irq_poll after a hard interrupt, and by threads
+ * that wait or dequeue (kdat_cq.c).
+ */
+struct kdat_cq {
+	struct ib_cq *cq;
+	struct irq_poll iop;		/* reaps after a hard interrupt */
+	unsigned long flags;		/* KDAT_CQ_AGAIN */
+	spinlock_t reap_lock;		/* one reaper at a time; @dead */
+	bool dead;			/* being destroyed: nobody reaps */
+};
+
+#define KDAT_CQ_AGAIN	0		/* a reaper came: reap once more */
+
+void kdat_cq_init(struct kdat_cq *kcq);
+int kdat_cq_create(struct kdat_cq *kcq, struct ib_device *ibdev, u32 nr_cqe);
+void kdat_cq_destroy(struct kdat_cq *kcq);
+void kdat_cq_reap(struct kdat_cq *kcq);
+
 struct kdat_evd {
 	struct kdat_obj obj;
 	struct kdat_dev_res res;
 	struct kdat_ia *ia;
 	u32 flags;			/* KDAT_EVD_* */
 	u32 qlen;
-	struct ib_cq *cq;		/* DTO EVDs */
+	struct kdat_cq kcq;		/* DTO EVDs; kcq.cq NULL otherwise */
 	u32 cq_size;
 
 	spinlock_t lock;		/* the fields below */

@@ -884,7 +884,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 
 	down_read(&pz->ia->kdev->rwsem);
 	ibdev = pz->ia->kdev->ibdev;
-	if (!ibdev || !pz->pd || !recv_evd->cq || !req_evd->cq ||
+	if (!ibdev || !pz->pd || !recv_evd->kcq.cq || !req_evd->kcq.cq ||
 	    (srq && !srq->srq)) {
 		ret = -ENODEV;
 		goto err_unlock_dev;
@@ -924,8 +924,8 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	}
 
 	init.qp_type = ud ? IB_QPT_UD : IB_QPT_RC;
-	init.send_cq = req_evd->cq;
-	init.recv_cq = recv_evd->cq;
+	init.send_cq = req_evd->kcq.cq;
+	init.recv_cq = recv_evd->kcq.cq;
 	if (!srq && (ep->attr.recv_completion_flags &
 		     KDAT_COMPLETION_SOLICITED_WAIT)) {
 		struct ib_cq_init_attr cq_attr = {
@@ -972,7 +972,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	if (ret)
 		goto err_qp;
 	if (srq) {
-		ret = kdat_ep_srq_join(ep, pz->pd, recv_evd->cq);
+		ret = kdat_ep_srq_join(ep, pz->pd, recv_evd->kcq.cq);
 		if (ret)
 			goto err_qp;
 	}

@@ -236,13 +236,13 @@ int kdat_evd_commit(struct kdat_evd *evd, u32 n)
 	if (!n)
 		return 0;
 
-	if (!evd->cq || need > evd->ia->kdev->ibdev->attrs.max_cqe)
+	if (!evd->kcq.cq || need > evd->ia->kdev->ibdev->attrs.max_cqe)
 		return -ENOMEM;
-	ret = ib_resize_cq(evd->cq, need);
+	ret = ib_resize_cq(evd->kcq.cq, need);
 	if (ret)
 		return -ENOMEM;
 	spin_lock_irqsave(&evd->lock, flags);
-	evd->cq_size = max_t(u32, need, evd->cq->cqe);
+	evd->cq_size = max_t(u32, need, evd->kcq.cq->cqe);
 	evd->cq_committed += n;
 	spin_unlock_irqrestore(&evd->lock, flags);
 	return 0;
@@ -313,20 +313,11 @@ void kdat_flush_tasklets(void)
  */
 static void kdat_evd_free_cq(struct kdat_evd *evd)
 {
-	if (!evd->cq)
-		return;
 	/*
-	 * No QP uses the CQ any more (the EVD has no users), but the softirq
-	 * poller may still be on it: ib_poll_handler() calls irq_poll_complete()
-	 * and only then re-arms the CQ, so ib_free_cq() (irq_poll_disable())
-	 * can free it under that call. Seen in the testbed: a page fault in
-	 * rxe_req_notify_cq() right after a drain's completion woke us. The
-	 * poller runs with bottom halves off, which RCU waits for.
+	 * No QP uses the CQ any more (the EVD has no users), but a reaper
+	 * may still be on it: kdat_cq_destroy() waits for them.
 	 */
-	kdat_flush_tasklets();
-	synchronize_rcu();
-	ib_free_cq(evd->cq);
-	evd->cq = NULL;
+	kdat_cq_destroy(&evd->kcq);
 }
 
 static void kdat_evd_disassociate(struct kdat_dev_res *res)
@@ -410,6 +401,7 @@ int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
 	init_waitqueue_head(&evd->wq);
 	spin_lock_init(&evd->sw_lock);
 	INIT_LIST_HEAD(&evd->sw_eps);
+	kdat_cq_init(&evd->kcq);
 	/* Sized by the caller: fail (ENOMEM) at the cgroup's limit, no OOM. */
 	evd->events = kvcalloc(evd->qlen + 1, sizeof(*evd->events),
 			       GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
@@ -429,12 +421,9 @@ int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
 	if (evd->flags & KDAT_EVD_DTO) {
 		evd->cq_size = min_t(u32, evd->qlen,
 				     ia->kdev->ibdev->attrs.max_cqe);
-		evd->cq = ib_alloc_cq(ia->kdev->ibdev, evd, evd->cq_size, 0,
-				      IB_POLL_SOFTIRQ);
-		if (IS_ERR(evd->cq)) {
+		ret = kdat_cq_create(&evd->kcq, ia->kdev->ibdev, evd->cq_size);
+		if (ret) {
 			up_read(&ia->kdev->rwsem);
-			ret = PTR_ERR(evd->cq);
-			evd->cq = NULL;
 			goto err_free;
 		}
 	}
@@ -546,10 +535,10 @@ static u32 kdat_evd_take(struct kdat_evd *evd, struct kdat_event *out,
 #define KDAT_EVD_BATCH	16
 
 /*
- * Wait until @threshold events are queued on @evd (threshold > 0), for at
- * most @timeout_us (KDAT_WAIT_FOREVER: no limit); then, or at once for a
- * threshold of 0, bring in the receive completions solicited-wait EPs hold
- * back. EBUSY: another thread waits, or the EVD is unwaitable; ETIMEDOUT;
+ * Reap @evd's CQ, then wait until @threshold events are queued on @evd
+ * (threshold > 0), for at most @timeout_us (KDAT_WAIT_FOREVER: no limit);
+ * or, for a threshold of 0, bring in the receive completions
+ * solicited-wait EPs hold back. EBUSY: another thread waits, or the EVD is unwaitable; ETIMEDOUT;
  * EINTR.
  */
 int kdat_evd_wait_for(struct kdat_evd *evd, u32 threshold, u64 timeout_us)
@@ -560,6 +549,8 @@ int kdat_evd_wait_for(struct kdat_evd *evd, u32 threshold, u64 timeout_us)
 
 	if (threshold > evd->qlen)
 		return -EINVAL;
+	/* Completions already in the CQ need no notification: take them. */
+	kdat_cq_reap(&evd->kcq);
 	if (threshold) {
 		spin_lock_irqsave(&evd->lock, flags);
 		if (evd->waiting || evd->unwaitable)

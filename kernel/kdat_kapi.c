@@ -427,6 +427,9 @@ EXPORT_SYMBOL_GPL(kdat_evd_modify_upcall);
  * @evd: the EVD
  * @event: where to put it
  *
+ * With nothing queued, it first reaps the EVD's completion queue (from a
+ * hard interrupt or with interrupts off, it leaves that to a softirq).
+ *
  * Context: any, upcalls included.
  * Return: 0, -EAGAIN (none queued).
  */
@@ -434,6 +437,10 @@ int kdat_evd_dequeue(struct kdat_evd *evd, struct kdat_event *event)
 {
 	u32 nmore;
 
+	if (kdat_evd_dequeue_n(evd, event, 1, &nmore))
+		return 0;
+	/* Nothing queued: a poller reaps the CQ itself (kdat_cq.c). */
+	kdat_cq_reap(&evd->kcq);
 	return kdat_evd_dequeue_n(evd, event, 1, &nmore) ? 0 : -EAGAIN;
 }
 EXPORT_SYMBOL_GPL(kdat_evd_dequeue);

@@ -26,7 +26,9 @@
  *
  * Upcalls (struct kdat_upcall): an EVD with an upcall hands every event
  * to it instead of queueing it (kdat copies the struct). The upcall runs
- * in atomic context: the CQ's softirq for DTO and RMR bind completions,
+ * in atomic context: for DTO and RMR bind completions wherever the EVD's
+ * CQ is reaped, with bottom halves off (the device's completion handler,
+ * a softirq, or a thread in kdat_evd_wait() or kdat_evd_dequeue()),
  * the RDMA CM's handler (with kdat locks held) for connection events, and
  * the thread of a kdat call that produces an event at once (a DTO posted
  * to a disconnected Endpoint is flushed in kdat_ep_post_*()). It must not

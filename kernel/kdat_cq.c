@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kdat: a DTO EVD's completion queue, reaped where its completions are
+ * signalled.
+ *
+ * An IB_POLL_SOFTIRQ CQ of ib_core takes every notification through
+ * irq_poll: the device's completion handler schedules it, and the CQ is
+ * polled in a second softirq. rxe signals a kernel CQ from a tasklet of its
+ * own, already in softirq, so that is one more hop for every notification
+ * (scripts/trace-dto shows it). Here the handler reaps at once when it is
+ * called with interrupts on and outside a hard interrupt, and leaves the
+ * CQ to irq_poll only from a hard interrupt (most hardware), as ib_core
+ * would, or when it has reaped its budget. A thread that waits for or
+ * dequeues the EVD's events reaps first, so a completion already in the
+ * CQ needs no notification at all.
+ *
+ * One reaper at a time (reap_lock), so completions reach their handlers
+ * (wr_cqe->done) in CQ order: the drains and the SRQ's barrier QP rely on
+ * it. A reaper that finds the lock taken leaves KDAT_CQ_AGAIN; the holder
+ * reaps once more for it, and looks again after letting go. Handlers run
+ * with bottom halves off, whoever reaps.
+ */
+#include <linux/interrupt.h>
+#include <linux/irq_poll.h>
+#include <linux/preempt.h>
+
+#include "kdat.h"
+
+/* Work completions on the stack per poll. */
+#define KDAT_CQ_BATCH		8
+/* Completions one reap takes before it leaves the rest to irq_poll. */
+#define KDAT_CQ_BUDGET		16
+/* irq_poll's weight (ib_core's IB_POLL_BUDGET_IRQ). */
+#define KDAT_CQ_IOP_WEIGHT	256
+
+/* Hand up to @budget completions to their handlers; reap_lock held. */
+static int kdat_cq_poll(struct kdat_cq *kcq, int budget)
+{
+	struct ib_wc wcs[KDAT_CQ_BATCH];
+	int done = 0, n, i;
+
+	while (done < budget) {
+		n = ib_poll_cq(kcq->cq, min(budget - done, KDAT_CQ_BATCH), wcs);
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++) {
+			if (wcs[i].wr_cqe)
+				wcs[i].wr_cqe->done(kcq->cq, &wcs[i]);
+			else
+				WARN_ON_ONCE(wcs[i].status == IB_WC_SUCCESS);
+		}
+		done += n;
+	}
+	return done;
+}
+
+/*
+ * Reap @kcq and re-arm it, unless another reaper holds it (it reaps for
+ * us). Returns how many completions were handled; @budget of them means
+ * more may wait, and the CQ is not armed: the caller comes back (irq_poll)
+ * or schedules irq_poll. Bottom halves off, interrupts on.
+ */
+static int kdat_cq_reap_bh(struct kdat_cq *kcq, int budget)
+{
+	int done = 0;
+
+	set_bit(KDAT_CQ_AGAIN, &kcq->flags);
+	smp_mb__after_atomic();	/* the bit before the lock; pairs below */
+	while (spin_trylock(&kcq->reap_lock)) {
+		while (!kcq->dead &&
+		       test_and_clear_bit(KDAT_CQ_AGAIN, &kcq->flags)) {
+			done += kdat_cq_poll(kcq, budget - done);
+			if (done >= budget) {
+				/* Whoever comes next polls on. */
+				set_bit(KDAT_CQ_AGAIN, &kcq->flags);
+				spin_unlock(&kcq->reap_lock);
+				return done;
+			}
+			if (ib_req_notify_cq(kcq->cq, IB_CQ_NEXT_COMP |
+					     IB_CQ_REPORT_MISSED_EVENTS) > 0)
+				set_bit(KDAT_CQ_AGAIN, &kcq->flags);
+		}
+		spin_unlock(&kcq->reap_lock);
+		/* A reaper that failed its trylock set the bit before. */
+		smp_mb();
+		if (!test_bit(KDAT_CQ_AGAIN, &kcq->flags) ||
+		    READ_ONCE(kcq->dead))
+			break;
+	}
+	return done;
+}
+
+static int kdat_cq_iop(struct irq_poll *iop, int budget)
+{
+	struct kdat_cq *kcq = container_of(iop, struct kdat_cq, iop);
+	int done = kdat_cq_reap_bh(kcq, budget);
+
+	if (done < budget)
+		irq_poll_complete(iop);
+	return done;
+}
+
+/*
+ * Reap @kcq from any context: at once where handlers may run, else (a hard
+ * interrupt, interrupts off) through irq_poll.
+ */
+void kdat_cq_reap(struct kdat_cq *kcq)
+{
+	int done;
+
+	/* Never made, or going: kdat_cq_destroy() may have disabled iop. */
+	if (READ_ONCE(kcq->dead))
+		return;
+	if (in_hardirq() || irqs_disabled()) {
+		irq_poll_sched(&kcq->iop);
+		return;
+	}
+	local_bh_disable();
+	done = kdat_cq_reap_bh(kcq, KDAT_CQ_BUDGET);
+	if (done >= KDAT_CQ_BUDGET)
+		irq_poll_sched(&kcq->iop);
+	local_bh_enable();
+}
+
+/* The device's completion handler: any context. */
+static void kdat_cq_comp(struct ib_cq *cq, void *context)
+{
+	kdat_cq_reap(context);
+}
+
+/* Every EVD's, DTO or not: nothing to reap until kdat_cq_create(). */
+void kdat_cq_init(struct kdat_cq *kcq)
+{
+	spin_lock_init(&kcq->reap_lock);
+	kcq->flags = 0;
+	kcq->dead = true;
+	irq_poll_init(&kcq->iop, KDAT_CQ_IOP_WEIGHT, kdat_cq_iop);
+}
+
+/* Make @kcq's CQ of @nr_cqe entries on @ibdev and arm it. */
+int kdat_cq_create(struct kdat_cq *kcq, struct ib_device *ibdev, u32 nr_cqe)
+{
+	struct ib_cq_init_attr attr = { .cqe = nr_cqe };
+	struct ib_cq *cq;
+
+	cq = ib_create_cq(ibdev, kdat_cq_comp, NULL, kcq, &attr);
+	if (IS_ERR(cq))
+		return PTR_ERR(cq);
+	kcq->cq = cq;
+	WRITE_ONCE(kcq->dead, false);
+	ib_req_notify_cq(cq, IB_CQ_NEXT_COMP);
+	return 0;
+}
+
+/*
+ * Destroy @kcq's CQ, which no QP can add to any more. Process context.
+ * Once the dead flag is set no reaper touches the CQ; irq_poll_disable()
+ * waits for a running irq_poll, kdat_flush_tasklets() for a device tasklet
+ * in our handler (and for rxe's CQ tasklet, see there), and RCU for a
+ * reaper on its way out (bottom halves off), before the CQ goes.
+ */
+void kdat_cq_destroy(struct kdat_cq *kcq)
+{
+	if (!kcq->cq)
+		return;
+	spin_lock_bh(&kcq->reap_lock);
+	WRITE_ONCE(kcq->dead, true);
+	spin_unlock_bh(&kcq->reap_lock);
+	irq_poll_disable(&kcq->iop);
+	kdat_flush_tasklets();
+	synchronize_rcu();
+	ib_destroy_cq(kcq->cq);
+	kcq->cq = NULL;
+}

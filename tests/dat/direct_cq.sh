@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Completions are reaped where the device signals them, or by whoever
+# waits, not handed to ib_core's irq_poll softirq (kernel/kdat_cq.c), in
+# each of libdat's modes (TAP).
+#
+# kdat-bench's 64 B ping-pong, COUNT round trips: every completion is
+# signalled alone, so no reap comes near its budget and the IRQ_POLL
+# softirq (/proc/softirqs, all CPUs) has nothing to run. With ib_core's
+# IB_POLL_SOFTIRQ CQs it ran at least once per round trip. Then a send
+# stream at depth 64, where completions come in bursts and a reap past
+# its budget leaves the rest to irq_poll: every send must complete.
+#
+# Needs kdat.ko, an rxe device (KDAT_TEST_DEV, KDAT_TEST_PORT) with an
+# address (KDAT_TEST_IP) and user/kdat-bench.
+set -uo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+bench=$TOP/user/kdat-bench
+count=1000
+
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 4
+}
+[ -c /dev/kdat ] || skip_all "no /dev/kdat (kdat.ko not loaded)"
+[ -n "${KDAT_TEST_DEV:-}" ] || skip_all "no RDMA device (KDAT_TEST_DEV)"
+[ -n "${KDAT_TEST_IP:-}" ] || skip_all "no address (KDAT_TEST_IP)"
+[ -x "$bench" ] || skip_all "$bench not built (make tools)"
+grep -q '^ *IRQ_POLL:' /proc/softirqs || skip_all "no IRQ_POLL line in /proc/softirqs"
+ia=$KDAT_TEST_DEV:${KDAT_TEST_PORT:-1}
+
+irq_polls() {	# IRQ_POLL softirqs run so far, all CPUs
+	awk '$1 == "IRQ_POLL:" { for (i = 2; i <= NF; i++) s += $i; print s }' \
+		/proc/softirqs
+}
+
+n=0 fail=0
+result() {	# STATUS NAME
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2"
+		fail=$((fail + 1))
+	fi
+}
+
+modes=("rings, poller:KDAT_RINGS=1" "rings, no poller:KDAT_POLLER=none"
+	"ioctls:KDAT_RINGS=0")
+echo "TAP version 13"
+echo "1..$((2 * ${#modes[@]}))"
+for m in "${modes[@]}"; do
+	label=${m%%:*}
+	envv=${m#*:}
+
+	before=$(irq_polls)
+	out=$(env "$envv" timeout 300 "$bench" "$ia" "$KDAT_TEST_IP" lat 64 \
+		"$count" 2>&1)
+	r=$?
+	ran=$(($(irq_polls) - before))
+	echo "# $label: $out; IRQ_POLL ran $ran times"
+	# lat US ops N posted N reaped N: every DTO reaped.
+	read -r _ _ _ ops _ posted _ reaped <<< "$out"
+	[ "$r" = 0 ] && [ -n "$ops" ] && [ "$posted" = "$reaped" ] || r=1
+	[ "$ran" -lt $((count / 20)) ] || r=1
+	result "$r" "$label: $count ping-pongs, IRQ_POLL ran < $((count / 20)) times"
+
+	before=$(irq_polls)
+	out=$(env "$envv" timeout 300 "$bench" "$ia" "$KDAT_TEST_IP" rate 64 64 \
+		20000 2>&1)
+	r=$?
+	ran=$(($(irq_polls) - before))
+	echo "# $label: $out; IRQ_POLL ran $ran times"
+	read -r _ _ _ ops _ posted _ reaped <<< "$out"
+	[ "$r" = 0 ] && [ -n "$ops" ] && [ "$posted" = "$reaped" ] || r=1
+	result "$r" "$label: 20000 sends at depth 64, all reaped"
+done
+echo "# Totals: pass:$((n - fail)) fail:$fail skip:0"
+[ "$fail" = 0 ]
