@@ -530,9 +530,34 @@ struct kdat_ep {
 	 */
 	struct ib_cqe sw_drain_cqe;
 	struct completion sw_drained;
+
+	/*
+	 * A DTO of a connection completed in error (not a flush): the QP is
+	 * in ERR, the connection is broken. @broken_work (cm_lock) ends it,
+	 * DISCONNECTED with DAT_CONNECTION_EVENT_BROKEN, if it is still the
+	 * connection @broken_gen names. @conn_gen counts the connections
+	 * established; @conn_gen, @broken_gen and @broken_queued are under
+	 * @lock.
+	 */
+	struct work_struct broken_work;
+	u32 conn_gen, broken_gen;
+	bool broken_queued;
+
+	/*
+	 * Keepalive (module parameter keepalive_ms): while the EP is
+	 * CONNECTED, @ka_work posts a zero-length RDMA write every
+	 * keepalive_ms (one more send WR and CQE than the DTOs take), so that
+	 * a peer gone without a word breaks an idle connection too: the write
+	 * fails once the transport's retries are spent. @ka_posted under
+	 * @lock.
+	 */
+	struct delayed_work ka_work;
+	struct ib_cqe ka_cqe;
+	bool ka_posted;
 };
 
 void kdat_ep_sw_poll(struct kdat_ep *ep);
+void kdat_ep_dto_error(struct kdat_ep *ep);
 void kdat_flush_tasklets(void);
 
 /*

@@ -382,15 +382,15 @@ void kdat_slot_put(struct kdat_slots *s, struct kdat_dto_ctx *ctx)
 	s->posted--;
 }
 
-/* A receive from an SRQ completed on @ep: free the SRQ's slot. */
 /*
  * A receive of @srq completed on the QP at @qp (an address only: the QP
  * may be gone, see struct kdat_srq). Its EP is alive: it leaves the map
- * only after its teardown has seen its last completion through.
+ * only after its teardown has seen its last completion through. @broken:
+ * it completed in error, not flushed (kdat_ep_dto_error()).
  */
 static void kdat_srq_done(struct kdat_srq *srq, const struct ib_qp *qp,
 			  struct kdat_dto_ctx *ctx, u32 op, u32 status,
-			  u64 length, u32 imm)
+			  u64 length, u32 imm, bool broken)
 {
 	u64 cookie = ctx->cookie;
 	unsigned long flags;
@@ -402,8 +402,11 @@ static void kdat_srq_done(struct kdat_srq *srq, const struct ib_qp *qp,
 	if (srq->ring)
 		kdat_ring_completed(srq->ring, 1);
 	spin_unlock_irqrestore(&srq->lock, flags);
-	if (ep)
+	if (ep) {
 		kdat_dto_event(ep, op, cookie, status, length, imm);
+		if (broken)
+			kdat_ep_dto_error(ep);
+	}
 }
 
 /* A DTO completed (the CQ's softirq poller). */
@@ -421,6 +424,8 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct kdat_ah *ah = ctx->ah;
 	unsigned long irqflags;
 	bool idle, ud_send;
+	bool broken = wc->status != IB_WC_SUCCESS &&
+		      wc->status != IB_WC_WR_FLUSH_ERR;
 
 	if (recv) {
 		/* A datagram's length counts its Global Route Header. */
@@ -447,7 +452,8 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 			 ib_wc_status_msg(wc->status), wc->vendor_err);
 
 	if (ctx->srq) {
-		kdat_srq_done(ctx->srq, wc->qp, ctx, op, status, length, imm);
+		kdat_srq_done(ctx->srq, wc->qp, ctx, op, status, length, imm,
+			      broken);
 		return;
 	}
 
@@ -480,6 +486,9 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 		else
 			kdat_dto_event(ep, op, cookie, status, length, imm);
 	}
+	/* After the DTO's event: DAT_CONNECTION_EVENT_BROKEN follows it. */
+	if (broken)
+		kdat_ep_dto_error(ep);
 	kdat_ud_dto_done(ah);
 	if (ud_send) {
 		/* The last touch of the EP: its teardown may follow. */

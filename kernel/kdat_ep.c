@@ -151,6 +151,18 @@ static int kdat_ep_qp_access(const struct kdat_ep *ep)
 	       (ep->atomics ? IB_ACCESS_REMOTE_ATOMIC : 0);
 }
 
+/*
+ * The transport's retries before a request fails. The IB maximum is 7,
+ * which OFA's provider asks for, but rxe takes 7 as "retry for ever"
+ * (as the RNR count's 7 is): a peer gone for good would never break the
+ * connection. 6 by default, on both sides of every connection (the
+ * passive side gets the count the requester's CM sent: clamped here).
+ */
+static unsigned int retry_count = 6;
+module_param(retry_count, uint, 0644);
+MODULE_PARM_DESC(retry_count,
+		 "RC transport retries before a request fails (0..7; rxe takes 7 as for ever)");
+
 static int kdat_ep_modify(struct kdat_ep *ep, struct rdma_cm_id *id,
 			  enum ib_qp_state state)
 {
@@ -173,6 +185,9 @@ static int kdat_ep_modify(struct kdat_ep *ep, struct rdma_cm_id *id,
 	} else if (state == IB_QPS_RTS) {
 		attr.max_rd_atomic = min_t(u32, attr.max_rd_atomic,
 					   ep->attr.max_rdma_read_out);
+		if (mask & IB_QP_RETRY_CNT)
+			attr.retry_cnt = min_t(u32, attr.retry_cnt,
+					       min(READ_ONCE(retry_count), 7U));
 	}
 	return ib_modify_qp(ep->qp, &attr, mask);
 }
@@ -334,12 +349,149 @@ static void kdat_ep_connection_ended(struct kdat_ep *ep, u32 event_number)
 }
 
 /* Both sides, once connected: addresses, state, event. cm_lock held. */
+static unsigned int keepalive_ms = 5000;
+module_param(keepalive_ms, uint, 0644);
+MODULE_PARM_DESC(keepalive_ms,
+		 "A connected EP writes 0 bytes to its peer this often, so that a dead peer breaks it even when idle (ms; 0: never)");
+
+/*
+ * The RC ACK timeout of new connections: 4.096 us x 2^17 = 537 ms. Left
+ * to the RDMA CM (0), it follows from the path and the peer's ACK delay:
+ * on rxe a peer gone took 24 s to notice (7 retries).
+ */
+static unsigned int ack_timeout = 17;
+module_param(ack_timeout, uint, 0644);
+MODULE_PARM_DESC(ack_timeout,
+		 "RC local ACK timeout of new connections, 4.096 us x 2^N (1..31; 0: the RDMA CM's own)");
+
+/* Before the QP reaches RTS, on either side. */
+static void kdat_ep_set_ack_timeout(struct rdma_cm_id *id)
+{
+	unsigned int t = READ_ONCE(ack_timeout);
+
+	if (t && t < 32)
+		rdma_set_ack_timeout(id, t);
+}
+
+static void kdat_ep_ka_arm(struct kdat_ep *ep)
+{
+	unsigned int ms = READ_ONCE(keepalive_ms);
+
+	if (ms && !ep->ud)
+		mod_delayed_work(system_wq, &ep->ka_work,
+				 msecs_to_jiffies(ms));
+}
+
+static void kdat_ep_ka_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kdat_ep *ep = container_of(wc->wr_cqe, struct kdat_ep, ka_cqe);
+	unsigned long flags;
+
+	spin_lock_irqsave(&ep->lock, flags);
+	ep->ka_posted = false;
+	spin_unlock_irqrestore(&ep->lock, flags);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		kdat_ep_dto_error(ep);
+}
+
+/*
+ * The keepalive: under cm_lock, so that the QP is there (the teardown
+ * clears cm_id under it before the QP goes, then cancels this work).
+ * A zero-length RDMA write needs no address or rkey at the peer.
+ */
+static void kdat_ep_ka_work(struct work_struct *work)
+{
+	struct kdat_ep *ep = container_of(to_delayed_work(work),
+					  struct kdat_ep, ka_work);
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_cqe = &ep->ka_cqe,
+			.opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+	};
+	unsigned long flags;
+	bool connected, post;
+
+	mutex_lock(&ep->cm_lock);
+	if (!ep->cm_id)
+		goto out;
+	spin_lock_irqsave(&ep->lock, flags);
+	connected = ep->state == KDAT_EP_STATE_CONNECTED;
+	post = connected && !ep->ka_posted;
+	if (post)
+		ep->ka_posted = true;
+	spin_unlock_irqrestore(&ep->lock, flags);
+	if (post && ib_post_send(ep->qp, &wr.wr, NULL)) {
+		spin_lock_irqsave(&ep->lock, flags);
+		ep->ka_posted = false;
+		spin_unlock_irqrestore(&ep->lock, flags);
+	}
+	if (connected)
+		kdat_ep_ka_arm(ep);
+out:
+	mutex_unlock(&ep->cm_lock);
+}
+
 static void kdat_ep_established(struct kdat_ep *ep, struct rdma_cm_id *id)
 {
+	unsigned long flags;
+
 	memcpy(&ep->remote, &id->route.addr.dst_addr, sizeof(ep->remote));
 	memcpy(&ep->local, &id->route.addr.src_addr, sizeof(ep->local));
+	spin_lock_irqsave(&ep->lock, flags);
+	ep->conn_gen++;
+	spin_unlock_irqrestore(&ep->lock, flags);
 	kdat_ep_set_state(ep, KDAT_EP_STATE_CONNECTED);
 	kdat_ep_conn_event(ep, KDAT_EVENT_CONNECTION_ESTABLISHED);
+	kdat_ep_ka_arm(ep);
+}
+
+/*
+ * A DTO of @ep completed in error, not flushed: the transport gave up
+ * (the peer is gone, or unreachable past the retries), the peer refused
+ * an access, or a receive was too small. The QP is in ERR; the connection
+ * cannot carry anything more. As OFA's provider does, kdat ends it: the
+ * peer is told (a DREQ), the EP goes to DISCONNECTED, and
+ * DAT_CONNECTION_EVENT_BROKEN follows the DTO's own event. Any context:
+ * the CM work runs in a workqueue (kdat_ep_broken_work()).
+ */
+void kdat_ep_dto_error(struct kdat_ep *ep)
+{
+	unsigned long flags;
+	bool queue = false;
+
+	if (ep->ud)
+		return;		/* no connection to break */
+	spin_lock_irqsave(&ep->lock, flags);
+	if (ep->state == KDAT_EP_STATE_CONNECTED && !ep->broken_queued) {
+		ep->broken_queued = true;
+		ep->broken_gen = ep->conn_gen;
+		queue = true;
+	}
+	spin_unlock_irqrestore(&ep->lock, flags);
+	if (queue)
+		queue_work(system_highpri_wq, &ep->broken_work);
+}
+
+static void kdat_ep_broken_work(struct work_struct *work)
+{
+	struct kdat_ep *ep = container_of(work, struct kdat_ep, broken_work);
+	unsigned long flags;
+	bool same;
+
+	mutex_lock(&ep->cm_lock);
+	spin_lock_irqsave(&ep->lock, flags);
+	ep->broken_queued = false;
+	same = ep->state == KDAT_EP_STATE_CONNECTED &&
+	       ep->conn_gen == ep->broken_gen;
+	spin_unlock_irqrestore(&ep->lock, flags);
+	/* No cm_id: the teardown has begun, and the QP may be going. */
+	if (same && ep->cm_id) {
+		rdma_disconnect(ep->cm_id);
+		kdat_ep_connection_ended(ep, KDAT_EVENT_CONNECTION_BROKEN);
+	}
+	mutex_unlock(&ep->cm_lock);
 }
 
 /*
@@ -390,9 +542,10 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		param.responder_resources = ep->attr.max_rdma_read_in;
 		param.initiator_depth = ep->attr.max_rdma_read_out;
 		param.flow_control = 1;		/* as OFA's provider asks */
-		param.retry_count = 7;
+		param.retry_count = min(READ_ONCE(retry_count), 7U);
 		param.rnr_retry_count = 7;
 		param.qp_num = ep->qp->qp_num;
+		kdat_ep_set_ack_timeout(id);
 		ret = kdat_ep_modify(ep, id, IB_QPS_INIT);
 		if (!ret)
 			ret = rdma_connect_locked(id, &param);
@@ -540,6 +693,7 @@ int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
 	}
 	param.qp_num = ep->qp->qp_num;
 	/* From here on a failure costs the request: ECONNABORTED. */
+	kdat_ep_set_ack_timeout(id);
 	ret = kdat_ep_qp_connect(ep, id);
 	if (!ret) {
 		kdat_ep_set_state(ep,
@@ -714,6 +868,8 @@ static enum kdat_ep_state kdat_ep_teardown(struct kdat_ep *ep)
 	if (id && state == KDAT_EP_STATE_CONNECTED)
 		rdma_disconnect(id);
 	mutex_unlock(&ep->cm_lock);
+	/* Without cm_id it posts nothing more and does not come back. */
+	cancel_delayed_work_sync(&ep->ka_work);
 	if (id)
 		rdma_destroy_id(id);
 
@@ -722,6 +878,8 @@ static enum kdat_ep_state kdat_ep_teardown(struct kdat_ep *ep)
 	kdat_ep_srq_reap(ep);
 	ep->qp = NULL;
 	kdat_ep_sw_destroy(ep);
+	/* No completion of the EP is left to queue it again. */
+	cancel_work_sync(&ep->broken_work);
 	return state;
 }
 
@@ -860,6 +1018,9 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	ep->conn_evd = conn_evd;
 	ep->srq = srq;
 	INIT_WORK(&ep->sw_work, kdat_ep_sw_work);
+	INIT_WORK(&ep->broken_work, kdat_ep_broken_work);
+	INIT_DELAYED_WORK(&ep->ka_work, kdat_ep_ka_work);
+	ep->ka_cqe.done = kdat_ep_ka_done;
 	init_completion(&ep->sw_drained);
 	init_completion(&ep->last_wqe_done);
 	ep->last_wqe_cqe.done = kdat_ep_last_wqe_done;
@@ -910,12 +1071,13 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	if (ret)
 		goto err_unlock_dev;
 	ep->recv_cqes = ep->attr.max_recv_dtos + 1;
-	ret = kdat_evd_commit(req_evd, ep->attr.max_request_dtos + 1);
+	/* And the keepalive's (kdat_ep_ka_work()). */
+	ret = kdat_evd_commit(req_evd, ep->attr.max_request_dtos + 2);
 	if (ret) {
 		kdat_evd_uncommit(recv_evd, ep->recv_cqes);
 		goto err_unlock_dev;
 	}
-	ep->send_cqes = ep->attr.max_request_dtos + 1;
+	ep->send_cqes = ep->attr.max_request_dtos + 2;
 	if (kdat_slots_init(&ep->send, ep->attr.max_request_dtos, ep, NULL) ||
 	    kdat_slots_init(&ep->recv, srq ? 0 : ep->attr.max_recv_dtos, ep,
 			    NULL)) {
@@ -942,8 +1104,8 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		init.recv_cq = ep->sw_cq;
 	}
 	init.sq_sig_type = IB_SIGNAL_REQ_WR;
-	/* One more of each for ib_drain_qp(). */
-	init.cap.max_send_wr = ep->attr.max_request_dtos + 1;
+	/* One more of each for ib_drain_qp(); a send for the keepalive. */
+	init.cap.max_send_wr = ep->attr.max_request_dtos + 2;
 	/*
 	 * As many segments per WR as the device takes (up to kdat's 32), not
 	 * only the IOV sizes asked for: DAT programs written for OFA's

@@ -436,7 +436,35 @@ static void test_recv_iov_fill_order(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
-/* A message larger than the receive IOV: DAT_DTO_LENGTH_ERROR. */
+/*
+ * A DTO of @x completed in error (not flushed): the connection is broken.
+ * @x is DISCONNECTED, with DAT_CONNECTION_EVENT_BROKEN after the DTO's
+ * event; its peer @y hears of it (DISCONNECTED, or BROKEN when a DTO of
+ * its own failed too) and is DISCONNECTED; a send posted to @x now is
+ * flushed at once. The DTO events @x and @y still hold (the peer's
+ * failed or flushed send) are dequeued first.
+ */
+static void broken_after_error(struct side *x, struct side *y)
+{
+	DAT_LMR_TRIPLET none = { 0 };
+	DAT_EVENT ev;
+
+	expect_conn_event(x->conn_evd, DAT_CONNECTION_EVENT_BROKEN, NULL);
+	state_is(x->ep, DAT_EP_STATE_DISCONNECTED);
+	wait_event(y->conn_evd, &ev);
+	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED ||
+		    ev.event_number == DAT_CONNECTION_EVENT_BROKEN);
+	state_is(y->ep, DAT_EP_STATE_DISCONNECTED);
+	while (dat_evd_dequeue(x->dto_evd, &ev) == DAT_SUCCESS)
+		;
+	OK(dat_ep_post_send(x->ep, 0, &none, cookie(99), 0));
+	expect_dto(x->dto_evd, 99, DAT_DTO_ERR_FLUSHED, -1);
+}
+
+/*
+ * A message larger than the receive IOV: DAT_DTO_LENGTH_ERROR, and the
+ * connection is broken (broken_after_error()).
+ */
 static void test_recv_too_small(void)
 {
 	struct side c, s;
@@ -453,6 +481,7 @@ static void test_recv_too_small(void)
 	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(7), 0));
 	OK(dat_ep_post_send(c.ep, 1, &t, cookie(8), 0));
 	expect_dto(s.dto_evd, 7, DAT_DTO_LENGTH_ERROR, -1);
+	broken_after_error(&s, &c);
 	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
@@ -1740,6 +1769,7 @@ static void test_bad_rmr_context(void)
 	KTAP_EXPECT(ev.event_data.dto_completion_event_data.status ==
 		    DAT_DTO_ERR_REMOTE_ACCESS);
 	KTAP_EXPECT(rb.p[0] == 0);
+	broken_after_error(&c, &s);
 	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }

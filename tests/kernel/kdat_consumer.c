@@ -1390,6 +1390,35 @@ static void kc_disconnect(struct kc_ctx *c)
 	kc_flushed_post(c);
 }
 
+/*
+ * Case: the receive too small broke the connection: B, whose receive
+ * failed, is DISCONNECTED with KDAT_EVENT_CONNECTION_BROKEN; A hears of it
+ * (DISCONNECTED, or BROKEN when its send failed first) and is
+ * DISCONNECTED too; a send on A is flushed at once.
+ */
+static void kc_broken(struct kc_ctx *c)
+{
+	struct kdat_event ev;
+	u32 nmore;
+	int ret;
+
+	c->state &= ~(KC_S_CONN | KC_S_DATA);
+	kc_expect_conn(c, &c->b, KDAT_EVENT_CONNECTION_BROKEN);
+	ret = kdat_evd_wait(c->a.conn_evd, KC_TIMEOUT_MS * USEC_PER_MSEC, 1,
+			    &ev, &nmore);
+	if (ret) {
+		kc_fail(c, "A's connection EVD: kdat_evd_wait: %d", ret);
+		return;
+	}
+	if (ev.event_number != KDAT_EVENT_CONNECTION_DISCONNECTED &&
+	    ev.event_number != KDAT_EVENT_CONNECTION_BROKEN)
+		kc_fail(c, "A's connection EVD: event %#x, expected DISCONNECTED or BROKEN",
+			ev.event_number);
+	kc_expect_ep_state(c, &c->a, KDAT_EP_STATE_DISCONNECTED);
+	kc_expect_ep_state(c, &c->b, KDAT_EP_STATE_DISCONNECTED);
+	kc_flushed_post(c);
+}
+
 /* Case: bandwidth (mode=bw) */
 
 static bool kc_bw_moved(struct kc_ctx *c, u64 sdone, u64 rdone)
@@ -1624,7 +1653,7 @@ static const struct kc_case kc_test_cases[] = {
 	{ "srq_recv", kc_srq_recv, KC_S_CONN },
 	{ "bad_iov_refused", kc_bad_iov, KC_S_DATA },
 	{ "recv_too_small", kc_recv_too_small, KC_S_DATA },
-	{ "disconnect", kc_disconnect, KC_S_CONN },
+	{ "broken", kc_broken, KC_S_CONN },
 	{ "teardown", kc_teardown, 0 },
 };
 
