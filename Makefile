@@ -48,11 +48,12 @@ TOOLS := user/kdat-info user/kdat-demo user/kdat-bench
 SELFTESTS := tests/selftests/kdat_dev_test tests/selftests/kdat_hostile_test
 DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 	     tests/dat/ring_test tests/dat/interop_cm tests/dat/registry_unit \
-	     tests/dat/libregfake.so tests/dat/registry_two
+	     tests/dat/libregfake.so tests/dat/registry_two \
+	     tests/twohost/dat_xfer
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
-.PHONY: all module kmod lib tools tests setup check check-debug check-hog demo lint checkpatch sparse shellcheck bench \
+.PHONY: all module kmod lib tools tests setup check check-debug check-twohost twohost-long check-hog demo lint checkpatch sparse shellcheck bench \
 	clean install install-libdat2 uninstall-libdat2 fuzz storm compat FORCE
 
 all: module kmod lib tools tests
@@ -115,6 +116,11 @@ tests/dat/ring_test: tests/dat/ring_test.c tests/selftests/ktap.h $(LIB) \
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< \
 		-Luser -ldat -Wl,-rpath,$(TOP)/user -lpthread
 
+# The two-host transfer: a DAT program, -ldat (dat.conf picks the provider).
+tests/twohost/dat_xfer: tests/twohost/dat_xfer.c $(LIB)
+	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -Luser -ldat \
+		-Wl,-rpath,$(TOP)/user
+
 # The fuzzer: the uapi header only.
 $(FUZZER): tests/fuzz/kdat_fuzz.c include/uapi/linux/kdat.h | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -lpthread
@@ -143,6 +149,21 @@ tests/dat/%: tests/dat/%.c tests/selftests/ktap.h \
 
 check: all
 	$(TOP)/scripts/check
+
+# The two-host suites (tests/suites.twohost: two guests on one wire).
+check-twohost: all
+	KDAT_CHECK_KERNELS=twohost $(TOP)/scripts/check
+
+# Their long versions: 1 GiB through each lossy wire, 20 link flaps,
+# 20 power cuts of the peer.
+TWOHOST_BYTES ?= 1073741824
+TWOHOST_FLAPS ?= 20
+TWOHOST_CUTS ?= 20
+twohost-long: all
+	KDAT_T_SUITE_TIMEOUT=14400 KDAT_VM_TIMEOUT=28800 \
+		$(TOP)/scripts/vm-run --hosts 2 $(TOP)/tests/run-all \
+		"tests/twohost/wire.sh $(TWOHOST_BYTES) $(TWOHOST_BYTES) $(TWOHOST_FLAPS)" \
+		"tests/twohost/powercut.sh $(TWOHOST_CUTS)"
 
 # Every suite of tests/suites on the debug kernel, not only those of
 # tests/suites.debug (more than an hour in the 2-CPU testbed).

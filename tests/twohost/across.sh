@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Two hosts, one wire (scripts/vm-run --hosts 2; the same script in both
+# guests): Debian's dtest and dapltest between h1 (server) and h0
+# (client), over kdat, over OFA's cma provider for comparison, and with
+# the server on one provider and the client on the other. Each guest
+# reports its own side: the client's and the server's verdicts are both
+# cases.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/twohost/lib.sh
+. "$here/lib.sh"
+# shellcheck source=tests/dat/providers.sh
+. "$here/../dat/providers.sh"
+twohost_setup
+providers_setup dtest
+command -v dapltest > /dev/null || skip_all "no dapltest (dapl2-utils)"
+limit=$((180 * ${KDAT_T_SLOW:-1}))
+server=$((KDAT_HOST == 1))
+# Both guests write the same dat.conf: the IA names are the same on both.
+pairs=("$KDAT $KDAT" "$OFA $OFA" "$KDAT $OFA" "$OFA $KDAT")
+DTEST_MODES=("-b 4096 -B 10" "-b 1048576 -B 4")
+T_TEST="-i 20 -t 2 -w 2 client SR 1024 4 server SR 1024 4 client RW 8192 4 server RW 4096 2 client RR 4096 4 server RR 8192 2"
+P_TESTS=("-i 500 -p 16 RW 64 1" "-i 200 -p 16 RR 4096 2")
+# Cases per pair: each dtest mode on both sides; the dapltest server's
+# verdict on h1; on h0, -T T, each -T P and -T Q.
+per_pair=$((${#DTEST_MODES[@]} + 1))
+[ $server = 1 ] || per_pair=$((${#DTEST_MODES[@]} + 2 + ${#P_TESTS[@]}))
+echo "TAP version 13"
+echo "1..$((1 + ${#pairs[@]} * per_pair))"
+
+# 1: the wire carries IP both ways.
+r=0
+busybox ping -c 3 -W 5 "$KDAT_PEER_IP" > "$work/ping" 2>&1 || r=1
+[ $r = 0 ] || sed 's/^/# /' "$work/ping"
+result $r "h$KDAT_HOST reaches h$PEER ($KDAT_PEER_IP) over the wire"
+barrier ping 300 || true
+
+# role_of SERVER_IA CLIENT_IA: the IA this guest uses.
+ia() { if [ $server = 1 ]; then echo "${1% *}"; else echo "${1#* }"; fi; }
+what() { echo "server ${1% *} on h1, client ${1#* } on h0"; }
+
+# dtest_case PAIR MODE TAG
+dtest_case() {
+	local pair=$1 mode=$2 tag=$3 out=$work/dtest-$3 r=0 spid
+	if [ $server = 1 ]; then
+		# shellcheck disable=SC2086 # the mode is a list of options
+		timeout "$limit" dtest -s -P "$(ia "$pair")" $mode > "$out" 2>&1 &
+		spid=$!
+		wait_tcp_listen "$spid" 60
+		barrier "dtest-$tag-up" || r=1
+		wait "$spid" || r=1
+	else
+		barrier "dtest-$tag-up" || r=1
+		# shellcheck disable=SC2086
+		timeout "$limit" dtest -P "$(ia "$pair")" $mode \
+			-h "$KDAT_PEER_IP" > "$out" 2>&1 || r=1
+	fi
+	grep -q 'DAPL Test Complete. PASSED' "$out" || r=1
+	[ $r = 0 ] || tail -5 "$out" | sed 's/^/# /'
+	barrier "dtest-$tag-done" "$limit" || true
+	result $r "dtest $mode, $(what "$pair"): the $([ $server = 1 ] &&
+		echo server || echo client) passes"
+}
+
+# dapltest_case PAIR TAG: a server, -T T and each -T P, -T Q.
+dapltest_case() {
+	local pair=$1 tag=$2 r spid before t
+	if [ $server = 1 ]; then
+		before=$(rdma_listeners)
+		timeout $((4 * limit)) dapltest -T S -D "$(ia "$pair")" \
+			> "$work/dt-srv" 2>&1 &
+		spid=$!
+		wait_rdma_listen "$before" 60
+		barrier "dapltest-$tag-up" || true
+		barrier "dapltest-$tag-done" $((4 * limit)) || true
+		r=0
+		wait "$spid" || r=1
+		if grep -qi 'error\|fail' "$work/dt-srv"; then
+			grep -hi 'error\|fail' "$work/dt-srv" | head -5 |
+				sed 's/^/# server: /'
+			r=1
+		fi
+		result $r "dapltest server, $(what "$pair"): ends at -T Q, no failure reported"
+		return
+	fi
+	barrier "dapltest-$tag-up" || true
+	for t in "T $T_TEST" "${P_TESTS[@]/#/P }"; do
+		r=0
+		# shellcheck disable=SC2086 # a list of words
+		timeout "$limit" dapltest -T ${t%% *} -s "$KDAT_PEER_IP" \
+			-D "$(ia "$pair")" ${t#* } > "$work/dt-cli" 2>&1 || r=1
+		grep -qi 'error\|fail' "$work/dt-cli" && r=1
+		grep -h 'WQE/Sec\|Bandwidth' "$work/dt-cli" | sed 's/^/# /'
+		[ $r = 0 ] || grep -hi 'error\|fail' "$work/dt-cli" |
+			head -5 | sed 's/^/# /'
+		result $r "dapltest -T ${t%% *} ${t#* }, $(what "$pair")"
+	done
+	r=0
+	timeout 60 dapltest -T Q -s "$KDAT_PEER_IP" -D "$(ia "$pair")" \
+		> /dev/null 2>&1 || r=1
+	barrier "dapltest-$tag-done" || true
+	result $r "dapltest -T Q, $(what "$pair")"
+}
+
+k=0
+for pair in "${pairs[@]}"; do
+	k=$((k + 1))
+	j=0
+	for mode in "${DTEST_MODES[@]}"; do
+		j=$((j + 1))
+		dtest_case "$pair" "$mode" "$k.$j"
+	done
+	dapltest_case "$pair" "$k"
+done
+barrier end 600 || true
+totals

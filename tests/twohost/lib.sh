@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Sourced by the two-host suites (scripts/vm-run --hosts 2): the same
+# script runs in both guests, KDAT_HOST 0 and 1, which meet at barriers
+# in KDAT_SHARED_DIR, a directory both see. twohost_setup skips (exit 4)
+# outside such a run.
+
+skip_all() { echo "1..0 # SKIP $*"; exit 4; }
+
+twohost_setup() {
+	[ -n "${KDAT_HOST:-}" ] && [ -n "${KDAT_PEER_IP:-}" ] &&
+		[ -d "${KDAT_SHARED_DIR:-}" ] ||
+		skip_all "not one of two testbed guests (scripts/vm-run --hosts 2)"
+	PEER=$((1 - KDAT_HOST))
+	# A suite's barrier files are its own: NAME-BOOT-suite.
+	SUITE_TAG=$(basename "$0" .sh)
+}
+
+# barrier NAME [SECONDS]: wait (120 s at most) until the other guest has
+# reached NAME too; 1 when it did not (it timed out, or it has ended).
+barrier() {
+	local name=$SUITE_TAG.$1 limit=${2:-120} i d=$KDAT_SHARED_DIR
+	: > "$d/b.$name.h$KDAT_HOST"
+	for ((i = 0; i < limit * 10; i++)); do
+		[ -e "$d/b.$name.h$PEER" ] && return 0
+		[ -e "$d/done.h$PEER" ] && break
+		sleep 0.1
+	done
+	echo "# barrier $1: h$PEER did not come"
+	return 1
+}
+
+# put NAME VALUE / get NAME [SECONDS]: hand a value to the other guest.
+put() { printf '%s\n' "$2" > "$KDAT_SHARED_DIR/v.$SUITE_TAG.$1.tmp" &&
+	mv "$KDAT_SHARED_DIR/v.$SUITE_TAG.$1.tmp" "$KDAT_SHARED_DIR/v.$SUITE_TAG.$1"; }
+get() {
+	local f=$KDAT_SHARED_DIR/v.$SUITE_TAG.$1 i
+	for ((i = 0; i < ${2:-120} * 10; i++)); do
+		[ -e "$f" ] && { cat "$f"; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
+
+n=0 fail=0 skip=0
+# result STATUS NAME [SKIP REASON]
+result() {
+	n=$((n + 1))
+	case $1 in
+	0) echo "ok $n $2" ;;
+	skip) echo "ok $n $2 # SKIP $3"; skip=$((skip + 1)) ;;
+	*) echo "not ok $n $2"; fail=$((fail + 1)) ;;
+	esac
+}
+totals() {
+	echo "# Totals: pass:$((n - fail - skip)) fail:$fail skip:$skip"
+	[ "$fail" = 0 ]
+}
+
+# What kdat still holds: its live object counters that are not 0 (but
+# devices), and the pages pinned with FOLL_PIN system wide.
+OBJS=/sys/kernel/debug/kdat/objects
+objects_left() {
+	awk '$1 != "devices" && $2 != 0 { printf "%s %s ", $1, $2 }' "$OBJS"
+}
+pinned_pages() {
+	awk '$1 == "nr_foll_pin_acquired" { a = $2 }
+	     $1 == "nr_foll_pin_released" { r = $2 }
+	     END { print a - r }' /proc/vmstat
+}
+# until_clean SECONDS: nothing left, or say what is.
+until_clean() {
+	local left
+	for _ in $(seq $(($1 * 10))); do
+		left=$(objects_left)
+		[ -z "$left" ] && return 0
+		sleep 0.1
+	done
+	echo "# left after ${1}s: $left"
+	return 1
+}
+
+# netem ARGS...: this guest's egress on the wire (tc netem); none: clear.
+netem() {
+	if [ "$1" = none ]; then
+		tc qdisc del dev "$KDAT_TEST_NETDEV" root 2> /dev/null
+		return 0
+	fi
+	tc qdisc replace dev "$KDAT_TEST_NETDEV" root netem "$@"
+}
+
+# wait_line FILE PATTERN SECONDS: FILE has a line matching PATTERN.
+wait_line() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -q "$2" "$1" 2> /dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
