@@ -355,11 +355,18 @@ MODULE_PARM_DESC(keepalive_ms,
 		 "A connected EP writes 0 bytes to its peer this often, so that a dead peer breaks it even when idle (ms; 0: never)");
 
 /*
- * The RC ACK timeout of new connections: 4.096 us x 2^17 = 537 ms. Left
+ * The RC ACK timeout of new connections: 4.096 us x 2^19 = 2.1 s. Left
  * to the RDMA CM (0), it follows from the path and the peer's ACK delay:
  * on rxe a peer gone took 24 s to notice (7 retries).
+ *
+ * rxe (6.1) lets its retransmit timer run while a request waits on RNR
+ * NAKs (a peer that has posted no receive) and takes a retry for each
+ * expiry: a wait on a slow receiver longer than (retry_count + 1) ACK
+ * timeouts breaks the connection there, where hardware waits for ever.
+ * 2^19 gives such a receiver 15 s (2^17 gave it 3.8 s, which a loaded
+ * 2-CPU host running four senders into one receiving thread exceeded).
  */
-static unsigned int ack_timeout = 17;
+static unsigned int ack_timeout = 19;
 module_param(ack_timeout, uint, 0644);
 MODULE_PARM_DESC(ack_timeout,
 		 "RC local ACK timeout of new connections, 4.096 us x 2^N (1..31; 0: the RDMA CM's own)");

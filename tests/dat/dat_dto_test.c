@@ -486,6 +486,62 @@ static void test_recv_too_small(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/*
+ * A receiver that posts late. Sends that find no receive are held by the
+ * transport (RNR NAKs, retried for ever as OFA's provider asks) and
+ * complete when the receives come, however late: the connection stays.
+ * On rxe a wait on RNR also spends the transport's retries (one per ACK
+ * timeout), so the wait here, 5 s, is longer than kdat's former defaults
+ * allowed (7 x 537 ms) and shorter than the present ones (7 x 2.1 s).
+ */
+static void test_late_receiver(void)
+{
+	enum { N = 4, LEN = 256 };
+	struct side c, s;
+	struct buf sb, rb;
+	DAT_EVENT ev;
+	int i, j;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &sb, N * LEN, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, N * LEN, DAT_MEM_PRIV_ALL_FLAG);
+	connect_pair(&c, &s, false);
+	for (i = 0; i < N * LEN; i++)
+		sb.p[i] = (unsigned char)(i * 13 + 5);
+	memset(rb.p, 0xEE, rb.len);
+	for (i = 0; i < N; i++) {
+		DAT_LMR_TRIPLET t = seg(&sb, i * LEN, LEN);
+
+		OK(dat_ep_post_send(c.ep, 1, &t, cookie(200 + i),
+				    DAT_COMPLETION_DEFAULT_FLAG));
+	}
+	sleep(5);
+	/* Nothing completed, nothing broken, while the peer had no receive. */
+	EXPECT_DAT(dat_evd_dequeue(c.dto_evd, &ev), DAT_QUEUE_EMPTY);
+	EXPECT_DAT(dat_evd_dequeue(c.conn_evd, &ev), DAT_QUEUE_EMPTY);
+	state_is(c.ep, DAT_EP_STATE_CONNECTED);
+	for (i = 0; i < N; i++) {
+		DAT_LMR_TRIPLET r = seg(&rb, i * LEN, LEN);
+
+		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(100 + i),
+				    DAT_COMPLETION_DEFAULT_FLAG));
+	}
+	for (i = 0; i < N; i++) {
+		expect_dto(s.dto_evd, 100 + i, DAT_DTO_SUCCESS, LEN);
+		expect_dto(c.dto_evd, 200 + i, DAT_DTO_SUCCESS, LEN);
+	}
+	for (i = 0; i < N * LEN; i += LEN)
+		for (j = 0; j < LEN; j++)
+			KTAP_EXPECT_EQ(rb.p[i + j], sb.p[i + j]);
+	state_is(c.ep, DAT_EP_STATE_CONNECTED);
+	state_is(s.ep, DAT_EP_STATE_CONNECTED);
+	EXPECT_DAT(dat_evd_dequeue(c.conn_evd, &ev), DAT_QUEUE_EMPTY);
+	EXPECT_DAT(dat_evd_dequeue(s.conn_evd, &ev), DAT_QUEUE_EMPTY);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 static void test_rdma_write_read(void)
 {
 	struct side c, s;
@@ -4037,6 +4093,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_send_recv_sizes),
 	KTAP_CASE(test_recv_iov_fill_order),
 	KTAP_CASE(test_recv_too_small),
+	KTAP_CASE(test_late_receiver),
 	KTAP_CASE(test_rdma_write_read),
 	KTAP_CASE(test_err_segment_past_end),
 	KTAP_CASE(test_err_segment_before_start),

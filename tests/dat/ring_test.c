@@ -780,8 +780,8 @@ static void drain_sends(DAT_EVD_HANDLE evd, int total, unsigned char *seen)
 
 		OK(dat_evd_wait(evd, TMO, 1, &ev, &n));
 		KTAP_EXPECT(ev.event_number == DAT_DTO_COMPLETION_EVENT);
-		KTAP_EXPECT(ev.event_data.dto_completion_event_data.status ==
-			    DAT_DTO_SUCCESS);
+		KTAP_EXPECT_EQ(ev.event_data.dto_completion_event_data.status,
+			       DAT_DTO_SUCCESS);
 		ck = ev.event_data.dto_completion_event_data.user_cookie.as_64;
 		KTAP_EXPECT(ck < (uint64_t)total && !seen[ck]);
 		seen[ck] = 1;
@@ -830,8 +830,8 @@ static void test_threads(void)
 			DAT_DTO_COOKIE ck = { .as_64 = 0 };
 
 			OK(dat_evd_wait(s[i].dto, TMO, 1, &ev, &n));
-			KTAP_EXPECT(ev.event_data.dto_completion_event_data
-				    .status == DAT_DTO_SUCCESS);
+			KTAP_EXPECT_EQ(ev.event_data.dto_completion_event_data
+				       .status, DAT_DTO_SUCCESS);
 			OK(dat_ep_post_recv(s[i].ep, 1, &t, ck, 0));
 		}
 		drain_sends(c[i].dto, N, seen);
@@ -854,8 +854,8 @@ static void test_threads(void)
 		DAT_DTO_COOKIE ck = { .as_64 = 0 };
 
 		OK(dat_evd_wait(s[0].dto, TMO, 1, &ev, &n));
-		KTAP_EXPECT(ev.event_data.dto_completion_event_data.status ==
-			    DAT_DTO_SUCCESS);
+		KTAP_EXPECT_EQ(ev.event_data.dto_completion_event_data.status,
+			       DAT_DTO_SUCCESS);
 		OK(dat_ep_post_recv(s[0].ep, 1, &t, ck, 0));
 	}
 	memset(seen, 0, sizeof(seen));
