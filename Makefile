@@ -15,8 +15,9 @@
 #                   (default 600; FUZZ_SEED=N replays a run)
 #   make storm      1000 processes killed mid-transfer, 50 device removals
 #                   under traffic, on the debug kernel
-#   make compat     the whole dapltest matrix and the interop suite with
-#                   OFA DAPL (also under load), in the VM testbed
+#   make compat     the whole dapltest matrix, the interop suite and
+#                   dtestcm/dtestsrq with OFA DAPL (also under load), in
+#                   the VM testbed
 #   make install-libdat2 / uninstall-libdat2
 #                   libdat in the place of OFA's libdat2 (dpkg-divert), and
 #                   back
@@ -209,11 +210,13 @@ storm: all
 
 # Against OFA DAPL's cma provider on the stock kernel: the whole dapltest
 # matrix (750 s in the testbed) and the interop suite with all its dtest
-# sizes, quiet and loaded (330 s); make check runs bounded levels of both.
+# sizes, quiet and loaded (330 s), and OFA's dtestsrq too (it hangs on rxe);
+# make check runs bounded levels of the three.
 compat: all
 	KDAT_T_SUITE_TIMEOUT=10800 KDAT_VM_TIMEOUT=25200 \
 		$(TOP)/scripts/vm-run $(TOP)/tests/run-all \
-		"tests/dat/dapltest_matrix.sh full" "tests/dat/interop.sh full"
+		"tests/dat/dapltest_matrix.sh full" "tests/dat/interop.sh full" \
+		"tests/dat/dtestcm_srq_providers.sh full"
 
 lint: checkpatch sparse shellcheck
 

@@ -13,6 +13,11 @@
 # OFA's provider is the reference: where it fails on rxe (dtestsrq hangs
 # there, as the compatibility issue found), its case is a skip that says
 # so (each of its sides is given a minute).
+#
+# tests/dat/dtestcm_srq_providers.sh [full|check]: make check's level
+# (check) does not run OFA's dtestsrq, which hangs on rxe and takes 40 s
+# to show it; its cases are skips that say so. make compat runs it (full,
+# the default).
 set -uo pipefail
 
 # shellcheck source=tests/dat/providers.sh
@@ -27,6 +32,8 @@ command -v dtestsrq > /dev/null || skip_all "no dtestsrq (dapl2-utils)"
 limit_kdat=$((300 * ${KDAT_T_SLOW:-1}))
 limit_ofa=$((60 * ${KDAT_T_SLOW:-1}))
 limit_ofa_srq=$((20 * ${KDAT_T_SLOW:-1}))
+level=${1:-full}
+case $level in full|check) ;; *) echo "usage: $0 [full|check]" >&2; exit 2 ;; esac
 runs=("dtestcm -c 5" "dtestcm -c 1000" "dtestsrq" "dtestsrq -c 10 -B 10")
 n=0
 fail=0
@@ -106,6 +113,9 @@ for r in "${runs[@]}"; do
 	tag=$(echo "$r" | tr -d ' -')
 	if ! reference_wanted; then
 		case_result skip "$r over OFA's provider" "$NO_REFERENCE"
+	elif [ "$level" = check ] && [ "${r%% *}" = dtestsrq ]; then
+		case_result skip "$r over OFA's provider" \
+			"make check's level: OFA's dtestsrq hangs on rxe at its first accept (make compat runs it)"
 	elif run "$OFA" "$r" "$work/ofa-$tag"; then
 		case_result 0 "$r over OFA's provider"
 	else
