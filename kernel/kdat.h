@@ -272,6 +272,13 @@ struct kdat_rmr {
 	struct kdat_pz *pz;
 	struct mutex lock;		/* bind against bind */
 	struct ib_mr *mr;		/* NULL: unbound */
+	/*
+	 * The LMR of the binding, used (kdat_obj_use()) from the bind to the
+	 * next bind or the RMR's destroy: an LMR that an RMR is bound to
+	 * cannot be freed (DAT_INVALID_STATE), as a kernel LMR's pages stay
+	 * mapped for the RMR's rkey. Under @lock.
+	 */
+	struct kdat_lmr *lmr;
 };
 
 struct kdat_ep;

@@ -266,10 +266,11 @@ EXPORT_SYMBOL_GPL(kdat_lmr_context);
 
 /**
  * kdat_lmr_free() - free an LMR
- * @lmr: the LMR; no DTO or RMR binding may still use it
+ * @lmr: the LMR; no DTO may still use it
  *
  * Context: process context; may sleep.
- * Return: 0.
+ * Return: 0; -EBUSY while an RMR is bound to it (kdat_rmr_bind()), the
+ * LMR untouched.
  */
 int kdat_lmr_free(struct kdat_lmr *lmr)
 {

@@ -414,6 +414,8 @@ static void kdat_rmr_destroy(struct kdat_obj *obj)
 	struct kdat_rmr *rmr = container_of(obj, struct kdat_rmr, obj);
 
 	kdat_rmr_release(rmr);
+	if (rmr->lmr)
+		kdat_obj_unuse(&rmr->lmr->obj, rmr->pz->ia);
 	kdat_obj_unuse(&rmr->pz->obj, rmr->pz->ia);
 }
 
@@ -613,7 +615,7 @@ int kdat_rmr_bind_do(struct kdat_file *kfile, struct kdat_rmr_bind *cmd)
 		.cookie = cmd->cookie,
 		.status = KDAT_DTO_SUCCESS,
 	};
-	struct kdat_lmr *lmr = NULL;
+	struct kdat_lmr *lmr = NULL, *unused = NULL;
 	enum kdat_ep_verdict verdict;
 	struct kdat_device *kdev;
 	bool posted = false;
@@ -634,12 +636,22 @@ int kdat_rmr_bind_do(struct kdat_file *kfile, struct kdat_rmr_bind *cmd)
 		goto out_put_rmr;
 	}
 	if (cmd->length) {
+		/*
+		 * Under the file lock, found and used in one step: a free of
+		 * the LMR either went first (not found) or finds the use.
+		 */
+		mutex_lock(&kfile->lock);
 		lmr = kdat_get(kfile, cmd->lmr_context, struct kdat_lmr,
 			       KDAT_OBJ_LMR);
+		if (lmr)
+			kdat_obj_use(&lmr->obj, rmr->pz->ia);
+		mutex_unlock(&kfile->lock);
 		if (!lmr) {
 			ret = -EACCES;	/* an invalid LMR */
 			goto out_put_ep;
 		}
+		/* The use of the LMR that this bind does not keep. */
+		unused = lmr;
 		ret = kdat_rmr_check(rmr, lmr, cmd->mem_priv, cmd->addr,
 				     cmd->length);
 		if (ret)
@@ -682,6 +694,8 @@ int kdat_rmr_bind_do(struct kdat_file *kfile, struct kdat_rmr_bind *cmd)
 			if (rmr->mr)
 				ib_dereg_mr(rmr->mr);
 			rmr->mr = mr;
+			unused = rmr->lmr;
+			rmr->lmr = lmr;
 			cmd->out_rmr_context = mr ? mr->rkey : 0;
 		}
 	}
@@ -693,6 +707,8 @@ int kdat_rmr_bind_do(struct kdat_file *kfile, struct kdat_rmr_bind *cmd)
 	      cmd->completion_flags & KDAT_COMPLETION_SUPPRESS))
 		kdat_evd_push(ep->req_evd, &ev);
 out_put:
+	if (unused)
+		kdat_obj_unuse(&unused->obj, rmr->pz->ia);
 	if (lmr)
 		kdat_obj_put(&lmr->obj);
 out_put_ep:

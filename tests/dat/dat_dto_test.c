@@ -542,6 +542,77 @@ static void test_late_receiver(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/*
+ * A connection broken by a failed DTO while its EP goes: the receive that
+ * is too small fails on one side, the send on the other, and each queues
+ * the work that ends its connection (kdat_ep_dto_error()); the EPs are
+ * freed, or their IAs closed, at once or a little later, so that the
+ * teardown meets that work queued, running, or done. Nothing may be left
+ * and nothing touched after it is gone (the debug kernel's KASAN watches
+ * this case). Then a new pair still connects and moves data.
+ */
+static void test_broken_under_free(void)
+{
+	static const char *const types[] = { "ia", "ep", "evd", "lmr" };
+	enum { ROUNDS = 32 };
+	int before[4], i, k;
+
+	for (k = 0; k < 4; k++)
+		before[k] = kdat_objects(types[k]);
+	for (i = 0; i < ROUNDS; i++) {
+		struct side c, s;
+		struct buf sb, rb;
+		DAT_LMR_TRIPLET r, t;
+
+		side_open(&c, NULL);
+		side_open(&s, NULL);
+		buf_reg(&c, &sb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+		buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+		connect_pair(&c, &s, false);
+		r = seg(&rb, 0, 64);
+		t = seg(&sb, 0, 65);
+		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(7), 0));
+		OK(dat_ep_post_send(c.ep, 1, &t, cookie(8), 0));
+		/* 0 to 1.75 ms: before, while and after the errors land. */
+		if (i % 8)
+			usleep((i % 8) * 250);
+		if (i % 2) {
+			OK(dat_ep_free(s.ep));
+			OK(dat_ep_free(c.ep));
+		}
+		OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+		OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+		munmap(sb.p, sb.len);
+		munmap(rb.p, rb.len);
+	}
+	for (k = 0; k < 4; k++) {
+		int now = kdat_objects(types[k]);
+
+		if (before[k] >= 0 && now != before[k])
+			KTAP_FAIL("%s: %d live after %d rounds, want %d",
+				  types[k], now, ROUNDS, before[k]);
+	}
+	{
+		struct side c, s;
+		struct buf sb, rb;
+		DAT_LMR_TRIPLET r, t;
+
+		side_open(&c, NULL);
+		side_open(&s, NULL);
+		buf_reg(&c, &sb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+		buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+		connect_pair(&c, &s, false);
+		r = seg(&rb, 0, 64);
+		t = seg(&sb, 0, 64);
+		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(7), 0));
+		OK(dat_ep_post_send(c.ep, 1, &t, cookie(8), 0));
+		expect_dto(s.dto_evd, 7, DAT_DTO_SUCCESS, 64);
+		expect_dto(c.dto_evd, 8, DAT_DTO_SUCCESS, 64);
+		OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+		OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	}
+}
+
 static void test_rdma_write_read(void)
 {
 	struct side c, s;
@@ -1799,6 +1870,99 @@ static void test_rmr(void)
 	OK(dat_rmr_free(rmr));
 	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/* Bind @rmr to @len bytes of @b at @off on @ep; its event must come. */
+static void bind_ok(DAT_RMR_HANDLE rmr, struct buf *b, size_t off, size_t len,
+		    struct side *x, DAT_RMR_CONTEXT *ctx)
+{
+	DAT_LMR_TRIPLET range = seg(b, off, len);
+	DAT_RMR_COOKIE rck = { .as_64 = 5 };
+	DAT_EVENT ev;
+
+	OK(dat_rmr_bind(rmr, b->lmr, &range, DAT_MEM_PRIV_REMOTE_WRITE_FLAG,
+			DAT_VA_TYPE_VA, x->ep, rck, 0, ctx));
+	wait_event(x->dto_evd, &ev);
+	KTAP_EXPECT(ev.event_number == DAT_RMR_BIND_COMPLETION_EVENT);
+	KTAP_EXPECT(ev.event_data.rmr_completion_event_data.status ==
+		    DAT_RMR_BIND_SUCCESS);
+}
+
+/*
+ * An LMR an RMR is bound to cannot be freed: DAT_INVALID_STATE ("the LMR
+ * is in use by an RMR instance"), and it is left as it was; a bind to
+ * another LMR, an unbind, a failed bind or the RMR's free let it go, and
+ * an abrupt close frees both, whatever their order.
+ */
+static void test_lmr_free_bound_rmr(void)
+{
+	struct side c, s;
+	struct buf lb, a, b, d, e;
+	DAT_RMR_HANDLE rmr, rmr2;
+	DAT_RMR_CONTEXT ctx;
+	DAT_RMR_COOKIE rck = { .as_64 = 6 };
+	DAT_LMR_TRIPLET w, range;
+	DAT_RMR_TRIPLET rem;
+	int lmrs, rmrs;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &lb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &a, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &d, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &e, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	OK(dat_rmr_create(s.pz, &rmr));
+	connect_pair(&c, &s, false);
+
+	bind_ok(rmr, &a, 0, 512, &s, &ctx);
+	EXPECT_DAT(dat_lmr_free(a.lmr), DAT_INVALID_STATE);
+	/* Refused means untouched: the RMR still reaches a's pages. */
+	memset(lb.p, 'r', 512);
+	memset(a.p, 0, 512);
+	w = seg(&lb, 0, 512);
+	rem.rmr_context = ctx;
+	rem.virtual_address = (uintptr_t)a.p;
+	rem.segment_length = 512;
+	OK(dat_ep_post_rdma_write(c.ep, 1, &w, cookie(1), &rem, 0));
+	expect_dto(c.dto_evd, 1, DAT_DTO_SUCCESS, 512);
+	KTAP_EXPECT(!memcmp(a.p, lb.p, 512));
+
+	/* Bound to b now: a is free to go, b is not. */
+	bind_ok(rmr, &b, 0, 512, &s, &ctx);
+	OK(dat_lmr_free(a.lmr));
+	EXPECT_DAT(dat_lmr_free(b.lmr), DAT_INVALID_STATE);
+	/* An unbind lets b go. */
+	range = seg(&b, 0, 0);
+	OK(dat_rmr_bind(rmr, b.lmr, &range, DAT_MEM_PRIV_REMOTE_WRITE_FLAG,
+			DAT_VA_TYPE_VA, s.ep, rck, DAT_COMPLETION_SUPPRESS_FLAG,
+			NULL));
+	OK(dat_lmr_free(b.lmr));
+	/* A bind that fails (past d's end) keeps no hold on d. */
+	range = seg(&d, 4000, 512);
+	EXPECT_DAT(dat_rmr_bind(rmr, d.lmr, &range,
+				DAT_MEM_PRIV_REMOTE_WRITE_FLAG, DAT_VA_TYPE_VA,
+				s.ep, rck, 0, &ctx), DAT_INVALID_PARAMETER);
+	OK(dat_lmr_free(d.lmr));
+	/* The RMR's free lets e go. */
+	bind_ok(rmr, &e, 0, 512, &s, &ctx);
+	EXPECT_DAT(dat_lmr_free(e.lmr), DAT_INVALID_STATE);
+	OK(dat_rmr_free(rmr));
+	OK(dat_lmr_free(e.lmr));
+
+	/* An abrupt close with an RMR bound: both go. */
+	lmrs = kdat_objects("lmr");
+	rmrs = kdat_objects("rmr");
+	buf_reg(&s, &a, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	OK(dat_rmr_create(s.pz, &rmr2));
+	bind_ok(rmr2, &a, 0, 512, &s, &ctx);
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	if (lmrs >= 0) {
+		/* c's LMR went with c's IA. */
+		KTAP_EXPECT_EQ(kdat_objects("lmr"), lmrs - 1);
+		KTAP_EXPECT_EQ(kdat_objects("rmr"), rmrs);
+	}
 }
 
 /* An rkey the peer never gave: the remote HCA refuses the write. */
@@ -4094,6 +4258,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_recv_iov_fill_order),
 	KTAP_CASE(test_recv_too_small),
 	KTAP_CASE(test_late_receiver),
+	KTAP_CASE(test_broken_under_free),
 	KTAP_CASE(test_rdma_write_read),
 	KTAP_CASE(test_err_segment_past_end),
 	KTAP_CASE(test_err_segment_before_start),
@@ -4121,6 +4286,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_fence),
 	KTAP_CASE(test_cno),
 	KTAP_CASE(test_rmr),
+	KTAP_CASE(test_lmr_free_bound_rmr),
 	KTAP_CASE(test_bad_rmr_context),
 	KTAP_CASE(test_solicited_wait),
 	KTAP_CASE(test_graceful_disconnect),

@@ -889,6 +889,18 @@ static void kc_rmr_bind(struct kc_ctx *c)
 		kc_fail(c, "bind: cookie %#llx, expected %#llx", ev.cookie,
 			cookie);
 	kc_expect_no_dto(c, &c->a, "B's bind");
+	/*
+	 * B's LMR stays while the RMR is bound to it: its pages are mapped
+	 * behind the rkey A holds.
+	 */
+	ret = kdat_lmr_free(c->b.lmr);
+	if (ret != -EBUSY) {
+		kc_fail(c, "kdat_lmr_free(B) under a bound RMR: %d, not -EBUSY",
+			ret);
+		if (!ret)
+			c->b.lmr = NULL;
+		return;
+	}
 	if (!c->failed)
 		c->state |= KC_S_RMR;
 }

@@ -1171,7 +1171,9 @@ struct kdat_rmr_create {
  *     LMR (length 0: unbind)
  * @size: sizeof(struct kdat_rmr_bind)
  * @rmr_handle: in
- * @lmr_context: in: the LMR (of the RMR's PZ: EPERM otherwise)
+ * @lmr_context: in: the LMR (of the RMR's PZ: EPERM otherwise). From
+ *               the bind to the next bind of the RMR, or its destroy, the
+ *               LMR cannot be destroyed (EBUSY: the RMR uses it)
  * @ep_handle: in: the Endpoint whose request EVD gets the bind completion
  *             (CONNECTED; DISCONNECTED: flushed at once; else EBUSY)
  * @mem_priv: in: KDAT_MEM_PRIV_REMOTE_READ, _REMOTE_WRITE and/or
