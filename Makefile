@@ -155,14 +155,15 @@ check: all
 check-twohost: all
 	KDAT_CHECK_KERNELS=twohost $(TOP)/scripts/check
 
-# Their long versions: 1 GiB through each lossy wire, 20 link flaps,
-# 20 power cuts of the peer.
+# Their long versions: every tool in every pairing of providers, 1 GiB
+# through each lossy wire, 20 link flaps, 20 power cuts of the peer.
 TWOHOST_BYTES ?= 1073741824
 TWOHOST_FLAPS ?= 20
 TWOHOST_CUTS ?= 20
 twohost-long: all
 	KDAT_T_SUITE_TIMEOUT=14400 KDAT_VM_TIMEOUT=28800 \
 		$(TOP)/scripts/vm-run --hosts 2 $(TOP)/tests/run-all \
+		"tests/twohost/across.sh full" \
 		"tests/twohost/wire.sh $(TWOHOST_BYTES) $(TWOHOST_BYTES) $(TWOHOST_FLAPS)" \
 		"tests/twohost/powercut.sh $(TWOHOST_CUTS)"
 

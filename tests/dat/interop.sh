@@ -15,9 +15,12 @@
 # in the other, each side with its own DAT_OVERRIDE.
 #
 # tests/dat/interop.sh: quiet, two dtest sizes.
-# tests/dat/interop.sh loaded (make check): the same cases with a busy
-# loop per CPU beside, and not quiet (the loaded pass runs every case the
-# quiet one does, on a busier machine).
+# tests/dat/interop.sh loaded: the same cases with a busy loop per CPU
+# beside, and not quiet (the loaded pass runs every case the quiet one
+# does, on a busier machine).
+# tests/dat/interop.sh check (make check): loaded, the instance data and
+# interop_cm; dtest and dapltest between the providers run in make
+# check's two-host pass (tests/twohost/across.sh), over a wire.
 # tests/dat/interop.sh full (make compat): quiet and loaded, with dtest
 # at 1 B, 4 KiB, 64 KiB polling and 1 MiB (330 s in the testbed).
 #
@@ -33,9 +36,14 @@ providers_setup dtest
 command -v dapltest > /dev/null || skip_all "no dapltest (dapl2-utils)"
 [ -x "$here/interop_cm" ] || skip_all "tests/dat/interop_cm not built (make)"
 
-full=0 loaded=0
-[ "${1:-}" = full ] && full=1 loaded=1
-[ "${1:-}" = loaded ] && loaded=1
+full=0 loaded=0 tools=1
+case ${1:-} in
+'') ;;
+full) full=1 loaded=1 ;;
+loaded) loaded=1 ;;
+check) loaded=1 tools=0 ;;
+*) echo "usage: $0 [loaded|check|full]" >&2; exit 2 ;;
+esac
 dev=$KDAT_TEST_DEV
 port=${KDAT_TEST_PORT:-1}
 ip=$KDAT_TEST_IP
@@ -79,7 +87,9 @@ dtest_modes=("-b 65536 -B 10" "-b 1048576 -B 2")
 	"-b 1048576 -B 4")
 T_TEST="-i 20 -t 2 -w 2 client SR 1024 4 server SR 1024 4 client RW 8192 4 server RW 4096 2 client RR 4096 4 server RR 8192 2"
 P_TESTS=("-i 200 -p 16 RW 4096 2" "-i 200 -p 16 RR 4096 2")
-per_load=$((1 + 3 + 2 * ${#dtest_modes[@]} + 2 * (2 + ${#P_TESTS[@]})))
+[ $tools = 1 ] || dtest_modes=()
+per_load=$((1 + 3 + 2 * ${#dtest_modes[@]}))
+[ $tools = 1 ] && per_load=$((per_load + 2 * (2 + ${#P_TESTS[@]})))
 loads=(quiet)
 [ $loaded = 1 ] && loads=(loaded)
 [ $full = 1 ] && loads=(quiet loaded)
@@ -220,8 +230,10 @@ OFA's: $o"
 		dtest_x "$work/dtx-ofa.conf" "$work/dtx-kdat.conf" "$mode" o-k
 		result $? "dtest $mode: OFA server, kdat client ($load)"
 	done
-	dapltest_x "$KDAT" "$OFA"
-	dapltest_x "$OFA" "$KDAT"
+	if [ $tools = 1 ]; then
+		dapltest_x "$KDAT" "$OFA"
+		dapltest_x "$OFA" "$KDAT"
+	fi
 	hog_stop
 done
 echo "# Totals: pass:$((n - fail - skip)) fail:$fail skip:$skip"

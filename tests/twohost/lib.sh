@@ -2,18 +2,22 @@
 #
 # Sourced by the two-host suites (scripts/vm-run --hosts 2): the same
 # script runs in both guests, KDAT_HOST 0 and 1, which meet at barriers
-# in KDAT_SHARED_DIR, a directory both see. twohost_setup skips (exit 4)
-# outside such a run.
+# in KDAT_SHARED_DIR, a directory both see. twohost_init TOOL skips
+# (exit 4) outside such a run, or without TOOL, /dev/kdat or the
+# testbed's variables (tests/dat/providers.sh: it sets $work, $KDAT and
+# $OFA and writes the dat.conf with both providers).
 
-skip_all() { echo "1..0 # SKIP $*"; exit 4; }
+# shellcheck source=tests/dat/providers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../dat/providers.sh"
 
-twohost_setup() {
+twohost_init() {
 	[ -n "${KDAT_HOST:-}" ] && [ -n "${KDAT_PEER_IP:-}" ] &&
 		[ -d "${KDAT_SHARED_DIR:-}" ] ||
 		skip_all "not one of two testbed guests (scripts/vm-run --hosts 2)"
 	PEER=$((1 - KDAT_HOST))
 	# A suite's barrier files are its own: NAME-BOOT-suite.
 	SUITE_TAG=$(basename "$0" .sh)
+	providers_setup "$1"
 }
 
 # barrier NAME [SECONDS]: wait (120 s at most) until the other guest has
@@ -67,6 +71,23 @@ pinned_pages() {
 	awk '$1 == "nr_foll_pin_acquired" { a = $2 }
 	     $1 == "nr_foll_pin_released" { r = $2 }
 	     END { print a - r }' /proc/vmstat
+}
+# pins_back PINS SECONDS: the pinned pages back at PINS, or say what is
+# pinned still (and what the RDMA core holds).
+pins_back() {
+	local now i
+	for ((i = 0; i < $2 * 10; i++)); do
+		now=$(pinned_pages)
+		if [ "$now" = "$1" ]; then
+			[ $i = 0 ] || echo "# pinned pages back at $1 after $i x 0.1 s"
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "# pinned pages $1 before, $now after ${2}s"
+	rdma res show mr 2>&1 | sed 's/^/#   /'
+	rdma res show qp 2>&1 | sed 's/^/#   /'
+	return 1
 }
 # until_clean SECONDS: nothing left, or say what is.
 until_clean() {
