@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define KSFT_PASS 0
@@ -108,6 +109,7 @@ static inline int ktap_run(const struct ktap_case *cases, int n)
 	printf("TAP version 13\n1..%d\n", n);
 	fflush(stdout);
 	for (i = 0; i < n; i++) {
+		struct timespec t0, t1;
 		int status = 0, rc;
 		pid_t pid;
 
@@ -118,6 +120,7 @@ static inline int ktap_run(const struct ktap_case *cases, int n)
 			continue;
 		}
 		fflush(stdout);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		pid = fork();
 
 		if (pid == 0) {
@@ -145,6 +148,11 @@ static inline int ktap_run(const struct ktap_case *cases, int n)
 			kill(-pid, SIGKILL);
 			ktap_case_pgrp = 0;
 		}
+		/* Where a suite's time goes (make check's budget). */
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (t1.tv_sec - t0.tv_sec >= 2)
+			ktap_diag("%s: %ld s", cases[i].name,
+				  (long)(t1.tv_sec - t0.tv_sec));
 		if (rc == KSFT_PASS) {
 			printf("ok %d %s\n", i + 1, cases[i].name);
 		} else if (rc == KSFT_SKIP) {
