@@ -238,9 +238,14 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
 install: lib tools
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(INCDIR)/linux
+	for d in man1 man3 man4 man7; do \
+		install -d $(DESTDIR)$(MANDIR)/$$d && \
+		install -m 644 man/$$d/* $(DESTDIR)$(MANDIR)/$$d/ || exit 1; \
+	done
 	install -m 755 user/libdat.so.2 $(DESTDIR)$(LIBDIR)/libdat.so.2
 	ln -sf libdat.so.2 $(DESTDIR)$(LIBDIR)/libdat.so
 	install -m 644 include/uapi/linux/kdat.h $(DESTDIR)$(INCDIR)/linux/

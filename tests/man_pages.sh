@@ -1,0 +1,31 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The manual (man/): every function libdat exports (DAT 2.0, the dynamic
+# symbol table of user/libdat.so.2) has its 3DAT page, and every page of
+# man/ renders with man -l without a warning. Runs on the host (make
+# check's first part); needs user/libdat.so.2 built.
+set -uo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+lib=$top/user/libdat.so.2
+[ -r "$lib" ] || { echo "no $lib (make lib)"; exit 1; }
+r=0
+n=0
+for f in $(nm -D --defined-only "$lib" | awk '$3 ~ /@@DAT_2.0$/ { sub(/@.*/, "", $3); print $3 }'); do
+	n=$((n + 1))
+	[ -f "$top/man/man3/$f.3dat" ] ||
+		{ echo "no page for $f: man/man3/$f.3dat"; r=1; }
+done
+[ "$n" -gt 0 ] || { echo "no DAT_2.0 symbol in $lib"; r=1; }
+pages=0
+for p in "$top"/man/man*/*.*; do
+	[ -f "$p" ] || continue
+	pages=$((pages + 1))
+	# man-db hands groff's warnings to stderr; .so pages are followed
+	# from the page's own directory's parent.
+	out=$(cd "$top/man" && LC_ALL=C.UTF-8 MANWIDTH=80 \
+		man --warnings=w -E UTF-8 -l -Tutf8 "$p" 2>&1 > /dev/null)
+	[ -z "$out" ] || { echo "${p#"$top"/}: $out"; r=1; }
+done
+echo "$n exported functions, $pages pages"
+exit $r
