@@ -20,7 +20,9 @@
 # kdat's runs 4 to 6 times slower).
 # tests/dat/dapltest_matrix.sh check (make check's stock pass): every
 # value of every dimension, each segment count and each threads x EPs
-# with small and large sizes, every depth with both sizes (236 s).
+# with small and large sizes, every depth with both sizes; OFA's
+# reference runs only the cases kdat failed (the others are skips that
+# say so: there is no verdict for it to make), 140 s.
 # tests/dat/dapltest_matrix.sh full (make compat): the whole product,
 # 4 segment counts x 6 sizes x 3 threads x EPs (750 s in the testbed).
 # KDAT_T_MATRIX=subset turns the level given into the subset.
@@ -105,7 +107,10 @@ echo "TAP version 13"
 echo "1..$((2 * (${#tcases[@]} + ${#pcases[@]} + 2)))"
 
 # result P STATUS NAME: kdat's failures fail; the reference's are skips.
+# kdat's verdicts, in order, for the reference to look up.
+declare -a kdat_r=()
 result() {
+	[ "$1" = "$KDAT" ] && kdat_r+=("$2")
 	n=$((n + 1))
 	if [ "$2" = 0 ]; then
 		echo "ok $n $3 over $1"
@@ -161,6 +166,15 @@ for p in "$KDAT" "$OFA"; do
 			else
 				args=$(pline $c)
 				name="-T P $args"
+			fi
+			# make check's level: the reference only where kdat
+			# failed, to tell a kdat bug from what rxe cannot do.
+			if [ "$p" = "$OFA" ] && [ "$level" = check ] &&
+				[ "${kdat_r[$((n - ${#kdat_r[@]}))]}" = 0 ]; then
+				n=$((n + 1))
+				skip=$((skip + 1))
+				echo "ok $n dapltest $name over $p # SKIP kdat passed it; make check runs the reference only where kdat fails (make compat runs every case)"
+				continue
 			fi
 			server_up "$p"
 			lines=$(wc -l < "$work/srv")
