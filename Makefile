@@ -156,16 +156,18 @@ check-twohost: all
 	KDAT_CHECK_KERNELS=twohost $(TOP)/scripts/check
 
 # Their long versions: every tool in every pairing of providers, 1 GiB
-# through each lossy wire, 20 link flaps, 20 power cuts of the peer.
+# through each lossy wire, 100 link flaps, 20 power cuts of the peer,
+# kdat-bench and the kernel consumer across the wire.
 TWOHOST_BYTES ?= 1073741824
-TWOHOST_FLAPS ?= 20
+TWOHOST_FLAPS ?= 100
 TWOHOST_CUTS ?= 20
 twohost-long: all
 	KDAT_T_SUITE_TIMEOUT=14400 KDAT_VM_TIMEOUT=28800 \
 		$(TOP)/scripts/vm-run --hosts 2 $(TOP)/tests/run-all \
 		"tests/twohost/across.sh full" \
 		"tests/twohost/wire.sh $(TWOHOST_BYTES) $(TWOHOST_BYTES) $(TWOHOST_FLAPS)" \
-		"tests/twohost/powercut.sh $(TWOHOST_CUTS)"
+		"tests/twohost/powercut.sh $(TWOHOST_CUTS)" \
+		tests/twohost/bench.sh tests/twohost/consumer.sh
 
 # Every suite of tests/suites on the debug kernel, not only those of
 # tests/suites.debug (more than an hour in the 2-CPU testbed).
@@ -179,8 +181,10 @@ check-hog: all
 	KDAT_VM_TIMEOUT=$${KDAT_VM_TIMEOUT:-7200} \
 		$(TOP)/scripts/with-cpu-hog $(TOP)/scripts/check
 
+# make demo HOSTS=2: across two guests on one wire.
+HOSTS ?= 1
 demo: all
-	$(TOP)/scripts/vm-run $(TOP)/scripts/demo
+	$(TOP)/scripts/vm-run --hosts $(HOSTS) $(TOP)/scripts/demo
 
 # The table on stdout and in vm-logs/bench.log; the ratios drawn in
 # doc/bench.png.

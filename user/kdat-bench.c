@@ -2,6 +2,9 @@
 /*
  * kdat-bench IA_NAME IP rate SIZE DEPTH COUNT
  * kdat-bench IA_NAME IP lat SIZE COUNT
+ * kdat-bench IA_NAME server [CONN_QUAL]
+ * kdat-bench IA_NAME client IP [CONN_QUAL] rate SIZE DEPTH COUNT
+ * kdat-bench IA_NAME client IP [CONN_QUAL] lat SIZE COUNT
  *
  * Two DAT endpoints in this process, connected over the IA's device to its
  * own address. "rate": COUNT sends of SIZE bytes from one to the other,
@@ -10,8 +13,15 @@
  * scripts/bench, which also counts its system calls (strace) between the
  * two getppid() calls that bracket the measured loop, after a warm-up.
  *
+ * With "server" and "client" the two endpoints are in two processes, on
+ * two hosts or one: the server listens on CONN_QUAL (default 7473) and
+ * serves one client, whose connect tells it the test; it keeps its
+ * receives posted (rate) or answers each ping (lat) and exits when the
+ * client has done.
+ *
  * Prints one line: "rate <msgs/s> ops <n> posted <n> reaped <n>" or
- * "lat <half round trip, us> ops <n> posted <n> reaped <n>".
+ * "lat <half round trip, us> ops <n> posted <n> reaped <n>" (the server:
+ * "served <n> ops posted <n> reaped <n>").
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -133,12 +143,18 @@ static void post_recv(struct side *s)
 	posted++;
 }
 
-static void post_send(struct side *s, size_t len)
+static void post_send_flags(struct side *s, size_t len,
+			    DAT_COMPLETION_FLAGS flags)
 {
 	DAT_LMR_TRIPLET t = seg(s, len);
 
-	check(dat_ep_post_send(s->ep, 1, &t, ck, 0), "post_send");
+	check(dat_ep_post_send(s->ep, 1, &t, ck, flags), "post_send");
 	posted++;
+}
+
+static void post_send(struct side *s, size_t len)
+{
+	post_send_flags(s, len, DAT_COMPLETION_DEFAULT_FLAG);
 }
 
 static double now(void)
@@ -182,6 +198,183 @@ static void pingpong(struct side *a, struct side *b, size_t len, long n)
 	}
 }
 
+/* The client's connect private data: the test the server is to serve. */
+struct bench_req {
+	uint32_t magic;		/* 'kdbn' */
+	uint32_t lat;		/* 1: ping-pong; 0: rate */
+	uint32_t len, qd;
+	uint64_t n;		/* warm-up included */
+};
+
+#define BENCH_MAGIC	0x6b64626eU
+#define BENCH_QUAL	7473
+
+/* One side of a connection: only its own queue is this process's. */
+static void serve_rate(struct side *b, size_t len, long n)
+{
+	long i;
+
+	(void)len;
+	for (i = 0; i < n; i++) {
+		reap(b->dto);
+		post_recv(b);
+	}
+}
+
+static void serve_lat(struct side *b, size_t len, long n)
+{
+	long i;
+
+	/*
+	 * The pong's completion is suppressed: every event here is a ping,
+	 * whatever the order in which a send's and a receive's completions
+	 * reach the one EVD.
+	 */
+	for (i = 0; i < n; i++) {
+		reap(b->dto);
+		post_recv(b);
+		post_send_flags(b, len, DAT_COMPLETION_SUPPRESS_FLAG);
+	}
+}
+
+static void client_rate(struct side *a, size_t len, int qd, long n)
+{
+	long sent = 0, done = 0;
+
+	while (done < n) {
+		while (sent < n && sent - done < qd) {
+			post_send(a, len);
+			sent++;
+		}
+		reap(a->dto);
+		done++;
+	}
+}
+
+static void client_lat(struct side *a, size_t len, long n)
+{
+	long i;
+
+	for (i = 0; i < n; i++) {
+		post_send(a, len);
+		reap(a->dto);		/* the send, then the pong */
+		reap(a->dto);
+		post_recv(a);
+	}
+}
+
+static int server_main(char *ia, DAT_CONN_QUAL qual)
+{
+	struct side b;
+	struct bench_req req;
+	DAT_CR_PARAM crp;
+	DAT_PSP_HANDLE psp;
+	DAT_CR_HANDLE cr;
+	DAT_EVENT ev;
+	long i, n;
+
+	side_open(&b, ia);
+	check(dat_psp_create(b.ia, qual, b.cr, DAT_PSP_CONSUMER_FLAG, &psp),
+	      "dat_psp_create");
+	printf("listening on %llu\n", (unsigned long long)qual);
+	fflush(stdout);
+	ev = wait_ev(b.cr);
+	cr = ev.event_data.cr_arrival_event_data.cr_handle;
+	check(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp), "dat_cr_query");
+	if (crp.private_data_size < (DAT_COUNT)sizeof(req))
+		goto refuse;
+	memcpy(&req, crp.private_data, sizeof(req));
+	if (req.magic != BENCH_MAGIC || req.len > (1 << 20) || !req.qd ||
+	    req.qd > MAXQD || !req.n)
+		goto refuse;
+	n = (long)req.n;
+	/* Receives for all that may be in flight, before the accept. */
+	for (i = 0; i < (req.lat ? 1 : 2 * (long)req.qd); i++)
+		post_recv(&b);
+	check(dat_cr_accept(cr, b.ep, 0, NULL), "dat_cr_accept");
+	if (wait_ev(b.conn).event_number != DAT_CONNECTION_EVENT_ESTABLISHED)
+		return 1;
+	if (req.lat)
+		serve_lat(&b, req.len, n);
+	else
+		serve_rate(&b, req.len, n);
+	printf("served %ld ops posted %ld reaped %ld\n", n, posted, reaped);
+	/* The client disconnects when it has its last completion. */
+	ev = wait_ev(b.conn);
+	check(dat_ia_close(b.ia, DAT_CLOSE_ABRUPT_FLAG), "dat_ia_close");
+	return ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED ? 0 : 1;
+refuse:
+	fprintf(stderr, "kdat-bench: not a kdat-bench client\n");
+	check(dat_cr_reject(cr, 0, NULL), "dat_cr_reject");
+	return 1;
+}
+
+static int client_main(char *ia, char **argv, int argc)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	struct bench_req req = { .magic = BENCH_MAGIC, .qd = 1 };
+	DAT_CONN_QUAL qual = BENCH_QUAL;
+	struct side a;
+	long n, warm;
+	double t;
+	int k = 1;
+
+	if (argc < 2 || inet_pton(AF_INET, argv[0], &addr.sin_addr) != 1)
+		return 2;
+	if (strcmp(argv[1], "rate") && strcmp(argv[1], "lat")) {
+		qual = strtoull(argv[1], NULL, 0);
+		k = 2;
+	}
+	if (argc - k == 4 && !strcmp(argv[k], "rate")) {
+		req.qd = atoi(argv[k + 2]);
+		n = atol(argv[k + 3]);
+	} else if (argc - k == 3 && !strcmp(argv[k], "lat")) {
+		req.lat = 1;
+		n = atol(argv[k + 2]);
+	} else {
+		return 2;
+	}
+	req.len = strtoul(argv[k + 1], NULL, 0);
+	if (req.qd < 1 || req.qd > MAXQD || n < 1 || req.len > (1 << 20))
+		return 2;
+	warm = n / 10 + 1;
+	req.n = warm + n;
+	side_open(&a, ia);
+	if (req.lat)
+		post_recv(&a);
+	check(dat_ep_connect(a.ep, (DAT_IA_ADDRESS_PTR)&addr, qual, TMO,
+			     sizeof(req), &req, DAT_QOS_BEST_EFFORT,
+			     DAT_CONNECT_DEFAULT_FLAG), "dat_ep_connect");
+	if (wait_ev(a.conn).event_number != DAT_CONNECTION_EVENT_ESTABLISHED) {
+		fprintf(stderr, "kdat-bench: the server refused\n");
+		return 1;
+	}
+	if (req.lat)
+		client_lat(&a, req.len, warm);
+	else
+		client_rate(&a, req.len, req.qd, warm);
+	posted = reaped = 0;
+	getppid();		/* marker: the measured loop starts */
+	t = now();
+	if (req.lat)
+		client_lat(&a, req.len, n);
+	else
+		client_rate(&a, req.len, req.qd, n);
+	t = now() - t;
+	getppid();		/* marker: it ends */
+	if (req.lat)
+		printf("lat %.2f ops %ld posted %ld reaped %ld\n",
+		       t / n / 2 * 1e6, n, posted, reaped);
+	else
+		printf("rate %.0f ops %ld posted %ld reaped %ld\n", n / t, n,
+		       posted, reaped);
+	check(dat_ep_disconnect(a.ep, DAT_CLOSE_GRACEFUL_FLAG),
+	      "dat_ep_disconnect");
+	wait_ev(a.conn);
+	check(dat_ia_close(a.ia, DAT_CLOSE_ABRUPT_FLAG), "dat_ia_close");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_in addr = { .sin_family = AF_INET };
@@ -193,11 +386,26 @@ int main(int argc, char **argv)
 	int qd = 1;
 	double t;
 
+	if (argc >= 3 && !strcmp(argv[2], "server"))
+		return server_main(argv[1], argc > 3 ?
+				   strtoull(argv[3], NULL, 0) : BENCH_QUAL);
+	if (argc >= 3 && !strcmp(argv[2], "client")) {
+		int r = client_main(argv[1], argv + 3, argc - 3);
+
+		if (r == 2)
+			fprintf(stderr, "usage: %s IA client IP [QUAL] rate SIZE DEPTH COUNT\n"
+				"       %s IA client IP [QUAL] lat SIZE COUNT\n",
+				argv[0], argv[0]);
+		return r;
+	}
 	if (argc < 6 || inet_pton(AF_INET, argv[2], &addr.sin_addr) != 1 ||
 	    (strcmp(argv[3], "rate") && strcmp(argv[3], "lat")) ||
 	    (!strcmp(argv[3], "rate") && argc != 7)) {
 		fprintf(stderr, "usage: %s IA IP rate SIZE DEPTH COUNT\n"
-			"       %s IA IP lat SIZE COUNT\n", argv[0], argv[0]);
+			"       %s IA IP lat SIZE COUNT\n"
+			"       %s IA server [QUAL]\n"
+			"       %s IA client IP [QUAL] rate|lat ...\n",
+			argv[0], argv[0], argv[0], argv[0]);
 		return 2;
 	}
 	len = strtoul(argv[4], NULL, 0);

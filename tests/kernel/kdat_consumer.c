@@ -21,6 +21,11 @@
  *              @size bytes with @depth outstanding, the thread asleep
  *              between completions or, with poll=1, polling; one "bw ..."
  *              line
+ *
+ * role=server or role=client (mode=bw) splits A and B across two hosts:
+ * the server has only B, listens on @conn_qual and waits (a minute at
+ * most) for the client's request; the client has only A and connects to
+ * the server at @addr. Each reports its own side.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -74,11 +79,16 @@ static unsigned int kc_depth = 64;
 module_param_named(depth, kc_depth, uint, 0444);
 MODULE_PARM_DESC(depth, "bw: sends outstanding, and receives posted (default 64)");
 
+static char *kc_role = "both";
+module_param_named(role, kc_role, charp, 0444);
+MODULE_PARM_DESC(role, "bw: \"both\" (default: A and B here), \"server\" (B only) or \"client\" (A only, connecting to addr)");
+
 static bool kc_poll;
 module_param_named(poll, kc_poll, bool, 0444);
 MODULE_PARM_DESC(poll, "bw: poll for completions instead of sleeping until an upcall wakes the thread (default 0)");
 
 #define KC_TIMEOUT_MS		5000	/* for any one event */
+#define KC_SERVE_MS		60000	/* a server, for its client's request */
 #define KC_ERR_TIMEOUT_MS	10000	/* for a send the peer refused */
 #define KC_QUIET_MS		200	/* how long "no event comes" is watched */
 
@@ -152,8 +162,12 @@ struct kc_side {
 };
 
 /* The test context: the one piece of state of the module. */
+/* role=: both sides here, or one of them across a wire. */
+enum kc_role { KC_BOTH, KC_SERVER, KC_CLIENT };
+
 struct kc_ctx {
 	bool bw;
+	enum kc_role role;
 	__be32 addr;
 	unsigned int state;		/* KC_S_* */
 	wait_queue_head_t wq;		/* the upcalls wake it */
@@ -605,8 +619,12 @@ static int kc_setup_memory(struct kc_ctx *c)
 static void kc_setup(struct kc_ctx *c)
 {
 	u32 dtos = c->bw ? kc_depth : KC_TEST_DTOS;
+	/*
+	 * A server cannot see its client's sends: twice the depth posted
+	 * keeps them from waiting on RNR while it posts again.
+	 */
 	struct kdat_ep_attr attr = {
-		.max_recv_dtos = dtos,
+		.max_recv_dtos = c->role == KC_SERVER ? 2 * dtos : dtos,
 		.max_request_dtos = dtos,
 		.max_recv_iov = KC_TEST_IOV,
 		.max_request_iov = KC_TEST_IOV,
@@ -628,10 +646,12 @@ static void kc_setup(struct kc_ctx *c)
 		return;
 	}
 	/* One DTO EVD per EP takes both its queues. */
-	if (kc_setup_evds(c, 2 * dtos) || kc_setup_memory(c) ||
-	    kc_ep_create(c, &c->a, &attr) || kc_ep_create(c, &c->b, &attr))
+	if (kc_setup_evds(c, 3 * dtos) || kc_setup_memory(c) ||
+	    (c->role != KC_SERVER && kc_ep_create(c, &c->a, &attr)) ||
+	    (c->role != KC_CLIENT && kc_ep_create(c, &c->b, &attr)))
 		return;
-	if (kdat_ep_handle(c->a.ep) == kdat_ep_handle(c->b.ep))
+	if (c->role == KC_BOTH &&
+	    kdat_ep_handle(c->a.ep) == kdat_ep_handle(c->b.ep))
 		kc_fail(c, "A and B have the same EP handle");
 	if (!c->failed)
 		c->state |= KC_S_SETUP;
@@ -665,7 +685,9 @@ static void kc_check_cr(struct kc_ctx *c, const struct kdat_event *ev,
 	if (qual != kc_conn_qual)
 		kc_fail(c, "kdat_cr_query: conn_qual %llu, expected %u", qual,
 			kc_conn_qual);
-	if (remote.ss_family != AF_INET || sin->sin_addr.s_addr != c->addr)
+	/* Loopback: A is at our own address; a server's client is not. */
+	if (remote.ss_family != AF_INET ||
+	    (c->role == KC_BOTH && sin->sin_addr.s_addr != c->addr))
 		kc_fail(c, "kdat_cr_query: remote is not %pI4 (family %u)",
 			&c->addr, remote.ss_family);
 	if (len < pdata_len || len > sizeof(buf) ||
@@ -696,6 +718,27 @@ static int kc_expect_conn(struct kc_ctx *c, struct kc_side *s, u32 want)
 }
 
 /* PSP; A connects to it; B accepts; both ESTABLISHED and CONNECTED. */
+/* role=client: A connects to the server at @sin; B is on that host. */
+static void kc_connect_client(struct kc_ctx *c, struct sockaddr_in *sin,
+			      const void *pdata, u32 pdata_len)
+{
+	int ret;
+
+	ret = kdat_ep_connect(c->a.ep, (struct sockaddr *)sin, kc_conn_qual,
+			      KC_TIMEOUT_MS * USEC_PER_MSEC, pdata, pdata_len);
+	if (ret) {
+		kc_fail(c, "kdat_ep_connect(A, %pI4:%u): %d", &c->addr,
+			kc_conn_qual, ret);
+		return;
+	}
+	if (kc_expect_conn(c, &c->a, KDAT_EVENT_CONNECTION_ESTABLISHED))
+		return;
+	c->state |= KC_S_CONN;
+	kc_expect_ep_state(c, &c->a, KDAT_EP_STATE_CONNECTED);
+	if (!c->failed)
+		c->state |= KC_S_DATA;
+}
+
 static void kc_connect(struct kc_ctx *c)
 {
 	static const char req_pdata[] = "kdat A";
@@ -708,23 +751,43 @@ static void kc_connect(struct kc_ctx *c)
 	struct kdat_event ev = {};
 	int ret;
 
-	ret = kdat_psp_create(c->ia, kc_conn_qual, c->cr_evd, &c->psp);
-	if (ret) {
-		c->psp = NULL;
-		kc_fail(c, "kdat_psp_create(%u): %d", kc_conn_qual, ret);
+	if (c->role != KC_CLIENT) {
+		ret = kdat_psp_create(c->ia, kc_conn_qual, c->cr_evd, &c->psp);
+		if (ret) {
+			c->psp = NULL;
+			kc_fail(c, "kdat_psp_create(%u): %d", kc_conn_qual,
+				ret);
+			return;
+		}
+	}
+	if (c->role == KC_CLIENT) {
+		kc_connect_client(c, &sin, req_pdata, sizeof(req_pdata));
 		return;
 	}
-	ret = kdat_ep_connect(c->a.ep, (struct sockaddr *)&sin, kc_conn_qual,
-			      KC_TIMEOUT_MS * USEC_PER_MSEC, req_pdata,
-			      sizeof(req_pdata));
-	if (ret) {
-		kc_fail(c, "kdat_ep_connect(A, %pI4:%u): %d", &c->addr,
-			kc_conn_qual, ret);
-		return;
-	}
+	if (c->role == KC_BOTH) {
+		ret = kdat_ep_connect(c->a.ep, (struct sockaddr *)&sin,
+				      kc_conn_qual,
+				      KC_TIMEOUT_MS * USEC_PER_MSEC, req_pdata,
+				      sizeof(req_pdata));
+		if (ret) {
+			kc_fail(c, "kdat_ep_connect(A, %pI4:%u): %d",
+				&c->addr, kc_conn_qual, ret);
+			return;
+		}
+		ret = kc_wait_conn(c, "CR EVD", c->cr_evd,
+				   KDAT_EVENT_CONNECTION_REQUEST, &ev);
+	} else {
+		u32 nmore;
 
-	ret = kc_wait_conn(c, "CR EVD", c->cr_evd,
-			   KDAT_EVENT_CONNECTION_REQUEST, &ev);
+		/* The client is on another host, and may come later. */
+		kc_note("server: listening on %u", kc_conn_qual);
+		ret = kdat_evd_wait(c->cr_evd, KC_SERVE_MS * USEC_PER_MSEC, 1,
+				    &ev, &nmore);
+		if (ret || ev.event_number != KDAT_EVENT_CONNECTION_REQUEST) {
+			kc_fail(c, "server: no connection request: %d", ret);
+			return;
+		}
+	}
 	if (ret && ev.event_number != KDAT_EVENT_CONNECTION_REQUEST) {
 		/* Say what became of A's attempt. */
 		if (!kdat_evd_dequeue(c->a.conn_evd, &ev))
@@ -745,11 +808,13 @@ static void kc_connect(struct kc_ctx *c)
 	if (kdat_evd_dequeue(c->cr_evd, &ev) != -EAGAIN)
 		kc_fail(c, "CR EVD: a second event (%#x)", ev.event_number);
 
-	if (kc_expect_conn(c, &c->a, KDAT_EVENT_CONNECTION_ESTABLISHED) ||
+	if ((c->role == KC_BOTH &&
+	     kc_expect_conn(c, &c->a, KDAT_EVENT_CONNECTION_ESTABLISHED)) ||
 	    kc_expect_conn(c, &c->b, KDAT_EVENT_CONNECTION_ESTABLISHED))
 		return;
 	c->state |= KC_S_CONN;
-	kc_expect_ep_state(c, &c->a, KDAT_EP_STATE_CONNECTED);
+	if (c->role == KC_BOTH)
+		kc_expect_ep_state(c, &c->a, KDAT_EP_STATE_CONNECTED);
 	kc_expect_ep_state(c, &c->b, KDAT_EP_STATE_CONNECTED);
 	if (!c->failed)
 		c->state |= KC_S_DATA;
@@ -1389,6 +1454,13 @@ static void kc_disconnect(struct kc_ctx *c)
 {
 	int ret;
 
+	if (c->role == KC_SERVER) {
+		/* The client ends it, once its sends have completed. */
+		c->state &= ~(KC_S_CONN | KC_S_DATA);
+		kc_expect_conn(c, &c->b, KDAT_EVENT_CONNECTION_DISCONNECTED);
+		kc_expect_ep_state(c, &c->b, KDAT_EP_STATE_DISCONNECTED);
+		return;
+	}
 	ret = kdat_ep_disconnect(c->a.ep, false);
 	c->state &= ~(KC_S_CONN | KC_S_DATA);
 	if (ret) {
@@ -1396,8 +1468,10 @@ static void kc_disconnect(struct kc_ctx *c)
 		return;
 	}
 	kc_expect_conn(c, &c->a, KDAT_EVENT_CONNECTION_DISCONNECTED);
-	kc_expect_conn(c, &c->b, KDAT_EVENT_CONNECTION_DISCONNECTED);
 	kc_expect_ep_state(c, &c->a, KDAT_EP_STATE_DISCONNECTED);
+	if (c->role == KC_CLIENT)
+		return;
+	kc_expect_conn(c, &c->b, KDAT_EVENT_CONNECTION_DISCONNECTED);
 	kc_expect_ep_state(c, &c->b, KDAT_EP_STATE_DISCONNECTED);
 	kc_flushed_post(c);
 }
@@ -1490,9 +1564,16 @@ static void kc_bandwidth(struct kc_ctx *c)
 	for (;;) {
 		sdone = kc_evq_done(&c->a.q, &sbad);
 		rdone = kc_evq_done(&c->b.q, &rbad);
-		if (sbad || rbad || (sdone == kc_count && rdone == kc_count))
+		if (sbad || rbad ||
+		    ((c->role == KC_SERVER || sdone == kc_count) &&
+		     (c->role == KC_CLIENT || rdone == kc_count)))
 			break;
-		while (recvs < kc_count && recvs - rdone < kc_depth) {
+		/*
+		 * Across hosts A cannot know B's receives: B keeps @depth
+		 * posted, and a send that finds none waits (RNR) for one.
+		 */
+		while (c->role != KC_CLIENT && recvs < kc_count &&
+		       recvs - rdone < (c->role == KC_SERVER ? 2 : 1) * kc_depth) {
 			ret = kdat_ep_post_recv(c->b.ep, &riov, 1, recvs, 0);
 			if (ret) {
 				kc_fail(c, "B: kdat_ep_post_recv #%llu: %d",
@@ -1501,7 +1582,9 @@ static void kc_bandwidth(struct kc_ctx *c)
 			}
 			recvs++;
 		}
-		while (sent < recvs && sent - sdone < kc_depth) {
+		while (c->role != KC_SERVER &&
+		       sent < (c->role == KC_BOTH ? recvs : kc_count) &&
+		       sent - sdone < kc_depth) {
 			ret = kdat_ep_post_send(c->a.ep, &siov, 1, sent, 0);
 			if (ret) {
 				kc_fail(c, "A: kdat_ep_post_send #%llu: %d",
@@ -1524,8 +1607,8 @@ static void kc_bandwidth(struct kc_ctx *c)
 	/* Bytes per microsecond are MB (10^6 bytes) per second. */
 	bytes = (u64)kc_count * kc_size;
 	mb_int = div_u64_rem(div64_u64(bytes * 100, elapsed), 100, &frac);
-	pr_info("bw size=%u depth=%u count=%u poll=%d msgs_per_sec=%llu MB_per_sec=%llu.%02u elapsed_us=%llu\n",
-		kc_size, kc_depth, kc_count, kc_poll,
+	pr_info("bw role=%s size=%u depth=%u count=%u poll=%d msgs_per_sec=%llu MB_per_sec=%llu.%02u elapsed_us=%llu\n",
+		kc_role, kc_size, kc_depth, kc_count, kc_poll,
 		div64_u64((u64)kc_count * USEC_PER_SEC, elapsed), mb_int,
 		frac, elapsed);
 out:
@@ -1677,7 +1760,7 @@ static const struct kc_case kc_bw_cases[] = {
 	{ "teardown", kc_teardown, 0 },
 };
 
-static int kc_check_params(__be32 *addr, bool *bw)
+static int kc_check_params(__be32 *addr, bool *bw, enum kc_role *role)
 {
 	if (!kc_dev || !*kc_dev || !kc_port) {
 		pr_err("dev= and port= must name a port\n");
@@ -1697,6 +1780,21 @@ static int kc_check_params(__be32 *addr, bool *bw)
 		*bw = true;
 	} else {
 		pr_err("mode=%s: \"test\" or \"bw\"\n", kc_mode);
+		return -EINVAL;
+	}
+	if (!kc_role || !strcmp(kc_role, "both")) {
+		*role = KC_BOTH;
+	} else if (!strcmp(kc_role, "server")) {
+		*role = KC_SERVER;
+	} else if (!strcmp(kc_role, "client")) {
+		*role = KC_CLIENT;
+	} else {
+		pr_err("role=%s: \"both\", \"server\" or \"client\"\n",
+		       kc_role);
+		return -EINVAL;
+	}
+	if (*role != KC_BOTH && !*bw) {
+		pr_err("role=%s: with mode=bw only\n", kc_role);
 		return -EINVAL;
 	}
 	if (*bw && (!kc_size || kc_size > KC_BW_MAX_SIZE || !kc_count ||
@@ -1723,17 +1821,19 @@ static int __init kc_init(void)
 	const struct kc_case *table;
 	struct kc_ctx *c;
 	size_t i, n;
+	enum kc_role role;
 	__be32 addr;
 	bool bw;
 	int ret;
 
-	ret = kc_check_params(&addr, &bw);
+	ret = kc_check_params(&addr, &bw, &role);
 	if (ret)
 		return ret;
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
 		return -ENOMEM;
 	c->bw = bw;
+	c->role = role;
 	c->addr = addr;
 	c->buf_len = bw ? max_t(size_t, KC_BUF_LEN, kc_size) : KC_BUF_LEN;
 	init_waitqueue_head(&c->wq);
@@ -1751,8 +1851,8 @@ static int __init kc_init(void)
 
 	pr_info("KTAP version 1\n");
 	pr_info("1..%zu\n", n);
-	kc_note("dev=%s port=%u addr=%pI4 conn_qual=%u mode=%s", kc_dev,
-		kc_port, &c->addr, kc_conn_qual, kc_mode);
+	kc_note("dev=%s port=%u addr=%pI4 conn_qual=%u mode=%s role=%s",
+		kc_dev, kc_port, &c->addr, kc_conn_qual, kc_mode, kc_role);
 	for (i = 0; i < n; i++)
 		kc_run(c, &table[i]);
 	pr_info("done pass=%u fail=%u skip=%u\n", c->pass, c->fail,

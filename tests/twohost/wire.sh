@@ -19,7 +19,7 @@
 # tests/twohost/wire.sh [BYTES [LOSSY_BYTES [FLAPS]]]: the clean
 # transfers move BYTES (default 32 MiB), the lossy ones LOSSY_BYTES
 # (default 2 MiB), FLAPS link flaps (default 3); make twohost-long: 1 GiB
-# each, 20 flaps. KDAT_T_BREAK_BOUND: the seconds within which
+# each, 100 flaps. KDAT_T_BREAK_BOUND: the seconds within which
 # an EP must learn that its connection is gone (default 10: keepalive_ms
 # plus 8 ACK timeouts, with room for the emulated CPUs).
 set -uo pipefail

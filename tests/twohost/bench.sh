@@ -1,0 +1,114 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kdat-bench across two hosts (scripts/vm-run --hosts 2; the same script
+# in both guests): its server on h1 (kdat-bench IA server QUAL), its
+# client on h0, 64 B sends at depths 1 and 64, 64 KiB sends at depth 8,
+# a 64 B ping-pong; perftest's ib_send_bw and ib_send_lat between the
+# same two rxe devices in the same run, for comparison. A case passes when
+# both sides did all they were asked (the client's operations, the
+# server's "served" line) and, at the end, nothing is left on either
+# guest. The rates are printed, and the ratios to perftest; no verdict
+# rests on them (one run on emulated CPUs: scripts/bench is the
+# measurement).
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/twohost/lib.sh
+. "$here/lib.sh"
+twohost_init dtest
+[ -r "$OBJS" ] || skip_all "no $OBJS (debugfs)"
+B=$KDAT_REPO/user/kdat-bench
+[ -x "$B" ] || skip_all "user/kdat-bench not built (make)"
+command -v ib_send_bw > /dev/null || skip_all "no ib_send_bw (perftest)"
+server=$((KDAT_HOST == 1))
+limit=$((300 * ${KDAT_T_SLOW:-1}))
+qual=25000
+dev=$KDAT_TEST_DEV port=${KDAT_TEST_PORT:-1}
+
+# name|kdat-bench client arguments|perftest: bw DEPTH, lat, or none
+cases=(
+	"64 B sends, depth 64|rate 64 64 20000|bw 64"
+	"64 B sends, depth 1|rate 64 1 5000|bw 1"
+	"64 KiB sends, depth 8|rate 65536 8 500|none"
+	"64 B ping-pong|lat 64 2000|lat"
+)
+echo "TAP version 13"
+echo "1..$((${#cases[@]} + 1))"
+
+# perftest NAME ARGS...: its server on h1, its client on h0; prints the
+# client's output on h0.
+perftest() {
+	local tool=$1 tag=$2
+	shift 2
+	if [ $server = 1 ]; then
+		timeout "$limit" "$tool" -d "$dev" -i "$port" -F "$@" \
+			> "$work/ps" 2>&1 &
+		sleep 1
+		barrier "$tag-perf-up" || true
+		wait
+	else
+		barrier "$tag-perf-up" || true
+		timeout "$limit" "$tool" -d "$dev" -i "$port" -F "$@" \
+			"$KDAT_PEER_IP" > "$work/pc" 2>&1
+		cat "$work/pc"
+	fi
+	barrier "$tag-perf-done" "$limit" || true
+}
+
+i=0
+for c in "${cases[@]}"; do
+	IFS='|' read -r name args perf <<< "$c"
+	i=$((i + 1))
+	qual=$((qual + 1))
+	r=0
+	if [ $server = 1 ]; then
+		timeout "$limit" "$B" "$KDAT" server "$qual" > "$work/srv" 2>&1 &
+		spid=$!
+		wait_line "$work/srv" listening 60 || r=1
+		barrier "$i-up" || r=1
+		wait "$spid" || r=1
+		sed 's/^/# /' "$work/srv"
+		# shellcheck disable=SC2086 # the arguments are a list
+		set -- $args
+		if [ "$1" = rate ]; then ops=$4; else ops=$3; fi
+		want=$((ops + ops / 10 + 1))
+		grep -q "^served $want ops" "$work/srv" || r=1
+		barrier "$i-done" "$limit" || r=1
+	else
+		barrier "$i-up" || r=1
+		# shellcheck disable=SC2086 # the arguments are a list
+		timeout "$limit" "$B" "$KDAT" client "$KDAT_PEER_IP" "$qual" \
+			$args > "$work/cli" 2>&1 || r=1
+		sed 's/^/# /' "$work/cli"
+		# shellcheck disable=SC2086
+		set -- $args
+		if [ "$1" = lat ]; then ops=$3; else ops=$4; fi
+		grep -qE "^(rate|lat) [0-9.]+ ops $ops " "$work/cli" || r=1
+		barrier "$i-done" "$limit" || r=1
+	fi
+	kdat=$(awk '{ print $2; exit }' "$work/cli" 2> /dev/null)
+	case $perf in
+	bw*)
+		out=$(perftest ib_send_bw "$i" -s 64 -n 20000 -t "${perf#bw }")
+		# bytes iterations BW-peak BW-avg MsgRate[Mpps]
+		p=$(awk '$1 == 64 && NF >= 5 { printf "%.0f\n", $5 * 1e6 }' <<< "$out" | tail -1)
+		[ $server = 1 ] || echo "# perftest ib_send_bw 64 B depth ${perf#bw }: ${p:-?} msgs/s; kdat-bench: ${kdat:-?} msgs/s$(
+			[ -n "$p" ] && [ -n "$kdat" ] && awk -v k="$kdat" -v p="$p" 'BEGIN { printf ", ratio %.2f", k / p }')"
+		;;
+	lat)
+		out=$(perftest ib_send_lat "$i" -s 64 -n 2000)
+		# bytes iterations t_min t_max t_typical t_avg ...
+		p=$(awk '$1 == 64 && NF >= 6 { print $6 }' <<< "$out" | tail -1)
+		[ $server = 1 ] || echo "# perftest ib_send_lat 64 B: ${p:-?} us; kdat-bench: ${kdat:-?} us$(
+			[ -n "$p" ] && [ -n "$kdat" ] && awk -v k="$kdat" -v p="$p" 'BEGIN { if (p > 0) printf ", ratio %.2f", k / p }')"
+		;;
+	esac
+	result $r "kdat-bench $args across hosts ($name): the $([ $server = 1 ] &&
+		echo "server served" || echo "client did") every operation"
+done
+
+r=0
+until_clean 30 || r=1
+result $r "h$KDAT_HOST: no kdat object left"
+barrier end "$limit" || true
+totals
