@@ -113,8 +113,9 @@ xfer() {
 # The link of h1 goes down for half a second under a transfer, FLAPS
 # times. rxe fails a send it cannot put on a link that is down (a local
 # QP error), so the transfer may end: then it must end cleanly, within
-# the bound (h1's DTO fails, h0's EP ends DISCONNECTED with BROKEN or
-# DISCONNECTED; nothing hangs), and a new connection must carry a checked
+# the bound (h1's DTO fails, or its post is refused with DAT_INVALID_STATE
+# when the device is deleted first; h0's EP ends DISCONNECTED with BROKEN
+# or DISCONNECTED; nothing hangs), and a new connection must carry a checked
 # MiB once the link is back. rxe puts QP1 in error the same way when the
 # CM's message (the DREQ of the broken connection) meets the link down,
 # after which the port's CM is dead: h1 adds rxe0 again after each flap
@@ -130,7 +131,10 @@ for ((f = 1; f <= FLAPS; f++)); do
 	rc=$?
 	if [ $rc != 0 ]; then
 		if [ $server = 1 ]; then
-			grep -q 'server: \(DTO status\|connection event\)' "$out" || r=1
+			# Its DTO fails, its EP hears the end, or (the device
+			# deleted under it before either) a post is refused
+			# as on a device that is gone: DAT_INVALID_STATE.
+			grep -q 'server: \(DTO status\|connection event\)\|dat_ep_post_[a-z]*(.*): DAT_INVALID_STATE' "$out" || r=1
 		else
 			grep -q 'connection event \(BROKEN\|DISCONNECTED\) .* EP DISCONNECTED' "$out" || r=1
 		fi
@@ -201,6 +205,10 @@ done
 r=0
 until_clean 30 || r=1
 pins_back "$pins0" 10 || r=1
-result $r "h$KDAT_HOST: no kdat object left, pinned pages back to $pins0"
+if [ $r = 0 ]; then
+	rmmod kdat || r=1
+	insmod "$KDAT_KO" || r=1
+fi
+result $r "h$KDAT_HOST: no kdat object left, pinned pages back to $pins0, rmmod clean"
 barrier end "$limit" || true
 totals
