@@ -106,6 +106,8 @@ struct kdat_file {
 	spinlock_t obj_lock;
 	struct list_head objects;
 	const struct cred *cred;	/* the opener's: the poller's */
+	/* The opener's thread group (0: a kernel consumer), for tracing. */
+	u32 tgid;
 	/*
 	 * The opener's network namespace (a reference): its RDMA CM ids live
 	 * there, and only devices it may use (rdma_dev_access_netns()) are

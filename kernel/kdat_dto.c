@@ -206,6 +206,9 @@ static int kdat_dto_prepare(struct kdat_file *kfile, struct kdat_ep *ep,
 	return kdat_dto_build_sgl(kfile, ep->pz, need, iov, num, max_iov, dto);
 }
 
+#define CREATE_TRACE_POINTS
+#include "kdat_trace.h"
+
 u32 kdat_wc_status(enum ib_wc_status status)
 {
 	switch (status) {
@@ -451,6 +454,10 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 			 recv ? "receive" : "request",
 			 ib_wc_status_msg(wc->status), wc->vendor_err);
 
+	trace_kdat_complete(ctx->srq ? ctx->srq->obj.file->tgid :
+					 ep->obj.file->tgid,
+			    ctx->srq ? ctx->srq->obj.handle : ep->obj.handle,
+			    op, cookie, status, length, wc->status);
 	if (ctx->srq) {
 		kdat_srq_done(ctx->srq, wc->qp, ctx, op, status, length, imm,
 			      broken);
@@ -550,6 +557,8 @@ static int kdat_dto_begin(struct kdat_ep *ep, struct kdat_dto *dto,
 	ctx->ah = dto->ah;
 	dto->ah = NULL;
 	*ctxp = ctx;
+	trace_kdat_post(ep->obj.file->tgid, ep->obj.handle, dto->op,
+			dto->cookie, dto->length, dto->flags);
 	return 0;
 }
 
@@ -873,6 +882,9 @@ void kdat_batch_refuse(struct kdat_batch *b, u32 op, u64 cookie, int err)
 		.post_error = -err,
 	};
 
+	trace_kdat_refuse(b->kfile->tgid,
+			  b->ep ? b->ep->obj.handle : b->srq->obj.handle, op,
+			  cookie, err);
 	if (b->ep) {
 		ev.status = kdat_refused_status(err);
 		ev.handle = b->ep->obj.handle;
@@ -1074,6 +1086,9 @@ int kdat_post_do(struct kdat_file *kfile, const struct kdat_post *cmd,
 				&cmd->remote, &cmd->ext, &dto);
 	if (!ret)
 		ret = kdat_dto_post(ep, &dto);
+	if (ret)
+		trace_kdat_refuse(kfile->tgid, ep->obj.handle, cmd->op,
+				  cmd->cookie, ret);
 out:
 	up_read(&kdev->rwsem);
 	kdat_obj_put(&ep->obj);

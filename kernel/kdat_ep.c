@@ -25,6 +25,7 @@
 #include <linux/uaccess.h>
 
 #include "kdat.h"
+#include "kdat_trace.h"
 
 #define KDAT_EP_MAX_DTOS	4096
 #define KDAT_EP_MAX_IOV		32
@@ -136,6 +137,8 @@ void kdat_ep_conn_event(struct kdat_ep *ep, u32 event_number)
 		.private_data_len = ep->pdata_len,
 	};
 
+	trace_kdat_conn_event(ep->obj.file->tgid, ep->obj.handle, event_number,
+			      READ_ONCE(ep->state));
 	kdat_evd_push(ep->conn_evd, &ev);
 }
 

@@ -159,6 +159,7 @@ struct kdat_file *kdat_file_create(bool kernel)
 	spin_lock_init(&kfile->obj_lock);
 	INIT_LIST_HEAD(&kfile->objects);
 	kfile->kernel = kernel;
+	kfile->tgid = kernel ? 0 : task_tgid_nr(current);
 	kfile->net = get_net(kernel ? &init_net : current->nsproxy->net_ns);
 	kdat_file_rings_init(kfile);
 	return kfile;

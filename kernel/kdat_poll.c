@@ -22,6 +22,7 @@
 
 #include "kdat.h"
 #include "kdat_ring.h"
+#include "kdat_trace.h"
 
 static unsigned int poll_idle_us = 2000;
 module_param(poll_idle_us, uint, 0644);
@@ -294,10 +295,14 @@ static void kdat_poller_sleep(struct kdat_poller *p, bool contended)
 	mutex_unlock(&p->lock);
 	if (!done || contended) {
 		kdat_poller_back_off(p, contended);
+		trace_kdat_poller_sleep(task_pid_nr(p->task), p->backoff,
+					contended);
 		set_current_state(TASK_INTERRUPTIBLE);
 		if (!READ_ONCE(p->woken) && !kthread_should_stop())
 			schedule();
 		__set_current_state(TASK_RUNNING);
+		trace_kdat_poller_wake(task_pid_nr(p->task), p->backoff,
+				       contended);
 	}
 	/* Polling again: the flags go at the top of the loop. */
 	WRITE_ONCE(p->woken, true);
