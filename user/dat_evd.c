@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dat_internal.h"
 #include "dat_ring.h"
@@ -69,26 +70,28 @@ static DAT_RETURN kd_evd_modify(DAT_EVD_HANDLE evd_handle, uint32_t op,
 		c.qlen = qlen;
 	}
 	c.evd_handle = evd->obj.kh;
-	if (op == KDAT_EVD_OP_RESIZE && evd->ring)
-		pthread_mutex_lock(&evd->ring->lock);
+	if (op != KDAT_EVD_OP_RESIZE)
+		return kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_MODIFY, &c);
+	/*
+	 * Not beside a dequeue or wait (in either mode, as for a free): the
+	 * ring is replaced, nobody may be reading it meanwhile.
+	 */
+	if (!kd_evd_exclusive(evd))
+		return DAT_INVALID_STATE;
 	ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_MODIFY, &c);
-	if (ret == DAT_SUCCESS && op == KDAT_EVD_OP_RESIZE) {
+	if (ret == DAT_SUCCESS)
 		evd->qlen = qlen;
-		if (evd->ring) {
-			/* The events moved to a new ring: map it. */
-			struct kd_ring *old = evd->ring;
+	if (ret == DAT_SUCCESS && evd->ring) {
+		/* The events moved to a new ring: map it. */
+		struct kd_ring *old = evd->ring;
 
-			evd->ring = kd_ring_map(evd->obj.ia, evd->obj.kh,
-						KDAT_RING_EVD);
-			pthread_mutex_unlock(&old->lock);
-			kd_ring_unmap(old);
-			if (!evd->ring)
-				return DAT_INSUFFICIENT_RESOURCES;
-			return ret;
-		}
+		evd->ring = kd_ring_map(evd->obj.ia, evd->obj.kh,
+					KDAT_RING_EVD);
+		kd_ring_unmap(old);
+		if (!evd->ring)
+			ret = DAT_INSUFFICIENT_RESOURCES;
 	}
-	if (op == KDAT_EVD_OP_RESIZE && evd->ring)
-		pthread_mutex_unlock(&evd->ring->lock);
+	kd_evd_release(evd);
 	return ret;
 }
 
@@ -143,12 +146,27 @@ DAT_RETURN kd_evd_modify_cno(DAT_EVD_HANDLE evd_handle,
 DAT_RETURN kd_evd_free(DAT_EVD_HANDLE evd_handle)
 {
 	struct kd_evd *evd = evd_handle;
+	struct kd_ia *ia;
+	DAT_RETURN ret;
 
 	if (!kd_check(evd, DAT_HANDLE_TYPE_EVD))
 		return DAT_INVALID_HANDLE;
-	if (evd->obj.ia->async_evd == evd_handle)
-		evd->obj.ia->async_evd = DAT_HANDLE_NULL;
-	return kd_destroy(&evd->obj);
+	/*
+	 * Not while a thread is inside a dequeue or wait (it reads the ring;
+	 * in either mode, DAT_INVALID_STATE as for a resize).
+	 */
+	if (!kd_evd_exclusive(evd))
+		return DAT_INVALID_STATE;
+	ia = evd->obj.ia;
+	ret = kd_destroy(&evd->obj);	/* frees @evd when it succeeds */
+	if (ret != DAT_SUCCESS) {
+		kd_evd_release(evd);
+		return ret;
+	}
+	/* Only once it is gone: a refused free leaves the IA's async EVD. */
+	if (ia->async_evd == evd_handle)
+		ia->async_evd = DAT_HANDLE_NULL;
+	return ret;
 }
 
 DAT_RETURN kd_evd_query(DAT_EVD_HANDLE evd_handle,
@@ -316,6 +334,15 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 	return DAT_SUCCESS;
 }
 
+/* Microseconds on the monotonic clock (a wait's deadline). */
+static int64_t kd_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /*
  * Ring path of dequeue (@threshold 0) and wait: events are read from the
  * ring with no system call; the kernel is asked only to wait for more, or
@@ -334,6 +361,7 @@ static DAT_RETURN kd_evd_ring_take(struct kd_evd *evd, DAT_COUNT threshold,
 			KDAT_WAIT_FOREVER : timeout,
 	};
 	uint32_t want = (uint32_t)(threshold ? threshold : 1);
+	int64_t deadline = kd_now_us() + (int64_t)timeout;
 	struct kdat_event k;
 	uint32_t head, ready;
 	bool asked = false;
@@ -346,13 +374,29 @@ static DAT_RETURN kd_evd_ring_take(struct kd_evd *evd, DAT_COUNT threshold,
 			pthread_mutex_unlock(&r->lock);
 			return DAT_QUEUE_EMPTY;
 		}
-		/* Wait (or bring in held-back events) in the kernel. */
-		asked = true;
-		ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_WAIT, &w);
-		if (ret) {
-			pthread_mutex_unlock(&r->lock);
-			return ret;
+		/*
+		 * Wait (or bring in held-back events) in the kernel, without
+		 * the ring's lock: a dequeue from another thread goes on
+		 * meanwhile, and a second waiter hears DAT_INVALID_STATE from
+		 * the kernel. Then look again: that dequeue may have taken
+		 * what woke us.
+		 */
+		if (asked && timeout != DAT_TIMEOUT_INFINITE) {
+			/* A wait again: for what is left of its time. */
+			int64_t left = deadline - kd_now_us();
+
+			if (left <= 0) {
+				pthread_mutex_unlock(&r->lock);
+				return DAT_TIMEOUT_EXPIRED;
+			}
+			w.timeout_us = (uint64_t)left;
 		}
+		asked = true;
+		pthread_mutex_unlock(&r->lock);
+		ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_WAIT, &w);
+		if (ret)
+			return ret;
+		pthread_mutex_lock(&r->lock);
 	}
 	kd_cq_reap(r, head, &k);
 	pthread_mutex_unlock(&r->lock);
@@ -377,14 +421,21 @@ static DAT_RETURN kd_evd_take(struct kd_evd *evd, DAT_COUNT threshold,
 	};
 	DAT_RETURN ret;
 
-	if (evd->ring)
-		return kd_evd_ring_take(evd, threshold, timeout, event, nmore);
-	ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_WAIT, &w);
-	if (ret)
+	if (!kd_evd_enter(evd))
+		return DAT_INVALID_STATE;	/* being freed */
+	if (evd->ring) {
+		ret = kd_evd_ring_take(evd, threshold, timeout, event, nmore);
+		kd_evd_leave(evd);
 		return ret;
-	if (nmore)
-		*nmore = w.out_nmore;
-	return kd_event(evd, &k, event);
+	}
+	ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_WAIT, &w);
+	if (!ret) {
+		if (nmore)
+			*nmore = w.out_nmore;
+		ret = kd_event(evd, &k, event);
+	}
+	kd_evd_leave(evd);
+	return ret;
 }
 
 DAT_RETURN kd_evd_dequeue(DAT_EVD_HANDLE evd_handle,

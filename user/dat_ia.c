@@ -13,10 +13,45 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <net/if.h>
+#include <sched.h>
 
 #include "dat_internal.h"
 
 /* Destroy an IA with everything built on it; 0 or -errno. */
+/*
+ * The kernel destroyed @ia's objects and woke whoever waited on its EVDs:
+ * let the calls still inside a ring dequeue or wait leave before their
+ * rings are unmapped, and none come in.
+ */
+static void kd_ia_evds_quiesce(struct kd_ia *ia)
+{
+	bool busy;
+	int i;
+
+	do {
+		busy = false;
+		pthread_mutex_lock(&kd_proc.lock);
+		for (i = 0; i < KD_TABLE_SIZE; i++) {
+			struct kd_obj *o;
+
+			for (o = kd_proc.by_kh[i]; o; o = o->hnext) {
+				struct kd_evd *evd = (struct kd_evd *)o;
+
+				if (o->ia != ia || o->type != DAT_HANDLE_TYPE_EVD)
+					continue;
+				__atomic_store_n(&evd->closing, 1,
+						 __ATOMIC_SEQ_CST);
+				if (__atomic_load_n(&evd->takers,
+						    __ATOMIC_SEQ_CST))
+					busy = true;
+			}
+		}
+		pthread_mutex_unlock(&kd_proc.lock);
+		if (busy)
+			sched_yield();
+	} while (busy);
+}
+
 static int kd_ia_destroy(int fd, uint32_t kh)
 {
 	struct kdat_destroy d = {
@@ -404,6 +439,7 @@ DAT_RETURN kd_ia_close(DAT_IA_HANDLE ia_handle,
 	ret = kd_ia_destroy(ia->fd, ia->obj.kh);
 	if (ret)
 		return kd_from_errno(-ret);
+	kd_ia_evds_quiesce(ia);
 	pthread_mutex_lock(&kd_proc.lock);
 	for (i = 0; i < KD_TABLE_SIZE; i++) {
 		struct kd_obj *o, *next;

@@ -147,8 +147,56 @@ struct kd_evd {
 	DAT_EVD_FLAGS flags;
 	struct kd_cno *cno;
 	struct kd_ring *ring;		/* or NULL: the ioctl path */
+	/*
+	 * The calls inside a ring dequeue or wait (a wait sleeps in the
+	 * kernel without the ring's lock), and whether the ring is going
+	 * (a free, a resize, the IA's abrupt close): kd_evd_enter(),
+	 * kd_evd_leave(), kd_evd_exclusive().
+	 */
+	int takers;
+	int closing;
 	uint64_t cntrs[DCNT_EVD_ALL_COUNTERS];	/* dat_ext.c */
 };
+
+/* A ring dequeue or wait starts: false when the ring is going. */
+static inline bool kd_evd_enter(struct kd_evd *evd)
+{
+	__atomic_add_fetch(&evd->takers, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&evd->closing, __ATOMIC_SEQ_CST)) {
+		__atomic_sub_fetch(&evd->takers, 1, __ATOMIC_SEQ_CST);
+		return false;
+	}
+	return true;
+}
+
+static inline void kd_evd_leave(struct kd_evd *evd)
+{
+	__atomic_sub_fetch(&evd->takers, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The ring is to be unmapped or replaced: true with no call inside and
+ * none to come until kd_evd_release(); false (DAT_INVALID_STATE) when a
+ * call is inside or the ring is going already.
+ */
+static inline bool kd_evd_exclusive(struct kd_evd *evd)
+{
+	int zero = 0;
+
+	if (!__atomic_compare_exchange_n(&evd->closing, &zero, 1, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return false;
+	if (__atomic_load_n(&evd->takers, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&evd->closing, 0, __ATOMIC_SEQ_CST);
+		return false;
+	}
+	return true;
+}
+
+static inline void kd_evd_release(struct kd_evd *evd)
+{
+	__atomic_store_n(&evd->closing, 0, __ATOMIC_SEQ_CST);
+}
 
 struct kd_ep {
 	struct kd_obj obj;

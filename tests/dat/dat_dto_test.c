@@ -2566,6 +2566,69 @@ static void test_post_se(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+struct se_waiter {
+	DAT_EVD_HANDLE evd;
+	DAT_RETURN ret;
+	DAT_EVENT ev;
+};
+
+static void *se_wait_thread(void *arg)
+{
+	struct se_waiter *w = arg;
+	DAT_COUNT nmore;
+
+	w->ret = dat_evd_wait(w->evd, 10 * 1000 * 1000, 1, &w->ev, &nmore);
+	return NULL;
+}
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * One thread waits on an EVD; meanwhile another's dat_evd_dequeue answers
+ * at once (DAT_QUEUE_EMPTY), a second wait is DAT_INVALID_STATE (one
+ * waiter at a time), and so is a free or a resize of the EVD (a thread is
+ * in it); an event then ends the first wait, and the free works.
+ */
+static void test_evd_wait_beside(void)
+{
+	DAT_EVENT se = { .event_number = DAT_SOFTWARE_EVENT }, ev;
+	struct timespec t0;
+	struct se_waiter w = { .ret = DAT_SUCCESS };
+	DAT_COUNT nmore;
+	pthread_t th;
+	struct side s;
+	int x;
+
+	side_open(&s, NULL);
+	OK(dat_evd_create(s.ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG,
+			  &w.evd));
+	KTAP_EXPECT(!pthread_create(&th, NULL, se_wait_thread, &w));
+	usleep(300 * 1000);	/* the waiter is asleep in the kernel */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_DAT(dat_evd_dequeue(w.evd, &ev), DAT_QUEUE_EMPTY);
+	if (since(&t0) > 1.0)
+		KTAP_FAIL("dat_evd_dequeue took %.1f s beside a waiter",
+			  since(&t0));
+	EXPECT_DAT(dat_evd_wait(w.evd, 100 * 1000, 1, &ev, &nmore),
+		   DAT_INVALID_STATE);
+	EXPECT_DAT(dat_evd_free(w.evd), DAT_INVALID_STATE);
+	EXPECT_DAT(dat_evd_resize(w.evd, 8), DAT_INVALID_STATE);
+	se.event_data.software_event_data.pointer = &x;
+	OK(dat_evd_post_se(w.evd, &se));
+	KTAP_EXPECT(!pthread_join(th, NULL));
+	OK(w.ret);
+	KTAP_EXPECT(w.ev.event_number == DAT_SOFTWARE_EVENT);
+	KTAP_EXPECT(w.ev.event_data.software_event_data.pointer == &x);
+	OK(dat_evd_free(w.evd));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 /* dat_ep_dup_connect: a second EP to where the first one is connected. */
 static void test_dup_connect(void)
 {
@@ -4313,6 +4376,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_ep_state_errors),
 	KTAP_CASE(test_reject_pdata),
 	KTAP_CASE(test_post_se),
+	KTAP_CASE(test_evd_wait_beside),
 	KTAP_CASE(test_dup_connect),
 	KTAP_CASE(test_list_providers),
 	KTAP_CASE(test_ia_close_scope),
