@@ -45,7 +45,7 @@ LIB_OBJS := user/kdat_lowlevel.o user/dat_core.o user/dat_ring.o \
 	    user/dat_provider.o user/dat_registry.o user/dat_api.o
 LIB_HDRS := include/uapi/linux/kdat.h user/kdat_lowlevel.h \
 	    user/dat_internal.h user/dat_ring.h
-TOOLS := user/kdat-info user/kdat-demo user/kdat-bench
+TOOLS := user/kdat-info user/kdat-demo user/kdat-bench user/kdat-stat
 SELFTESTS := tests/selftests/kdat_dev_test tests/selftests/kdat_hostile_test
 DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 	     tests/dat/ring_test tests/dat/interop_cm tests/dat/registry_unit \
@@ -105,6 +105,11 @@ user/kdat-demo: user/kdat-demo.c $(LIB)
 
 user/kdat-info: user/kdat-info.c $(LIB)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -Luser -ldat -Wl,-rpath,$(TOP)/user
+
+# kdat-stat: netlink only, no libdat.
+user/kdat-stat: user/kdat-stat.c include/uapi/linux/kdat.h \
+		include/uapi/linux/kdat_netlink.h
+	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $<
 
 tests/selftests/%: tests/selftests/%.c tests/selftests/ktap.h \
 		tests/selftests/kdat_util.h tests/selftests/kdat_objects.h \
@@ -260,7 +265,9 @@ install: lib tools
 	done
 	install -m 755 user/libdat.so.2 $(DESTDIR)$(LIBDIR)/libdat.so.2
 	ln -sf libdat.so.2 $(DESTDIR)$(LIBDIR)/libdat.so
-	install -m 644 include/uapi/linux/kdat.h $(DESTDIR)$(INCDIR)/linux/
+	install -m 644 include/uapi/linux/kdat.h \
+		include/uapi/linux/kdat_netlink.h $(DESTDIR)$(INCDIR)/linux/
+	install -m 755 user/kdat-stat $(DESTDIR)$(BINDIR)/kdat-stat
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCDIR@|$(INCDIR)|' user/libdat.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/libdat.pc

@@ -47,6 +47,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
+#include <linux/sched.h>
 #include <linux/types.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -106,8 +107,12 @@ struct kdat_file {
 	spinlock_t obj_lock;
 	struct list_head objects;
 	const struct cred *cred;	/* the opener's: the poller's */
-	/* The opener's thread group (0: a kernel consumer), for tracing. */
+	/*
+	 * The opener's thread group (0: a kernel consumer) and command name,
+	 * for tracing and the status dump (kdat_nl.c).
+	 */
 	u32 tgid;
+	char comm[TASK_COMM_LEN];
 	/*
 	 * The opener's network namespace (a reference): its RDMA CM ids live
 	 * there, and only devices it may use (rdma_dev_access_netns()) are
@@ -481,6 +486,7 @@ struct kdat_ep {
 	 */
 	u32 send_cqes, recv_cqes;
 	struct ib_qp *qp;
+	u32 qpn;			/* @qp's number, for the status dump */
 	/*
 	 * On an SRQ: a QP without traffic whose queues report to the receive
 	 * EVD's CQ. Teardown flushes a receive through it: when that marker
@@ -518,6 +524,8 @@ struct kdat_ep {
 	u8 pdata[KDAT_PRIVATE_DATA_BUF];
 	u32 pdata_len;
 	struct sockaddr_storage remote, local;
+	/* Completions handled, and those in error, since the create. */
+	u64 send_done, recv_done, errors;
 
 	/*
 	 * Solicited wait (recv_completion_flags has
@@ -726,12 +734,17 @@ int kdat_obj_destroy_ptr(struct kdat_obj *obj);
 struct kdat_obj *kdat_obj_get(struct kdat_file *kfile, u32 handle,
 			      enum kdat_obj_type type);
 void kdat_obj_put(struct kdat_obj *obj);
+struct kdat_obj *kdat_obj_next(unsigned long *index);
 void kdat_obj_wait_unused(struct kdat_obj *obj);
 int kdat_obj_destroy(struct kdat_file *kfile, u32 handle);
 int kdat_ia_destroy_all(struct kdat_file *kfile, u32 handle);
 void kdat_file_destroy_all(struct kdat_file *kfile);
 int kdat_obj_count(enum kdat_obj_type type);
 void kdat_obj_cleanup(void);
+
+/* kdat_nl.c */
+int kdat_nl_init(void);
+void kdat_nl_exit(void);
 
 /* kdat_device.c */
 int kdat_device_init(void);

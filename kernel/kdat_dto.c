@@ -467,6 +467,12 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	ctx->ah = NULL;
 	spin_lock_irqsave(&ep->lock, irqflags);
 	kdat_slot_put(recv ? &ep->recv : &ep->send, ctx);
+	if (recv)
+		ep->recv_done++;
+	else
+		ep->send_done++;
+	if (wc->status != IB_WC_SUCCESS)
+		ep->errors++;
 	if (recv ? ep->rq_ring : ep->sq_ring)
 		kdat_ring_completed(recv ? ep->rq_ring : ep->sq_ring, 1);
 	idle = !recv && !ep->send.posted;

@@ -1138,6 +1138,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		ret = PTR_ERR(ep->qp);
 		goto err_ctx;
 	}
+	ep->qpn = ep->qp->qp_num;
 	ep->send_sge = min_t(u32, init.cap.max_send_sge, KDAT_EP_MAX_IOV);
 	ep->recv_sge = min_t(u32, init.cap.max_recv_sge, KDAT_EP_MAX_IOV);
 	ret = ud ? kdat_ud_qp_ready(ep) : kdat_ep_qp_to_init(ep, ep->qp);

@@ -402,15 +402,21 @@ static int __init kdat_init(void)
 	if (ret)
 		goto err_ud_exit;
 
-	ret = misc_register(&kdat_misc);
+	ret = kdat_nl_init();
 	if (ret)
 		goto err_device_exit;
+
+	ret = misc_register(&kdat_misc);
+	if (ret)
+		goto err_nl_exit;
 
 	kdat_debugfs = debugfs_create_dir(KDAT_MODNAME, NULL);
 	debugfs_create_file("objects", 0444, kdat_debugfs, NULL,
 			    &kdat_objects_fops);
 	return 0;
 
+err_nl_exit:
+	kdat_nl_exit();
 err_device_exit:
 	kdat_device_exit();
 err_ud_exit:
@@ -422,6 +428,7 @@ static void __exit kdat_exit(void)
 {
 	debugfs_remove(kdat_debugfs);
 	misc_deregister(&kdat_misc);
+	kdat_nl_exit();
 	kdat_ud_exit();
 	kdat_device_exit();
 	kdat_obj_cleanup();

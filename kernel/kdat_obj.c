@@ -160,6 +160,8 @@ struct kdat_file *kdat_file_create(bool kernel)
 	INIT_LIST_HEAD(&kfile->objects);
 	kfile->kernel = kernel;
 	kfile->tgid = kernel ? 0 : task_tgid_nr(current);
+	if (!kernel)
+		get_task_comm(kfile->comm, current);
 	kfile->net = get_net(kernel ? &init_net : current->nsproxy->net_ns);
 	kdat_file_rings_init(kfile);
 	return kfile;
@@ -381,6 +383,26 @@ out_unlock:
 	if (!ret)
 		kdat_obj_sweep(&victims);
 	return ret;
+}
+
+/*
+ * The live object of any file with the lowest handle >= *@index, with a
+ * reference, its handle in *@index; NULL past the last. For the status
+ * dump, which checks whose it is.
+ */
+struct kdat_obj *kdat_obj_next(unsigned long *index)
+{
+	struct kdat_obj *obj;
+
+	rcu_read_lock();
+	for (;;) {
+		obj = xa_find(&kdat_handles, index, U32_MAX, XA_PRESENT);
+		if (!obj || kref_get_unless_zero(&obj->ref))
+			break;
+		(*index)++;
+	}
+	rcu_read_unlock();
+	return obj;
 }
 
 int kdat_obj_count(enum kdat_obj_type type)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The manual (man/): every function libdat exports (DAT 2.0, the dynamic
-# symbol table of user/libdat.so.2) has its 3DAT page, and every page of
+# symbol table of user/libdat.so.2) has its 3DAT page, every tool its
+# section 1 page, and every page of
 # man/ renders with man -l without a warning. Runs on the host (make
 # check's first part); needs user/libdat.so.2 built.
 set -uo pipefail
@@ -17,6 +18,11 @@ for f in $(nm -D --defined-only "$lib" | awk '$3 ~ /@@DAT_2.0$/ { sub(/@.*/, "",
 		{ echo "no page for $f: man/man3/$f.3dat"; r=1; }
 done
 [ "$n" -gt 0 ] || { echo "no DAT_2.0 symbol in $lib"; r=1; }
+# Every tool (user/kdat-*.c) has its page in section 1.
+for t in "$top"/user/kdat-*.c; do
+	t=$(basename "$t" .c)
+	[ -f "$top/man/man1/$t.1" ] || { echo "no page for $t: man/man1/$t.1"; r=1; }
+done
 pages=0
 for p in "$top"/man/man*/*.*; do
 	[ -f "$p" ] || continue

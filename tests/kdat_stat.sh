@@ -1,0 +1,203 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kdat-stat and the netlink dump under it (kernel/kdat_nl.c). A ping-pong
+# (kdat-bench lat, two connected EPs in one process, rings and poller)
+# runs in the background:
+#  - its IA, EPs, LMRs and EVDs are listed under its pid and name; the
+#    EPs CONNECTED between the test address and itself, their QP numbers
+#    those rdma res show qp lists, their counters growing between two
+#    dumps, the LMRs' pinned bytes counted;
+#  - -j prints JSON that parses, with the same objects;
+#  - the filters (pid, type, state, dev) select what they say;
+#  - another user sees none of root's objects and their own; root sees
+#    theirs;
+#  - dumps in a loop beside programs that make and destroy objects, and
+#    beside a kill, all succeed (the debug kernel checks the rest);
+#  - once the program is killed, nothing of its pid is listed.
+#
+# Needs root, kdat.ko loaded, the testbed's device (KDAT_TEST_DEV,
+# KDAT_TEST_IP).
+set -uo pipefail
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+skip_all() { echo "1..0 # SKIP $*"; exit 4; }
+[ "$(id -u)" = 0 ] || skip_all "needs root"
+[ -c /dev/kdat ] || skip_all "no /dev/kdat"
+[ -n "${KDAT_TEST_DEV:-}" ] && [ -n "${KDAT_TEST_IP:-}" ] ||
+	skip_all "no RDMA device with an address (KDAT_TEST_DEV, KDAT_TEST_IP)"
+STAT=$TOP/user/kdat-stat BENCH=$TOP/user/kdat-bench
+[ -x "$STAT" ] && [ -x "$BENCH" ] || skip_all "kdat-stat or kdat-bench not built (make)"
+command -v python3 > /dev/null || skip_all "no python3 (to parse the JSON)"
+command -v setpriv > /dev/null || skip_all "no setpriv (util-linux)"
+work=$(mktemp -d)
+mode0=$(stat -c %a /dev/kdat)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2> /dev/null; done
+	wait 2> /dev/null
+	chmod "$mode0" /dev/kdat
+	rm -rf "$work"
+}
+trap cleanup EXIT
+ia=$KDAT_TEST_DEV:${KDAT_TEST_PORT:-1}
+n=0 fail=0
+result() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fail=$((fail + 1)); fi
+}
+echo "TAP version 13"
+echo "1..8"
+
+# pingpong: a ping-pong in one process (two EPs), in the background; its
+# pid in $pp.
+pingpong() {
+	"$BENCH" "$ia" "$KDAT_TEST_IP" lat 64 100000000 > "$work/bench.out" 2>&1 &
+	pp=$!
+	pids+=("$pp")
+}
+
+# pair USER QUAL COUNT: a kdat-bench server and a client doing COUNT
+# ping-pongs, two processes of USER, in the background; the server's pid
+# in $srv, the client's in $cli.
+pair() {
+	local as=(setpriv --reuid="$1" --regid="$1" --clear-groups)
+	"${as[@]}" "$BENCH" "$ia" server "$2" > "$work/srv.$2" 2>&1 &
+	srv=$!
+	sleep 1
+	"${as[@]}" "$BENCH" "$ia" client "$KDAT_TEST_IP" "$2" lat 64 "$3" \
+		> "$work/cli.$2" 2>&1 &
+	cli=$!
+	pids+=("$srv" "$cli")
+}
+
+# connected PID [N]: wait (30 s) until PID's N EPs (2) are CONNECTED and
+# have sent something.
+connected() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		[ "$("$STAT" -p "$1" ep state CONNECTED | grep -c ' sent [1-9]')" = "${2:-2}" ] &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+pingpong
+bench=$pp
+connected "$bench"
+r=$?
+"$STAT" -p "$bench" > "$work/s1"
+sleep 1
+"$STAT" -p "$bench" > "$work/s2"
+sed 's/^/# /' "$work/s2"
+grep -q "^pid $bench kdat-bench: ia 2 ep 2 " "$work/s1" || r=1
+[ "$(grep -c "^  ia .* dev $KDAT_TEST_DEV port ${KDAT_TEST_PORT:-1} poller adaptive running\( users [0-9]*\)\?$" "$work/s1")" = 2 ] || r=1
+[ "$(grep -c " CONNECTED qpn [0-9]* $KDAT_TEST_IP:[0-9]* -> $KDAT_TEST_IP:[0-9]* sq [0-9]*/[0-9]* rq [0-9]*/[0-9]* .* rings" "$work/s1")" = 2 ] || r=1
+grep -q "^  lmr .* pinned [1-9]" "$work/s1" || r=1
+result $r "the ping-pong's IAs (device, port, poller), EPs (CONNECTED, addresses, queues) and LMRs (pinned bytes) under its pid"
+
+# The counters grow: the sum of sent over the EPs, one dump to the next.
+sent() { awk '/^  ep / { for (i = 1; i < NF; i++) if ($i == "sent") s += $(i + 1) } END { print s + 0 }' "$1"; }
+a=$(sent "$work/s1") b=$(sent "$work/s2")
+echo "# sent: $a, then $b a second later"
+[ "$b" -gt "$a" ] && grep -q ' errors 0' "$work/s2"
+result $? "an EP's counters grow while it runs (sent $a, then $b), no errors"
+
+# The QP numbers are those of kdat's kernel QPs in rdma res show qp.
+r=0
+qpns=$(awk '/^  ep / { for (i = 1; i < NF; i++) if ($i == "qpn") print $(i + 1) }' "$work/s1")
+rdma res show qp link "$KDAT_TEST_DEV/${KDAT_TEST_PORT:-1}" > "$work/res" 2>&1 || r=1
+for q in $qpns; do
+	grep -q "lqpn $q .*state RTS.* comm \[kdat\]" "$work/res" ||
+		{ echo "# qpn $q: no RTS QP of [kdat] in rdma res show qp"; r=1; }
+done
+[ -n "$qpns" ] || r=1
+grep "lqpn" "$work/res" | sed 's/^/# rdma: /'
+result $r "each EP's qpn is an RTS QP of [kdat] in rdma res show qp ($(echo $qpns))"
+
+# JSON: parses, the same objects.
+"$STAT" -j -p "$bench" > "$work/j"
+python3 - "$work/j" "$bench" <<'EOF'
+import json, sys
+objs = json.load(open(sys.argv[1]))
+pid = int(sys.argv[2])
+eps = [o for o in objs if o["type"] == "ep"]
+assert all(o["pid"] == pid for o in objs), "another pid"
+assert len(eps) == 2 and all(e["state"] == "CONNECTED" for e in eps), eps
+assert all(e["qpn"] > 0 and e["sq_depth"] > 0 for e in eps), eps
+assert sum(o.get("pinned", 0) for o in objs) > 0, "no pinned bytes"
+print("# json: %d objects, %d EPs" % (len(objs), len(eps)))
+EOF
+result $? "-j: JSON that parses, the same EPs (state, qpn, depths) and pinned bytes"
+
+# Filters.
+r=0
+"$STAT" -p "$bench" lmr | grep -v '^pid ' | grep -qv '^  lmr ' && r=1
+"$STAT" -p "$bench" ep state UNCONNECTED | grep -q '^  ep ' && r=1
+"$STAT" dev no-such-device | grep -q . && r=1
+[ "$("$STAT" -p "$bench" ep dev "$KDAT_TEST_DEV" | grep -c '^  ep ')" = 2 ] || r=1
+"$STAT" -p 999999999 | grep -q . && r=1
+result $r "filters: a type, a state, a device, a pid select only what they name"
+
+# Another user: a ping-pong of nobody's (a server and a client) beside
+# root's.
+chmod 666 /dev/kdat
+pair 65534 7601 100000000
+other=$srv
+r=0
+connected "$srv" 1 && connected "$cli" 1 || {
+	echo "# nobody's ping-pong did not connect:"
+	sed 's/^/#   /' "$work/srv.7601" "$work/cli.7601"
+	r=1
+}
+as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+"${as_nobody[@]}" "$STAT" > "$work/nobody" || r=1
+sed 's/^/# nobody sees: /' "$work/nobody" | grep -v '^# nobody sees:   [a-z]'
+grep -q "^pid $srv kdat-bench:" "$work/nobody" &&
+	grep -q "^pid $cli kdat-bench:" "$work/nobody" ||
+	{ echo "# nobody does not see $srv and $cli; root sees:"; "$STAT" | sed 's/^/#   /'; r=1; }
+grep -q "^pid $bench " "$work/nobody" && r=1
+"$STAT" | grep -q "^pid $srv kdat-bench:" || r=1
+result $r "another user sees their own objects and none of root's; root sees theirs"
+kill -9 "$cli" 2> /dev/null
+
+# Dumps beside objects made and destroyed: short ping-pongs (a server and
+# a client), and ping-pongs killed mid-way, while kdat-stat runs in a
+# loop.
+r=0
+(
+	for ((i = 0; i < 10; i++)); do
+		pair 0 $((7700 + i)) 50
+		wait "$cli" "$srv"
+		pair 0 $((7800 + i)) 100000000
+		sleep 0.5
+		kill -9 "$cli" "$srv" 2> /dev/null
+		wait "$cli" "$srv" 2> /dev/null
+	done
+) &
+churn=$!
+dumps=0
+while kill -0 "$churn" 2> /dev/null; do
+	"$STAT" > /dev/null || { echo "# kdat-stat failed"; r=1; }
+	"$STAT" -j > "$work/jj" || r=1
+	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$work/jj" || r=1
+	dumps=$((dumps + 1))
+done
+wait "$churn"
+[ $dumps -ge 5 ] || r=1
+result $r "$dumps dumps, text and JSON, beside programs making, destroying and killed with their objects"
+
+# Killed: nothing of its pid is left.
+kill -9 "$bench" "$other"
+wait "$bench" "$other" 2> /dev/null
+r=0
+for ((i = 0; i < 100; i++)); do
+	"$STAT" | grep -q "^pid \($bench\|$other\) " || break
+	sleep 0.1
+done
+"$STAT" | grep -q "^pid \($bench\|$other\) " && r=1
+left=$("$STAT" | grep -c '^pid ')
+[ "$left" = 0 ] || { "$STAT" | sed 's/^/# left: /'; r=1; }
+result $r "the killed programs' objects are gone; nothing is listed"
+echo "# Totals: pass:$((n - fail)) fail:$fail skip:0"
+[ $fail = 0 ]
