@@ -18,6 +18,7 @@
 #   make compat     the whole dapltest matrix, the interop suite and
 #                   dtestcm/dtestsrq with OFA DAPL (also under load), in
 #                   the VM testbed
+#   make deb        the Debian packages, in build/deb/ (scripts/deb)
 #   make install-libdat2 / uninstall-libdat2
 #                   libdat in the place of OFA's libdat2 (dpkg-divert), and
 #                   back
@@ -55,7 +56,7 @@ TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
 .PHONY: all module kmod lib tools tests setup check check-debug check-twohost twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench \
-	clean install install-libdat2 uninstall-libdat2 fuzz storm compat FORCE
+	clean install install-libdat2 uninstall-libdat2 deb fuzz storm compat FORCE
 
 all: module kmod lib tools tests
 
@@ -248,17 +249,27 @@ shellcheck: $(SETUP_STAMP)
 	$(TOP)/scripts/shellcheck
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: libdat (versioned, with
-# its pkg-config file), kdat-info, kdat-datconf, the uapi header. kdat.ko
-# goes with the kernel's own modules_install (make -C $(KDIR) M=$(TOP)
-# modules_install).
+# its pkg-config file), kdat-info, kdat-bench, kdat-demo, kdat-stat,
+# kdat-datconf,
+# the uapi header, the manual, the udev rule that gives /dev/kdat to
+# group rdma (UDEVDIR) and the commented list of the module's parameters
+# (MODPROBEDIR/kdat.conf). kdat.ko goes with the kernel's own
+# modules_install (make -C $(KDIR) M=$(TOP) modules_install), or DKMS
+# (make deb: kdat-dkms).
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+# /etc with PREFIX /usr or /usr/local, else PREFIX/etc (udev and modprobe
+# read only /etc and /lib: there, UDEVDIR and MODPROBEDIR say where).
+SYSCONFDIR ?= $(if $(filter /usr /usr/local,$(PREFIX)),/etc,$(PREFIX)/etc)
+UDEVDIR ?= $(SYSCONFDIR)/udev/rules.d
+MODPROBEDIR ?= $(SYSCONFDIR)/modprobe.d
 install: lib tools
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(INCDIR)/linux
+		$(DESTDIR)$(INCDIR)/linux $(DESTDIR)$(UDEVDIR) \
+		$(DESTDIR)$(MODPROBEDIR)
 	for d in man1 man3 man4 man7; do \
 		install -d $(DESTDIR)$(MANDIR)/$$d && \
 		install -m 644 man/$$d/* $(DESTDIR)$(MANDIR)/$$d/ || exit 1; \
@@ -273,9 +284,23 @@ install: lib tools
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/libdat.pc
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $(DESTDIR)$(BINDIR)/kdat-info \
 		user/kdat-info.c -Luser -ldat
+	for t in kdat-bench kdat-demo; do \
+		$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE \
+			-o $(DESTDIR)$(BINDIR)/$$t user/$$t.c -Luser -ldat || \
+			exit 1; \
+	done
+	install -m 644 scripts/udev/60-kdat.rules $(DESTDIR)$(UDEVDIR)/
+	install -m 644 scripts/modprobe.d/kdat.conf $(DESTDIR)$(MODPROBEDIR)/
 	sed 's|$$TOP/user/libdat.so.2|$(LIBDIR)/libdat.so.2|' \
 		scripts/kdat-datconf > $(DESTDIR)$(BINDIR)/kdat-datconf
 	chmod 755 $(DESTDIR)$(BINDIR)/kdat-datconf
+
+# make deb: the Debian packages (debian/: kdat-dkms, libdat-kdat,
+# libdat-kdat-dev, kdat-utils), binary only and unsigned, built with
+# dpkg-buildpackage in a copy of the tree (build/deb/src), offline; the
+# .deb files land in build/deb/ (scripts/deb).
+deb: $(SETUP_STAMP)
+	$(TOP)/scripts/deb
 
 # make install-libdat2: libdat in the place of OFA's libdat2 (Debian's
 # libdapl2) through a local dpkg diversion, so that unmodified DAT
