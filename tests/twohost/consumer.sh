@@ -22,7 +22,7 @@ server=$((KDAT_HOST == 1))
 limit=$((300 * ${KDAT_T_SLOW:-1}))
 qual=7480
 # size|count|depth
-runs=("64|20000|64" "4096|5000|16" "65536|500|8")
+runs=("64|5000|64" "4096|2000|16" "65536|200|8")
 echo "TAP version 13"
 echo "1..$((${#runs[@]} + 1))"
 
