@@ -44,9 +44,13 @@ sed 's/^/# /' "$work/info"
 grep -q "$KDAT_TEST_DEV" "$work/info" || r=1
 result $r "/usr/bin/kdat-info lists $KDAT_TEST_DEV"
 
+# Written as the package's udev rule writes /etc/kdat/dat.conf (-o),
+# here where an RDMA port is present.
 r=0
-/usr/bin/kdat-datconf > "$work/dat.conf" || r=1
+/usr/bin/kdat-datconf -o "$work/dat.conf" || r=1
 grep -q "^kdat-$KDAT_TEST_DEV-$port u2.0 .* /usr/lib/.*/libdat.so.2 " "$work/dat.conf" || r=1
+[ "$(stat -c %a "$work/dat.conf")" = 644 ] || { echo "# dat.conf mode $(stat -c %a "$work/dat.conf")"; r=1; }
+ls "$work"/dat.conf.* > /dev/null 2>&1 && { echo "# kdat-datconf -o left a temporary file"; r=1; }
 export DAT_OVERRIDE=$work/dat.conf
 p=kdat-$KDAT_TEST_DEV-$port
 timeout 120 dtest -s -P "$p" -b 65536 -B 10 > "$work/srv" 2>&1 &
@@ -62,7 +66,7 @@ grep -q 'DAPL Test Complete. PASSED' "$work/cli" || r=1
 grep -q 'DAPL Test Complete. PASSED' "$work/srv" || r=1
 tail -n 3 "$work/cli" | sed 's/^/# dtest: /'
 [ $r = 0 ] || { sed 's/^/# client: /' "$work/cli"; sed 's/^/# server: /' "$work/srv"; }
-result $r "Debian's dtest -b 65536 -B 10 over kdat, through the installed kdat-datconf's dat.conf and libdat"
+result $r "Debian's dtest -b 65536 -B 10 over kdat, through the dat.conf the installed kdat-datconf -o wrote, and libdat"
 
 /usr/bin/kdat-bench "$KDAT_TEST_DEV:$port" "$KDAT_TEST_IP" lat 64 500 > "$work/bench" 2>&1
 r=$?

@@ -19,8 +19,8 @@ set -uo pipefail
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DEBS=${KDAT_DEB_DIR:-$TOP/build/deb}
 PKGS=(kdat-dkms libdat-kdat libdat-kdat-dev kdat-utils)
-# 11 on the host, 6 in the guest and its kernel log
-NCASES=18
+# 14 on the host, 6 in the guest and its kernel log
+NCASES=21
 export parallel_jobs=${parallel_jobs:-1}
 n=0
 fail=0
@@ -134,6 +134,22 @@ grep -q '^KERNEL=="kdat", SUBSYSTEM=="misc", GROUP="rdma", MODE="0660"' \
 getent group rdma > /dev/null || { echo "# no group rdma"; r=1; }
 check $r "$rule gives /dev/kdat to group rdma, mode 0660"
 
+# 5b: /etc/kdat/dat.conf for the ports present, and the udev rule that
+# writes it again.
+r=0
+dc=/etc/kdat/dat.conf
+if [ -f "$dc" ]; then
+	diff <(grep -v '^#' "$dc") <(/usr/bin/kdat-datconf) > "$work/dcdiff" ||
+		{ echo "# $dc is not kdat-datconf's output:"; diag < "$work/dcdiff"; r=1; }
+else
+	echo "# no $dc"
+	r=1
+fi
+grep -q 'SUBSYSTEM=="infiniband", RUN+="/usr/bin/kdat-datconf -o /etc/kdat/dat.conf"' \
+	/lib/udev/rules.d/*kdat-utils.rules 2> /dev/null ||
+	{ echo "# no udev rule that rewrites $dc"; r=1; }
+check $r "$dc: kdat's IAs for the ports present ($(grep -vc '^#' "$dc" 2> /dev/null) lines), rewritten by udev when a device comes or goes"
+
 # 6: the tools, from /usr/bin, on the installed library.
 r=0
 out=$(/usr/bin/kdat-info -h 2>&1) || r=1
@@ -213,6 +229,23 @@ else
 	check $? "guest ($gk): vm-run status 0, kernel log clean"
 fi
 
+# 15b: kdat-libdat2 puts libdat in the place of Debian's libdat2 (after
+# the guest, which sees the host's libraries); the purge undoes it.
+libdat2=$(dpkg -S 'libdat2.so.2.*' 2> /dev/null | sed -n 's/^libdapl2[^:]*: //p' | head -n1)
+divert=0
+if [ -z "$libdat2" ]; then
+	n=$((n + 1))
+	echo "ok $n kdat-libdat2 install # SKIP Debian's libdapl2 is not installed"
+else
+	r=0
+	/usr/sbin/kdat-libdat2 install > "$work/divert" 2>&1 || { diag < "$work/divert"; r=1; }
+	divert=1
+	/usr/sbin/kdat-libdat2 status | grep -q ' is libdat;' || r=1
+	cmp -s "$libdat2" /usr/lib/*/kdat/libdat2.so.2 || { echo "# $libdat2 is not libdat's copy"; r=1; }
+	dpkg-divert --list "$libdat2" | grep -q 'local diversion' || r=1
+	check $r "kdat-libdat2 install: $libdat2 is libdat (a local diversion)"
+fi
+
 # 16: purge.
 purge
 r=$?
@@ -232,6 +265,15 @@ while read -r f; do
 	fi
 done < "$work/files"
 check $r "none of their $(wc -l < "$work/files") files is left"
+
+# 17b: the purge undid kdat-libdat2 and took /etc/kdat with it.
+r=0
+if [ "$divert" = 1 ]; then
+	dpkg-divert --list "$libdat2" | grep -q . && { echo "# still diverted: $(dpkg-divert --list "$libdat2")"; r=1; }
+	dpkg -V libdapl2 > "$work/verify" 2>&1 || { diag < "$work/verify"; r=1; }
+fi
+[ ! -e /etc/kdat ] || { echo "# left: /etc/kdat"; r=1; }
+check $r "the purge undid kdat-libdat2 (Debian's libdat2 back, dpkg -V libdapl2 clean) and removed /etc/kdat"
 
 # 18: nor anything of DKMS's for kdat.
 r=0
