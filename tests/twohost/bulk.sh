@@ -17,19 +17,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/twohost/lib.sh
 . "$here/lib.sh"
 twohost_init dtest
-command -v tc > /dev/null || skip_all "no tc (iproute2)"
-modprobe sch_netem 2> /dev/null ||
-	skip_all "no sch_netem in this kernel (the debug kernel has no NET_SCHED)"
-[ -r "$OBJS" ] || skip_all "no $OBJS (debugfs)"
-XFER=$here/dat_xfer
-[ -x "$XFER" ] || skip_all "tests/twohost/dat_xfer not built (make)"
+xfer_init 14 netem
 BYTES=${1:-$((64 << 20))}
 LOSS=${2:-5%}
-P=/sys/module/kdat/parameters
-ack0=$(cat $P/ack_timeout) ka0=$(cat $P/keepalive_ms)
-echo 14 > $P/ack_timeout
-echo 2000 > $P/keepalive_ms
-trap 'netem none; echo "$ack0" > $P/ack_timeout; echo "$ka0" > $P/keepalive_ms; rm -rf "$work"' EXIT
 # About 2 MB/s at 1% loss, 0.7 at 5%: room for five times as long.
 limit=$(( (BYTES / 140000 + 300) * ${KDAT_T_SLOW:-1} ))
 server=$((KDAT_HOST == 1))
@@ -62,12 +52,7 @@ barrier ended "$limit" || r=1
 result $r "$((BYTES >> 20)) MiB at $LOSS loss in 1 KiB messages, 64 in flight: $([ $server = 1 ] && echo "h1 checked every byte, length and order" || echo "h0 sent every message") ($took s)"
 
 r=0
-until_clean 30 || r=1
-pins_back "$pins0" 10 || r=1
-if [ $r = 0 ]; then
-	rmmod kdat || r=1
-	insmod "$KDAT_KO" || r=1
-fi
+all_back "$pins0" || r=1
 result $r "h$KDAT_HOST: no kdat object left, pinned pages back to $pins0, rmmod clean"
 barrier end 300 || true
 totals

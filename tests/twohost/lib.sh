@@ -101,6 +101,36 @@ until_clean() {
 	return 1
 }
 
+# xfer_init ACK_TIMEOUT [netem]: what a suite of checked transfers needs
+# (kdat's object counters; tests/twohost/dat_xfer, as $XFER; with netem,
+# tc and sch_netem), and kdat's RC ACK timeout at ACK_TIMEOUT and its
+# keepalive_ms at 2000 until the suite exits: its EXIT trap puts both
+# back, takes netem off the wire and removes $work.
+xfer_init() {
+	if [ "${2:-}" = netem ]; then
+		command -v tc > /dev/null || skip_all "no tc (iproute2)"
+		modprobe sch_netem 2> /dev/null ||
+			skip_all "no sch_netem in this kernel (the debug kernel has no NET_SCHED)"
+	fi
+	[ -r "$OBJS" ] || skip_all "no $OBJS (debugfs)"
+	XFER=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/dat_xfer
+	[ -x "$XFER" ] || skip_all "tests/twohost/dat_xfer not built (make)"
+	P=/sys/module/kdat/parameters
+	ack0=$(cat $P/ack_timeout) ka0=$(cat $P/keepalive_ms)
+	echo "$1" > $P/ack_timeout
+	echo 2000 > $P/keepalive_ms
+	trap 'netem none; echo "$ack0" > $P/ack_timeout; echo "$ka0" > $P/keepalive_ms; rm -rf "$work"' EXIT
+}
+
+# all_back PINS: nothing of kdat left, the pinned pages back at PINS,
+# and the module unloads (and is loaded again for the next suite).
+all_back() {
+	until_clean 30 || return 1
+	pins_back "$1" 10 || return 1
+	rmmod kdat || return 1
+	insmod "$KDAT_KO"
+}
+
 # netem ARGS...: this guest's egress on the wire (tc netem); none: clear.
 netem() {
 	if [ "$1" = none ]; then

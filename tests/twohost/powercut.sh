@@ -27,18 +27,11 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/twohost/lib.sh
 . "$here/lib.sh"
 twohost_init dtest
-[ -r "$OBJS" ] || skip_all "no $OBJS (debugfs)"
-XFER=$here/dat_xfer
-[ -x "$XFER" ] || skip_all "tests/twohost/dat_xfer not built (make)"
+xfer_init 16
 ROUNDS=${1:-3}
 BOUND=${KDAT_T_BREAK_BOUND:-10}
 limit=$((600 * ${KDAT_T_SLOW:-1}))
 boot=${KDAT_BOOT:-0}
-P=/sys/module/kdat/parameters
-ack0=$(cat $P/ack_timeout) ka0=$(cat $P/keepalive_ms)
-echo 16 > $P/ack_timeout
-echo 2000 > $P/keepalive_ms
-trap 'echo "$ack0" > $P/ack_timeout; echo "$ka0" > $P/keepalive_ms; rm -rf "$work"' EXIT
 
 echo "TAP version 13"
 if [ "$KDAT_HOST" = 1 ]; then
@@ -96,12 +89,7 @@ timeout "$limit" "$XFER" "$KDAT" client "$KDAT_PEER_IP" $((22000 + ROUNDS)) \
 sed 's/^/# /' "$work/cli"
 result $r "h1 back after $ROUNDS cuts: a new connection carries 4 MiB"
 r=0
-until_clean 30 || r=1
-pins_back "$pins0" 10 || r=1
-if [ $r = 0 ]; then
-	rmmod kdat || r=1
-	insmod "$KDAT_KO" || r=1
-fi
+all_back "$pins0" || r=1
 result $r "h0 after $ROUNDS peer deaths: no kdat object left, pinned pages at $pins0, rmmod clean"
 barrier end "$limit" || true
 totals

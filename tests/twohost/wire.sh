@@ -27,22 +27,12 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/twohost/lib.sh
 . "$here/lib.sh"
 twohost_init dtest
-command -v tc > /dev/null || skip_all "no tc (iproute2)"
-modprobe sch_netem 2> /dev/null ||
-	skip_all "no sch_netem in this kernel (the debug kernel has no NET_SCHED)"
-[ -r "$OBJS" ] || skip_all "no $OBJS (debugfs)"
-XFER=$here/dat_xfer
-[ -x "$XFER" ] || skip_all "tests/twohost/dat_xfer not built (make)"
+xfer_init 16 netem
 BYTES=${1:-$((32 << 20))}
 LOSSY=${2:-$((2 << 20))}
 FLAPS=${3:-3}
 MSG=65536 DEPTH=8
 BOUND=${KDAT_T_BREAK_BOUND:-10}
-P=/sys/module/kdat/parameters
-ack0=$(cat $P/ack_timeout) ka0=$(cat $P/keepalive_ms)
-echo 16 > $P/ack_timeout
-echo 2000 > $P/keepalive_ms
-trap 'netem none; echo "$ack0" > $P/ack_timeout; echo "$ka0" > $P/keepalive_ms; rm -rf "$work"' EXIT
 limit=$((300 * ${KDAT_T_SLOW:-1}))
 server=$((KDAT_HOST == 1))
 qual=21000
@@ -203,12 +193,7 @@ done
 
 # Nothing left: kdat's objects, the pinned pages.
 r=0
-until_clean 30 || r=1
-pins_back "$pins0" 10 || r=1
-if [ $r = 0 ]; then
-	rmmod kdat || r=1
-	insmod "$KDAT_KO" || r=1
-fi
+all_back "$pins0" || r=1
 result $r "h$KDAT_HOST: no kdat object left, pinned pages back to $pins0, rmmod clean"
 barrier end "$limit" || true
 totals
