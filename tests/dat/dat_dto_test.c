@@ -569,7 +569,7 @@ static void test_broken_under_free(void)
 {
 	static const char *const types[] = { "ia", "ep", "evd", "lmr" };
 	const char *slow = getenv("KDAT_T_SLOW");
-	/* 32 rounds; 12 where a round takes 4 times as long (KASAN). */
+	/* 32 rounds; 6 where a round takes 4 times as long (KASAN). */
 	int rounds = slow && atoi(slow) > 1 ? 6 : 32;
 	int before[4], i, k;
 
