@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 
 #include "dat_internal.h"
+#include "dat_ring.h"
 
 DAT_RETURN kd_ep_fetch(struct kd_ep *ep, struct kdat_ep_query *q)
 {
@@ -93,6 +94,9 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 		if (srq)
 			return DAT_MODEL_NOT_SUPPORTED;
 		c.flags = KDAT_EP_CREATE_UD;
+	}
+	/* The MTU (UD), and the segments a work request takes (rings). */
+	if (ud || kd_rings_wanted()) {
 		q.ia_handle = ia->obj.kh;
 		ret = kd_ioctl(ia, KDAT_IOCTL_IA_QUERY, &q);
 		if (ret)
@@ -170,6 +174,10 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 			kd_destroy(&ep->obj);
 			return DAT_INSUFFICIENT_RESOURCES;
 		}
+		/* The QP takes as many as the device does, up to 32. */
+		kd_ring_limit_iov(ep->sq, q.max_send_sge);
+		if (ep->rq)
+			kd_ring_limit_iov(ep->rq, q.max_recv_sge);
 	}
 	*ep_handle = ep;
 	return DAT_SUCCESS;

@@ -32,8 +32,10 @@
  * Submission rings: we produce at tail, under @lock (DAT lets threads post
  * to one EP). Completion rings: we consume at head, under @lock. A send
  * ring's entries are struct kdat_sqe_ext (@ext: the IB extensions' DTOs
- * fit) unless the kernel predates them, else struct kdat_sqe; @max_iov
- * follows from the entry size.
+ * fit) unless the kernel predates them, else struct kdat_sqe; @max_iov:
+ * the segments a post may have, what the queue takes (kd_ring_limit_iov),
+ * which may be fewer than the entry holds (its size is a cache-line
+ * multiple).
  */
 struct kd_ring {
 	void *map;
@@ -44,6 +46,13 @@ struct kd_ring {
 	bool ext;
 	pthread_mutex_t lock;
 };
+
+/* A post of more than @n segments is refused (as the ioctl would). */
+static inline void kd_ring_limit_iov(struct kd_ring *r, uint32_t n)
+{
+	if (r->max_iov > n)
+		r->max_iov = n;
+}
 
 /* The kernel's flags, KDAT_RING_F_*: relaxed, a hint. */
 static inline uint32_t kd_ring_flags(const struct kd_ring *r)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dat_internal.h"
+#include "dat_ring.h"
 
 DAT_RETURN kd_srq_create(DAT_IA_HANDLE ia_handle,
 			 DAT_PZ_HANDLE pz_handle,
@@ -47,6 +48,7 @@ DAT_RETURN kd_srq_create(DAT_IA_HANDLE ia_handle,
 			kd_destroy(&srq->obj);
 			return DAT_INSUFFICIENT_RESOURCES;
 		}
+		kd_ring_limit_iov(srq->ring, c.max_recv_iov);
 	}
 	*srq_handle = srq;
 	return DAT_SUCCESS;

@@ -796,6 +796,48 @@ static void test_err_too_many_segments(void)
 	pair_close(&p);
 }
 
+/*
+ * An SRQ post of more segments than its max_recv_iov: DAT_INVALID_PARAMETER
+ * at once, in every mode (a ring entry's room, rounded up to a cache line,
+ * holds more: the ring path must not take it and complete it in error).
+ * Then a post of max_recv_iov segments is taken, and the SRQ still works.
+ */
+static void test_err_srq_too_many_segments(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 2 };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_LMR_TRIPLET r[4], t;
+	DAT_SRQ_HANDLE srq;
+	DAT_EP_HANDLE sep;
+	struct buf rb, sb;
+	struct side c, s;
+	int i;
+
+	side_open(&s, NULL);
+	OK(dat_ep_free(s.ep));
+	OK(dat_srq_create(s.ia, s.pz, &sa, &srq));
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	for (i = 0; i < 4; i++)
+		r[i] = seg(&rb, i * 16, 16);
+	for (i = 3; i <= 4; i++)
+		EXPECT_DAT(dat_srq_post_recv(srq, i, r, cookie(i)),
+			   DAT_INVALID_PARAMETER);
+	OK(dat_srq_post_recv(srq, 2, r, cookie(2)));
+	OK(dat_ep_create_with_srq(s.ia, s.pz, s.dto_evd, s.dto_evd,
+				  s.conn_evd, srq, &a, &sep));
+	side_open(&c, NULL);
+	buf_reg(&c, &sb, 64, DAT_MEM_PRIV_ALL_FLAG);
+	s.ep = sep;
+	connect_pair(&c, &s, false);
+	/* 32 bytes: both segments filled, the one refused post nowhere. */
+	t = seg(&sb, 0, 32);
+	OK(dat_ep_post_send(c.ep, 1, &t, cookie(7), 0));
+	expect_dto(c.dto_evd, 7, DAT_DTO_SUCCESS, 32);
+	expect_dto(s.dto_evd, 2, DAT_DTO_SUCCESS, 32);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 /* An LMR of another PZ: DAT_PROTECTION_VIOLATION. */
 static void test_err_pz_mismatch(void)
 {
@@ -4343,6 +4385,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_err_segment_past_end),
 	KTAP_CASE(test_err_segment_before_start),
 	KTAP_CASE(test_err_too_many_segments),
+	KTAP_CASE(test_err_srq_too_many_segments),
 	KTAP_CASE(test_err_pz_mismatch),
 	KTAP_CASE(test_err_recv_needs_local_write),
 	KTAP_CASE(test_err_rdma_read_needs_local_write),
