@@ -488,6 +488,24 @@ out_unlock:
 	return ret;
 }
 
+/*
+ * What a bind's privileges grant: the remote ones. DAT takes any of its
+ * flags, none (an RMR the peer cannot use) up to DAT_MEM_PRIV_ALL_FLAG;
+ * the local ones mean nothing to the peer, and are not given to the MR.
+ */
+static u32 kdat_rmr_priv(u32 priv)
+{
+	return priv & (KDAT_MEM_PRIV_REMOTE_READ | KDAT_MEM_PRIV_REMOTE_WRITE |
+		       KDAT_MEM_PRIV_REMOTE_ATOMIC);
+}
+
+/* The IB access flags of @rmr's MR for a bind with @priv. */
+static int kdat_rmr_access(const struct kdat_rmr *rmr, u32 priv)
+{
+	return kdat_mem_priv_to_ib(kdat_rmr_priv(priv),
+				   kdat_pd_atomics(rmr->pz->pd));
+}
+
 /* Check a bind of @rmr to [@addr, @addr + @len) of @lmr with @priv. */
 static int kdat_rmr_check(const struct kdat_rmr *rmr,
 			  const struct kdat_lmr *lmr, u32 priv, u64 addr,
@@ -495,10 +513,9 @@ static int kdat_rmr_check(const struct kdat_rmr *rmr,
 {
 	u32 need = 0;
 
-	if (!priv || priv & ~(KDAT_MEM_PRIV_REMOTE_READ |
-			      KDAT_MEM_PRIV_REMOTE_WRITE |
-			      KDAT_MEM_PRIV_REMOTE_ATOMIC))
+	if (priv & ~(KDAT_MEM_PRIV_ALL | KDAT_MEM_PRIV_REMOTE_ATOMIC))
 		return -EINVAL;
+	priv = kdat_rmr_priv(priv);
 	if (priv & KDAT_MEM_PRIV_REMOTE_READ)
 		need |= KDAT_MEM_PRIV_LOCAL_READ;
 	if (priv & (KDAT_MEM_PRIV_REMOTE_WRITE | KDAT_MEM_PRIV_REMOTE_ATOMIC))
@@ -585,8 +602,7 @@ static int kdat_rmr_bind_frwr(struct kdat_rmr *rmr, struct kdat_lmr *lmr,
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	wr.mr = mr;
 	wr.key = mr->rkey;
-	wr.access = kdat_mem_priv_to_ib(cmd->mem_priv,
-					kdat_pd_atomics(rmr->pz->pd));
+	wr.access = kdat_rmr_access(rmr, cmd->mem_priv);
 	ret = kdat_post_send(ep->qp, &wr.wr, NULL);
 	if (ret) {
 		kdat_dto_abort(ep, ctx);
@@ -684,8 +700,7 @@ int kdat_rmr_bind_do(struct kdat_file *kfile, struct kdat_rmr_bind *cmd)
 		} else if (cmd->length) {
 			mr = ib_reg_user_mr(rmr->pz->pd, cmd->addr,
 					    cmd->length, cmd->addr,
-					    kdat_mem_priv_to_ib(cmd->mem_priv,
-						kdat_pd_atomics(rmr->pz->pd)));
+					    kdat_rmr_access(rmr, cmd->mem_priv));
 			if (IS_ERR(mr))
 				ret = PTR_ERR(mr);
 		}

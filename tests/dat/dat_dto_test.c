@@ -1931,6 +1931,86 @@ static void test_rmr(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/*
+ * An RMR bind takes every privilege DAT has, none (DAT_MEM_PRIV_NONE_FLAG)
+ * up to DAT_MEM_PRIV_ALL_FLAG: ALL lets the peer write and read the range
+ * (and needs local write on the LMR), NONE lets it do nothing (its write
+ * completes in a remote access error). A flag DAT does not have:
+ * DAT_INVALID_PARAMETER.
+ */
+static void test_rmr_bind_privileges(void)
+{
+	struct side c, s;
+	struct buf lb, rb, ro;
+	DAT_RMR_HANDLE rmr;
+	DAT_RMR_CONTEXT ctx;
+	DAT_RMR_COOKIE rck = { .as_64 = 5 };
+	DAT_LMR_TRIPLET l, range;
+	DAT_RMR_TRIPLET rem;
+	DAT_EVENT ev;
+	DAT_COUNT nmore;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&c, &lb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG |
+		DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
+	buf_reg(&s, &ro, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG);
+	OK(dat_rmr_create(s.pz, &rmr));
+	connect_pair(&c, &s, false);
+	range = seg(&rb, 0, 1024);
+	EXPECT_DAT(dat_rmr_bind(rmr, rb.lmr, &range, 0x80, DAT_VA_TYPE_VA,
+				s.ep, rck, 0, &ctx), DAT_INVALID_PARAMETER);
+	/* ALL has remote write: not on an LMR without local write. */
+	l = seg(&ro, 0, 1024);
+	EXPECT_DAT(dat_rmr_bind(rmr, ro.lmr, &l, DAT_MEM_PRIV_ALL_FLAG,
+				DAT_VA_TYPE_VA, s.ep, rck, 0, &ctx),
+		   DAT_PRIVILEGES_VIOLATION);
+
+	OK(dat_rmr_bind(rmr, rb.lmr, &range, DAT_MEM_PRIV_ALL_FLAG,
+			DAT_VA_TYPE_VA, s.ep, rck, 0, &ctx));
+	OK(dat_evd_wait(s.dto_evd, TMO, 1, &ev, &nmore));
+	KTAP_EXPECT(ev.event_number == DAT_RMR_BIND_COMPLETION_EVENT);
+	KTAP_EXPECT(ev.event_data.rmr_completion_event_data.status ==
+		    DAT_RMR_BIND_SUCCESS);
+	memset(rb.p, 0, rb.len);
+	memset(lb.p, 'a', 512);
+	rem.rmr_context = ctx;
+	rem.virtual_address = (uintptr_t)rb.p;
+	rem.segment_length = 512;
+	l = seg(&lb, 0, 512);
+	OK(dat_ep_post_rdma_write(c.ep, 1, &l, cookie(1), &rem, 0));
+	expect_dto(c.dto_evd, 1, DAT_DTO_SUCCESS, 512);
+	KTAP_EXPECT(!memcmp(rb.p, lb.p, 512));
+	memset(rb.p + 512, 'b', 512);
+	rem.virtual_address = (uintptr_t)rb.p + 512;
+	l = seg(&lb, 1024, 512);
+	OK(dat_ep_post_rdma_read(c.ep, 1, &l, cookie(2), &rem, 0));
+	expect_dto(c.dto_evd, 2, DAT_DTO_SUCCESS, 512);
+	KTAP_EXPECT(!memcmp(lb.p + 1024, rb.p + 512, 512));
+
+	/* NONE: bound, and the peer can do nothing through it. */
+	OK(dat_rmr_bind(rmr, rb.lmr, &range, DAT_MEM_PRIV_NONE_FLAG,
+			DAT_VA_TYPE_VA, s.ep, rck, 0, &ctx));
+	OK(dat_evd_wait(s.dto_evd, TMO, 1, &ev, &nmore));
+	KTAP_EXPECT(ev.event_number == DAT_RMR_BIND_COMPLETION_EVENT);
+	KTAP_EXPECT(ev.event_data.rmr_completion_event_data.status ==
+		    DAT_RMR_BIND_SUCCESS);
+	rem.rmr_context = ctx;
+	rem.virtual_address = (uintptr_t)rb.p;
+	l = seg(&lb, 0, 512);
+	memset(rb.p, 0, 512);
+	OK(dat_ep_post_rdma_write(c.ep, 1, &l, cookie(3), &rem, 0));
+	wait_event(c.dto_evd, &ev);
+	KTAP_EXPECT(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
+		    3);
+	KTAP_EXPECT(ev.event_data.dto_completion_event_data.status ==
+		    DAT_DTO_ERR_REMOTE_ACCESS);
+	KTAP_EXPECT(rb.p[0] == 0 && rb.p[511] == 0);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 /* Bind @rmr to @len bytes of @b at @off on @ep; its event must come. */
 static void bind_ok(DAT_RMR_HANDLE rmr, struct buf *b, size_t off, size_t len,
 		    struct side *x, DAT_RMR_CONTEXT *ctx)
@@ -4409,6 +4489,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_fence),
 	KTAP_CASE(test_cno),
 	KTAP_CASE(test_rmr),
+	KTAP_CASE(test_rmr_bind_privileges),
 	KTAP_CASE(test_lmr_free_bound_rmr),
 	KTAP_CASE(test_bad_rmr_context),
 	KTAP_CASE(test_solicited_wait),

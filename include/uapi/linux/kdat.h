@@ -1176,9 +1176,11 @@ struct kdat_rmr_create {
  *               LMR cannot be destroyed (EBUSY: the RMR uses it)
  * @ep_handle: in: the Endpoint whose request EVD gets the bind completion
  *             (CONNECTED; DISCONNECTED: flushed at once; else EBUSY)
- * @mem_priv: in: KDAT_MEM_PRIV_REMOTE_READ, _REMOTE_WRITE and/or
- *            _REMOTE_ATOMIC; the LMR must allow the matching local access
- *            (read; write for the other two) (EACCES)
+ * @mem_priv: in: KDAT_MEM_PRIV_* (another bit: EINVAL). The remote ones,
+ *            _REMOTE_READ, _REMOTE_WRITE, _REMOTE_ATOMIC, are what the
+ *            peer may do through the range (none: nothing); the LMR must
+ *            allow the matching local access (read; write for the other
+ *            two) (EACCES). The local ones grant nothing and are ignored
  * @completion_flags: in: 0 or KDAT_COMPLETION_SUPPRESS
  * @addr: in: start of the range, inside the LMR (EINVAL)
  * @length: in
