@@ -68,6 +68,30 @@ static u32 kdat_evd_ring_count(struct kdat_evd *evd)
 }
 
 /*
+ * The events in @evd's ring, as kdat_evd_ring_used(), from one read of
+ * the process's head; once it has read past the overflow event, events
+ * flow again. evd->lock held.
+ */
+static u32 kdat_evd_ring_settle(struct kdat_evd *evd)
+{
+	struct kdat_ring *r = evd->ring;
+	u32 head = kdat_ring_head(r);
+	u32 used = r->ktail - head;
+
+	if (evd->overflowed && (s32)(head - evd->of_pos) > 0)
+		evd->overflowed = false;
+	return used > r->entries ? r->entries : used;
+}
+
+/* Is there room in @evd for an event, without overflowing? evd->lock. */
+static bool kdat_evd_has_room(struct kdat_evd *evd)
+{
+	u32 used = evd->ring ? kdat_evd_ring_settle(evd) : evd->count;
+
+	return !evd->overflowed && used < evd->qlen;
+}
+
+/*
  * Queue @ev in @evd's ring; evd->lock held. Returns false when it was
  * dropped (after the overflow event). The ring has qlen + 1 entries at
  * least: qlen events and the overflow event.
@@ -76,16 +100,9 @@ static bool kdat_evd_ring_push(struct kdat_evd *evd,
 			       const struct kdat_event *ev)
 {
 	struct kdat_ring *r = evd->ring;
-	u32 head = kdat_ring_head(r);
-	u32 used = r->ktail - head;
+	u32 used = kdat_evd_ring_settle(evd);
 	struct kdat_event *slot;
 
-	if (used > r->entries)
-		used = r->entries;
-	/* The consumer read past the overflow event: events flow again. */
-	if (evd->overflowed && (s32)(head - evd->of_pos) > 0 &&
-	    used <= r->entries)
-		evd->overflowed = false;
 	if (evd->overflowed)
 		return false;
 	slot = kdat_ring_entry(r, r->ktail);
@@ -177,9 +194,12 @@ int kdat_evd_ring_create(struct kdat_evd *evd, u32 qlen,
 
 /*
  * Queue an event; any context. An EVD with an upcall (kernel consumers)
- * hands the event to it instead, outside evd->lock.
+ * hands the event to it instead, outside evd->lock. With @need_room, an
+ * event that would overflow the EVD is not queued (false), checked and
+ * queued under one hold of the lock.
  */
-void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev)
+static bool kdat_evd_queue(struct kdat_evd *evd, const struct kdat_event *ev,
+			   bool need_room)
 {
 	struct kdat_upcall up;
 	unsigned long flags;
@@ -189,7 +209,11 @@ void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev)
 	if (up.func) {
 		spin_unlock_irqrestore(&evd->lock, flags);
 		up.func(up.context, ev);
-		return;
+		return true;
+	}
+	if (need_room && !kdat_evd_has_room(evd)) {
+		spin_unlock_irqrestore(&evd->lock, flags);
+		return false;
 	}
 	if (evd->ring) {
 		kdat_evd_ring_push(evd, ev);
@@ -211,6 +235,12 @@ void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev)
 		kdat_cno_trigger(evd->cno, evd);
 	spin_unlock_irqrestore(&evd->lock, flags);
 	wake_up(&evd->wq);
+	return true;
+}
+
+void kdat_evd_push(struct kdat_evd *evd, const struct kdat_event *ev)
+{
+	kdat_evd_queue(evd, ev, false);
 }
 
 /*
@@ -929,8 +959,7 @@ int kdat_cmd_evd_post_se(struct kdat_ucmd *ucmd)
 		.cookie = cmd->pointer,
 	};
 	struct kdat_evd *evd;
-	unsigned long flags;
-	bool room;
+	bool queued;
 
 	evd = kdat_get(ucmd->kfile, cmd->evd_handle, struct kdat_evd,
 		       KDAT_OBJ_EVD);
@@ -940,13 +969,8 @@ int kdat_cmd_evd_post_se(struct kdat_ucmd *ucmd)
 		kdat_obj_put(&evd->obj);
 		return -EINVAL;
 	}
-	/* The consumer asked: refuse rather than overflow. */
-	spin_lock_irqsave(&evd->lock, flags);
-	room = !evd->overflowed &&
-	       (evd->ring ? kdat_evd_ring_used(evd) : evd->count) < evd->qlen;
-	spin_unlock_irqrestore(&evd->lock, flags);
-	if (room)
-		kdat_evd_push(evd, &ev);
+	/* The consumer asked: refuse rather than overflow (DAT_QUEUE_FULL). */
+	queued = kdat_evd_queue(evd, &ev, true);
 	kdat_obj_put(&evd->obj);
-	return room ? 0 : -ENOMEM;
+	return queued ? 0 : -ENOMEM;
 }

@@ -4,6 +4,7 @@
  * here; dequeue and wait read an EVD's completion ring with no system
  * call when it has one (dat_ring.h), else go by ioctl.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,7 +202,10 @@ DAT_RETURN kd_evd_post_se(DAT_EVD_HANDLE evd_handle,
 		return DAT_INVALID_PARAMETER;
 	c.evd_handle = evd->obj.kh;
 	c.pointer = (uintptr_t)event->event_data.software_event_data.pointer;
-	return kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_POST_SE, &c);
+	/* A full EVD: the event is not queued, nothing overflows. */
+	if (ioctl(evd->obj.ia->fd, KDAT_IOCTL_EVD_POST_SE, &c))
+		return errno == ENOMEM ? DAT_QUEUE_FULL : kd_from_errno(errno);
+	return DAT_SUCCESS;
 }
 
 /* A kernel event as a DAT event. */

@@ -1352,7 +1352,11 @@ static void test_free_in_use(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_GRACEFUL_FLAG));
 }
 
-/* An EVD that fills up reports the overflow instead of losing silently. */
+/*
+ * An EVD that fills up reports the overflow instead of losing silently;
+ * once the consumer has read past it, events are queued again (a software
+ * event posted next is).
+ */
 static void test_evd_overflow(void)
 {
 	struct side c, s;
@@ -1368,7 +1372,8 @@ static void test_evd_overflow(void)
 	side_open(&s, NULL);
 	a.max_request_dtos = 2;
 	a.max_recv_dtos = 2;
-	OK(dat_evd_create(c.ia, 4, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &small));
+	OK(dat_evd_create(c.ia, 4, DAT_HANDLE_NULL,
+			  DAT_EVD_DTO_FLAG | DAT_EVD_SOFTWARE_FLAG, &small));
 	OK(dat_ep_create(c.ia, c.pz, small, small, c.conn_evd, &a, &ep));
 	c.ep = ep;
 	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
@@ -1387,6 +1392,15 @@ static void test_evd_overflow(void)
 	}
 	KTAP_EXPECT(n == 4);
 	KTAP_EXPECT(overflow == 1);
+	{
+		DAT_EVENT se = { .event_number = DAT_SOFTWARE_EVENT };
+
+		se.event_data.software_event_data.pointer = &n;
+		OK(dat_evd_post_se(small, &se));
+		OK(dat_evd_dequeue(small, &ev));
+		KTAP_EXPECT(ev.event_number == DAT_SOFTWARE_EVENT &&
+			    ev.event_data.software_event_data.pointer == &n);
+	}
 	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
@@ -2662,7 +2676,11 @@ static void test_reject_pdata(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
-/* Software events: queued with their pointer; only on a software EVD. */
+/*
+ * Software events: queued with their pointer; only on a software EVD. On
+ * a full EVD: DAT_QUEUE_FULL, the event not queued and no overflow (the
+ * events queued are all there, and the next post once there is room is).
+ */
 static void test_post_se(void)
 {
 	DAT_EVD_HANDLE sevd;
@@ -2683,8 +2701,16 @@ static void test_post_se(void)
 	/* Full: refused, never dropped. */
 	for (i = 0; i < 2; i++)
 		OK(dat_evd_post_se(sevd, &se));
-	EXPECT_DAT(dat_evd_post_se(sevd, &se), DAT_INSUFFICIENT_RESOURCES);
+	EXPECT_DAT(dat_evd_post_se(sevd, &se), DAT_QUEUE_FULL);
 	EXPECT_DAT(dat_evd_post_se(s.dto_evd, &se), DAT_INVALID_PARAMETER);
+	for (i = 0; i < 2; i++) {
+		OK(dat_evd_dequeue(sevd, &ev));
+		KTAP_EXPECT(ev.event_number == DAT_SOFTWARE_EVENT);
+	}
+	EXPECT_DAT(dat_evd_dequeue(sevd, &ev), DAT_QUEUE_EMPTY);
+	OK(dat_evd_post_se(sevd, &se));
+	OK(dat_evd_dequeue(sevd, &ev));
+	KTAP_EXPECT(ev.event_number == DAT_SOFTWARE_EVENT);
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 

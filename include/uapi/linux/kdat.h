@@ -1211,7 +1211,9 @@ struct kdat_rmr_bind {
  * @evd_handle: in
  * @pointer: in: returned as the event's cookie, unchanged
  *
- * ENOMEM when the EVD is full: a software event is never dropped.
+ * ENOMEM when the EVD is full (libdat: DAT_QUEUE_FULL): the event is not
+ * queued, and the EVD does not overflow; room is checked and the event
+ * queued in one step.
  */
 struct kdat_evd_post_se {
 	__u32 size;
