@@ -3,9 +3,11 @@
  * libdat connection management: Public and Reserved Service Points,
  * Connection Requests, and the qualifiers and addresses they carry.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <arpa/inet.h>
 
 #include "dat_internal.h"
@@ -150,7 +152,22 @@ DAT_RETURN kd_cr_query(DAT_CR_HANDLE cr_handle,
 	return DAT_SUCCESS;
 }
 
-/* A CR is used once: after accept or reject it is gone, whatever. */
+/*
+ * Is @cr still the kernel's, after a reply that failed? The kernel is the
+ * one to say: it keeps a CR that an accept refused before touching the
+ * request (the wrong EP or state) and one whose reply it could not read,
+ * and destroys the others. Its handles come round again only after 2^31
+ * objects, so a CR's handle is never another's here.
+ */
+static bool kd_cr_kept(struct kd_cr *cr)
+{
+	struct kdat_cr_query q = { .size = sizeof(q), .cr_handle = cr->obj.kh };
+
+	return !ioctl(cr->obj.ia->fd, KDAT_IOCTL_CR_QUERY, &q) ||
+	       errno != EBADF;
+}
+
+/* Accept or reject: a CR is answered once, then it is gone. */
 static DAT_RETURN kd_cr_reply(struct kd_cr *cr, unsigned long cmd,
 			      struct kd_ep *ep, DAT_COUNT pdata_size,
 			      const DAT_PVOID pdata)
@@ -170,9 +187,8 @@ static DAT_RETURN kd_cr_reply(struct kd_cr *cr, unsigned long cmd,
 	if (ret == DAT_SUCCESS)
 		kd_count(&ia->cntrs[ep ? DCNT_IA_SP_CR_ACCEPTED :
 					 DCNT_IA_SP_CR_REJECTED], 1);
-	/* The kernel keeps the CR only when it refused the EP. */
-	if (!(ep && (DAT_GET_TYPE(ret) == DAT_INVALID_STATE ||
-		     DAT_GET_TYPE(ret) == DAT_INVALID_PARAMETER))) {
+	/* Answered, or gone in the kernel: our copy goes too. */
+	if (ret == DAT_SUCCESS || !kd_cr_kept(cr)) {
 		struct kd_psp *psp = cr->psp;
 
 		kd_table_del(&cr->obj);

@@ -295,6 +295,64 @@ static void test_connect_reject(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/*
+ * A reply whose private data cannot be read fails (DAT_INVALID_PARAMETER)
+ * and leaves the CR as it was: answerable (queried, then rejected), and
+ * its PSP free to go after. So does an accept with an EP of the wrong
+ * state (DAT_INVALID_STATE); the same CR is then accepted.
+ */
+static void test_cr_reply_refused_keeps_cr(void)
+{
+	DAT_CONN_QUAL q = new_qual();
+	void *gone = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	struct side c, s;
+	DAT_CR_HANDLE cr;
+	DAT_CR_PARAM crp;
+	DAT_EVENT ev;
+	int round;
+
+	KTAP_EXPECT(gone != MAP_FAILED);
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	OK(dat_psp_create(s.ia, q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+	for (round = 0; round < 2; round++) {
+		if (round)
+			OK(dat_ep_reset(c.ep));
+		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO,
+				  0, NULL, DAT_QOS_BEST_EFFORT,
+				  DAT_CONNECT_DEFAULT_FLAG));
+		wait_event(s.cr_evd, &ev);
+		KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+		cr = ev.event_data.cr_arrival_event_data.cr_handle;
+		if (round == 0) {
+			EXPECT_DAT(dat_cr_reject(cr, 8, gone),
+				   DAT_INVALID_PARAMETER);
+			EXPECT_DAT(dat_cr_accept(cr, s.ep, 8, gone),
+				   DAT_INVALID_PARAMETER);
+			OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
+			OK(dat_cr_reject(cr, 0, NULL));
+			expect_conn_event(c.conn_evd,
+					  DAT_CONNECTION_EVENT_PEER_REJECTED,
+					  NULL);
+		} else {
+			/* The client's EP, connecting: the wrong state. */
+			EXPECT_DAT(dat_cr_accept(cr, c.ep, 0, NULL),
+				   DAT_INVALID_STATE);
+			OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
+			OK(dat_cr_accept(cr, s.ep, 0, NULL));
+			expect_conn_event(c.conn_evd,
+					  DAT_CONNECTION_EVENT_ESTABLISHED,
+					  NULL);
+		}
+	}
+	/* No CR is left on the PSP: it goes. */
+	OK(dat_psp_free(s.psp));
+	munmap(gone, 4096);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 /* An RSP: its EP is RESERVED, takes one request, and only that EP. */
 static void test_rsp(void)
 {
@@ -4479,6 +4537,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_connect_accept),
 	KTAP_CASE(test_poller_mode),
 	KTAP_CASE(test_connect_reject),
+	KTAP_CASE(test_cr_reply_refused_keeps_cr),
 	KTAP_CASE(test_rsp),
 	KTAP_CASE(test_connect_unreachable),
 	KTAP_CASE(test_two_processes),
