@@ -637,13 +637,6 @@ out:
 	return 0;
 }
 
-/*
- * Accept the connection request on @id (a CR's, the caller holds the CM's
- * handler lock on it and the device's rwsem for read) with @ep, which must
- * be UNCONNECTED (RESERVED for an RSP's request). On success @ep owns @id.
- * EBUSY, EINVAL, ENODEV: refused before anything was done, the request
- * can still be answered; ECONNABORTED: the request was rejected.
- */
 /* An RSP reserves @ep (UNCONNECTED -> RESERVED), or gives it back. */
 int kdat_ep_reserve(struct kdat_ep *ep, bool reserve)
 {
@@ -663,6 +656,14 @@ int kdat_ep_reserve(struct kdat_ep *ep, bool reserve)
 	return ret;
 }
 
+/*
+ * Accept the connection request on @id (a CR's, the caller holds the CM's
+ * handler lock on it and the device's rwsem for read) with @ep, which must
+ * be UNCONNECTED (RESERVED for an RSP's request). On success @ep owns @id.
+ * EBUSY, EINVAL: refused before anything was done, the request can still
+ * be answered; ENODEV: @ep's device is gone (and the request's with it);
+ * ECONNABORTED: the request was rejected.
+ */
 int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
 		   const void *pdata, u8 pdata_len, bool reserved,
 		   u8 req_rd_in, u8 req_rd_out)

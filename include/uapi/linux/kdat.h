@@ -906,8 +906,14 @@ struct kdat_cr_query {
 /**
  * struct kdat_cr_reply - KDAT_IOCTL_CR_ACCEPT, KDAT_IOCTL_CR_REJECT
  * @size: sizeof(struct kdat_cr_reply)
- * @cr_handle: in: the request; gone after the call, whatever its outcome
- * @ep_handle: accept: an UNCONNECTED Endpoint of the same IA; reject: 0
+ * @cr_handle: in: the request. Gone after the call (answered, or
+ *             unanswerable: ENODEV, an error of the RDMA CM), unless the
+ *             call was refused before it touched the request: EFAULT,
+ *             EBADF, an over-long @private_data_len, and for an accept
+ *             EBUSY and EINVAL (the Endpoint's state or kind); then it
+ *             can be answered again
+ * @ep_handle: accept: an UNCONNECTED Endpoint on the same device (for an
+ *             RSP's request, its RESERVED Endpoint); reject: 0
  * @private_data_len: in: <= KDAT_MAX_PRIVATE_DATA. A reject sends the
  *                    version word 02 00 02 00 before it, as OFA DAPL
  *                    does; an accept's RDMA read depths are the smaller
