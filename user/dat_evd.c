@@ -71,8 +71,20 @@ static DAT_RETURN kd_evd_modify(DAT_EVD_HANDLE evd_handle, uint32_t op,
 		c.qlen = qlen;
 	}
 	c.evd_handle = evd->obj.kh;
-	if (op != KDAT_EVD_OP_RESIZE)
-		return kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_MODIFY, &c);
+	if (op != KDAT_EVD_OP_RESIZE) {
+		ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_MODIFY, &c);
+		if (ret)
+			return ret;
+		if (op == KDAT_EVD_OP_ENABLE || op == KDAT_EVD_OP_DISABLE)
+			__atomic_store_n(&evd->disabled,
+					 op == KDAT_EVD_OP_DISABLE,
+					 __ATOMIC_RELAXED);
+		else
+			__atomic_store_n(&evd->unwaitable,
+					 op == KDAT_EVD_OP_SET_UNWAITABLE,
+					 __ATOMIC_RELAXED);
+		return DAT_SUCCESS;
+	}
 	/*
 	 * Not beside a dequeue or wait (in either mode, as for a free): the
 	 * ring is replaced, nobody may be reading it meanwhile.
@@ -184,7 +196,8 @@ DAT_RETURN kd_evd_query(DAT_EVD_HANDLE evd_handle,
 	memset(param, 0, sizeof(*param));
 	param->ia_handle = evd->obj.ia;
 	param->evd_qlen = evd->qlen;
-	param->evd_state = DAT_EVD_STATE_ENABLED;
+	param->evd_state = __atomic_load_n(&evd->disabled, __ATOMIC_RELAXED) ?
+			   DAT_EVD_STATE_DISABLED : DAT_EVD_STATE_ENABLED;
 	param->cno_handle = evd->cno;
 	param->evd_flags = evd->flags;
 	return DAT_SUCCESS;
@@ -471,6 +484,9 @@ DAT_RETURN kd_evd_wait(DAT_EVD_HANDLE evd_handle,
 		return DAT_INVALID_HANDLE;
 	if (!event || threshold <= 0 || threshold > evd->qlen)
 		return DAT_INVALID_PARAMETER;
+	/* As the kernel answers: even when the events are there already. */
+	if (__atomic_load_n(&evd->unwaitable, __ATOMIC_RELAXED))
+		return DAT_INVALID_STATE;
 	kd_count(&evd->cntrs[DCNT_EVD_WAIT], 1);
 	return kd_evd_take(evd, threshold, timeout, event, nmore);
 }
@@ -537,8 +553,10 @@ DAT_RETURN kd_cno_wait(DAT_CNO_HANDLE cno_handle,
 	c.timeout_us = timeout == DAT_TIMEOUT_INFINITE ? KDAT_WAIT_FOREVER :
 							 timeout;
 	ret = kd_ioctl(cno->obj.ia, KDAT_IOCTL_CNO_WAIT, &c);
-	if (ret)
+	if (ret) {
+		*evd_handle = DAT_HANDLE_NULL;	/* not triggered */
 		return ret;
+	}
 	*evd_handle = (DAT_EVD_HANDLE)kd_table_find(c.out_evd_handle);
 	return DAT_SUCCESS;
 }

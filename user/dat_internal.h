@@ -155,6 +155,8 @@ struct kd_evd {
 	 */
 	int takers;
 	int closing;
+	/* As the kernel last agreed (kd_evd_modify()): dat_evd_query, waits. */
+	int disabled, unwaitable;
 	uint64_t cntrs[DCNT_EVD_ALL_COUNTERS];	/* dat_ext.c */
 };
 

@@ -2928,7 +2928,8 @@ static uint64_t soft_value(const DAT_EVENT *ev)
 
 /*
  * Unwaitable: a blocked waiter returns DAT_INVALID_STATE at once, new
- * waits too; events still queue and dequeue; clearing makes waits work.
+ * waits too (also with the events there already); events still queue and
+ * dequeue; clearing makes waits work.
  */
 static void test_evd_unwaitable(void)
 {
@@ -2952,6 +2953,7 @@ static void test_evd_unwaitable(void)
 		KTAP_FAIL("the waiter took %.1f s to return", w.took);
 	EXPECT_DAT(dat_evd_wait(evd, TMO, 1, &ev, &nmore), DAT_INVALID_STATE);
 	OK(dat_evd_post_se(evd, &se));
+	EXPECT_DAT(dat_evd_wait(evd, TMO, 1, &ev, &nmore), DAT_INVALID_STATE);
 	OK(dat_evd_dequeue(evd, &ev));
 	KTAP_EXPECT(soft_value(&ev) == 7);
 	OK(dat_evd_clear_unwaitable(evd));
@@ -2962,23 +2964,35 @@ static void test_evd_unwaitable(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
-/* A disabled EVD queues events without triggering its CNO. */
+/*
+ * A disabled EVD queues events without triggering its CNO (a CNO wait
+ * that times out names no EVD); dat_evd_query says which it is.
+ */
 static void test_evd_disable(void)
 {
 	DAT_EVD_HANDLE evd, got;
 	DAT_CNO_HANDLE cno;
 	DAT_EVENT se = soft_event(3), ev;
+	DAT_EVD_PARAM ep;
 	struct side s;
 
 	side_open(&s, NULL);
 	OK(dat_cno_create(s.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
 	OK(dat_evd_create(s.ia, 4, cno, DAT_EVD_SOFTWARE_FLAG, &evd));
+	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
+	KTAP_EXPECT(ep.evd_state == DAT_EVD_STATE_ENABLED);
 	OK(dat_evd_disable(evd));
+	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
+	KTAP_EXPECT(ep.evd_state == DAT_EVD_STATE_DISABLED);
 	OK(dat_evd_post_se(evd, &se));
+	got = evd;
 	EXPECT_DAT(dat_cno_wait(cno, 200000, &got), DAT_TIMEOUT_EXPIRED);
+	KTAP_EXPECT(got == DAT_HANDLE_NULL);
 	OK(dat_evd_dequeue(evd, &ev));
 	KTAP_EXPECT(soft_value(&ev) == 3);
 	OK(dat_evd_enable(evd));
+	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
+	KTAP_EXPECT(ep.evd_state == DAT_EVD_STATE_ENABLED);
 	OK(dat_evd_post_se(evd, &se));
 	OK(dat_cno_wait(cno, TMO, &got));
 	KTAP_EXPECT(got == evd);
@@ -3007,7 +3021,7 @@ static void test_evd_resize(void)
 		se = soft_event(i);
 		OK(dat_evd_post_se(evd, &se));
 	}
-	EXPECT_DAT(dat_evd_post_se(evd, &se), DAT_INSUFFICIENT_RESOURCES);
+	EXPECT_DAT(dat_evd_post_se(evd, &se), DAT_QUEUE_FULL);
 	EXPECT_DAT(dat_evd_resize(evd, 3), DAT_INVALID_STATE);
 	EXPECT_DAT(dat_evd_resize(evd, 0), DAT_INVALID_PARAMETER);
 	OK(dat_evd_resize(evd, 8));
@@ -3017,7 +3031,7 @@ static void test_evd_resize(void)
 		se = soft_event(i);
 		OK(dat_evd_post_se(evd, &se));
 	}
-	EXPECT_DAT(dat_evd_post_se(evd, &se), DAT_INSUFFICIENT_RESOURCES);
+	EXPECT_DAT(dat_evd_post_se(evd, &se), DAT_QUEUE_FULL);
 	for (i = 0; i < 8; i++) {
 		OK(dat_evd_dequeue(evd, &ev));
 		if (soft_value(&ev) != (uint64_t)i)
