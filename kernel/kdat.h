@@ -791,6 +791,9 @@ u32 kdat_evd_dequeue_n(struct kdat_evd *evd, struct kdat_event *out, u32 max,
 		       u32 *nmore);
 void kdat_evd_set_upcall(struct kdat_evd *evd,
 			 const struct kdat_upcall *upcall);
+u32 kdat_ep_max_dtos(const struct ib_device_attr *dev);
+int kdat_ep_check_attr(struct kdat_ep_attr *a,
+		       const struct ib_device_attr *dev);
 int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		struct kdat_evd *recv_evd, struct kdat_evd *req_evd,
 		struct kdat_evd *conn_evd, struct kdat_srq *srq,

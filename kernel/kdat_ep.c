@@ -954,9 +954,26 @@ static const struct kdat_obj_ops kdat_ep_ops = {
 	.destroy = kdat_ep_destroy,
 };
 
-/* Clamp the wanted attributes to what kdat and the device offer. */
-static int kdat_ep_check_attr(struct kdat_ep_attr *a,
-			      const struct ib_device_attr *dev)
+/*
+ * The DTOs an Endpoint may have outstanding on either queue of a device
+ * with @dev's limits: its send queue holds two work requests more (the
+ * drain's and the keepalive's), its receive queue one more (the drain's).
+ * What KDAT_IOCTL_IA_QUERY offers as max_qp_wr, and kdat_ep_check_attr()
+ * takes.
+ */
+u32 kdat_ep_max_dtos(const struct ib_device_attr *dev)
+{
+	if (dev->max_qp_wr <= 2)
+		return 0;
+	return min_t(u32, dev->max_qp_wr - 2, KDAT_EP_MAX_DTOS);
+}
+
+/*
+ * Check the wanted attributes against what kdat and the device offer;
+ * IOV sizes of 0 become 1. Not static: KUnit's.
+ */
+int kdat_ep_check_attr(struct kdat_ep_attr *a,
+		       const struct ib_device_attr *dev)
 {
 	const u32 flags = KDAT_COMPLETION_SUPPRESS |
 			  KDAT_COMPLETION_SOLICITED_WAIT |
@@ -967,10 +984,8 @@ static int kdat_ep_check_attr(struct kdat_ep_attr *a,
 		return -EINVAL;
 	if (!a->max_recv_dtos || !a->max_request_dtos)
 		return -EINVAL;
-	if (a->max_recv_dtos > KDAT_EP_MAX_DTOS ||
-	    a->max_request_dtos > KDAT_EP_MAX_DTOS ||
-	    a->max_recv_dtos >= dev->max_qp_wr ||
-	    a->max_request_dtos >= dev->max_qp_wr)
+	if (a->max_recv_dtos > kdat_ep_max_dtos(dev) ||
+	    a->max_request_dtos > kdat_ep_max_dtos(dev))
 		return -ENOMEM;
 	if (a->max_recv_iov > min_t(u32, KDAT_EP_MAX_IOV, dev->max_recv_sge) ||
 	    a->max_request_iov > min_t(u32, KDAT_EP_MAX_IOV,

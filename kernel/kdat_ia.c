@@ -159,7 +159,7 @@ int kdat_cmd_ia_query(struct kdat_ucmd *ucmd)
 		cmd->vendor_part_id = a->vendor_part_id;
 		cmd->hw_ver = a->hw_ver;
 		cmd->max_qp = a->max_qp;
-		cmd->max_qp_wr = min_t(u32, a->max_qp_wr - 1, 4096);
+		cmd->max_qp_wr = kdat_ep_max_dtos(a);
 		cmd->max_send_sge = min(a->max_send_sge, 32);
 		cmd->max_recv_sge = min(a->max_recv_sge, 32);
 		cmd->max_cq = a->max_cq;

@@ -817,6 +817,48 @@ static void kdat_test_qual_port(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kdat_qual_port(c->qual), c->port);
 }
 
+/*
+ * An Endpoint's DTOs: what the IA query offers (the device's work requests
+ * less kdat's own two, at most 4096) is what EP create takes, each way,
+ * and one more is refused; on a device of 2 work requests, none.
+ */
+static void kdat_test_ep_max_dtos(struct kunit *test)
+{
+	struct ib_device_attr dev = {
+		.max_qp_wr = 18, .max_send_sge = 4, .max_recv_sge = 4,
+		.max_qp_rd_atom = 4, .max_qp_init_rd_atom = 4,
+	};
+	struct kdat_ep_attr ok = {
+		.max_recv_dtos = 16, .max_request_dtos = 16,
+		.max_recv_iov = 1, .max_request_iov = 1,
+	};
+	struct kdat_ep_attr a;
+
+	KUNIT_EXPECT_EQ(test, kdat_ep_max_dtos(&dev), 16U);
+	a = ok;
+	KUNIT_EXPECT_EQ(test, kdat_ep_check_attr(&a, &dev), 0);
+	a = ok;
+	a.max_request_dtos = 17;
+	KUNIT_EXPECT_EQ(test, kdat_ep_check_attr(&a, &dev), -ENOMEM);
+	a = ok;
+	a.max_recv_dtos = 17;
+	KUNIT_EXPECT_EQ(test, kdat_ep_check_attr(&a, &dev), -ENOMEM);
+	dev.max_qp_wr = 2;
+	KUNIT_EXPECT_EQ(test, kdat_ep_max_dtos(&dev), 0U);
+	a = ok;
+	a.max_recv_dtos = 1;
+	a.max_request_dtos = 1;
+	KUNIT_EXPECT_EQ(test, kdat_ep_check_attr(&a, &dev), -ENOMEM);
+	dev.max_qp_wr = 16384;	/* rxe's */
+	KUNIT_EXPECT_EQ(test, kdat_ep_max_dtos(&dev), 4096U);
+	a = ok;
+	a.max_recv_dtos = 4096;
+	a.max_request_dtos = 4096;
+	KUNIT_EXPECT_EQ(test, kdat_ep_check_attr(&a, &dev), 0);
+	a.max_request_dtos = 4097;
+	KUNIT_EXPECT_EQ(test, kdat_ep_check_attr(&a, &dev), -ENOMEM);
+}
+
 /* A reject's private data: the consumer's follows a DAT 2.0 version word. */
 static void kdat_test_rej_pdata(struct kunit *test)
 {
@@ -907,6 +949,7 @@ static struct kunit_case kdat_logic_cases[] = {
 	KUNIT_CASE(kdat_test_refused_status),
 	KUNIT_CASE_PARAM(kdat_test_qual_port, qual_gen_params),
 	KUNIT_CASE(kdat_test_rej_pdata),
+	KUNIT_CASE(kdat_test_ep_max_dtos),
 	KUNIT_CASE(kdat_test_ud_hdr),
 	{}
 };

@@ -246,7 +246,9 @@ enum kdat_ia_state {
  * @fw_ver: firmware version, as the device reports it
  * @max_mr_size: largest region one LMR may cover
  * @vendor_id, @vendor_part_id, @hw_ver: the device's
- * @max_qp: Endpoints; @max_qp_wr: DTOs outstanding per EP queue
+ * @max_qp: Endpoints; @max_qp_wr: DTOs outstanding per EP queue (the
+ *           most an Endpoint may ask for, each way: kdat keeps work
+ *           requests of its own on the QP; at most 4096)
  * @max_send_sge, @max_recv_sge: IOV segments (kdat caps them at 32)
  * @max_cq, @max_cqe: DTO EVDs, and their length
  * @max_mr, @max_pd: LMRs, PZs
