@@ -290,20 +290,25 @@ DAT_RETURN kd_ep_get_status(DAT_EP_HANDLE ep_handle,
 			    DAT_BOOLEAN *recv_idle,
 			    DAT_BOOLEAN *request_idle)
 {
+	struct kd_ep *ep = ep_handle;
+	uint32_t recv_ring, req_ring;
 	struct kdat_ep_query q;
 	DAT_RETURN ret;
 
-	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
+	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
 		return DAT_INVALID_HANDLE;
-	ret = kd_ep_fetch(ep_handle, &q);
+	/* The rings first: an entry taken meanwhile counts, not none. */
+	recv_ring = ep->rq ? kd_sq_untaken(ep->rq) : 0;
+	req_ring = ep->sq ? kd_sq_untaken(ep->sq) : 0;
+	ret = kd_ep_fetch(ep, &q);
 	if (ret)
 		return ret;
 	if (state)
 		*state = kd_ep_state(q.state);
 	if (recv_idle)
-		*recv_idle = !q.out_recv_posted;
+		*recv_idle = !q.out_recv_posted && !recv_ring;
 	if (request_idle)
-		*request_idle = !q.out_request_posted;
+		*request_idle = !q.out_request_posted && !req_ring;
 	return DAT_SUCCESS;
 }
 
@@ -548,16 +553,19 @@ DAT_RETURN kd_ep_set_watermark(DAT_EP_HANDLE ep_handle,
 DAT_RETURN kd_ep_recv_query(DAT_EP_HANDLE ep_handle,
 			    DAT_COUNT *nbufs, DAT_COUNT *span)
 {
+	struct kd_ep *ep = ep_handle;
 	struct kdat_ep_query q;
+	uint32_t ring;
 	DAT_RETURN ret;
 
-	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
+	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
 		return DAT_INVALID_HANDLE;
-	ret = kd_ep_fetch(ep_handle, &q);
+	ring = ep->rq ? kd_sq_untaken(ep->rq) : 0;
+	ret = kd_ep_fetch(ep, &q);
 	if (ret)
 		return ret;
 	if (nbufs)
-		*nbufs = q.out_recv_posted;
+		*nbufs = q.out_recv_posted + ring;
 	if (span)
 		*span = DAT_VALUE_UNKNOWN;
 	return DAT_SUCCESS;

@@ -96,6 +96,18 @@ static inline bool kd_sq_all_taken(const struct kd_ring *r, uint32_t tail)
 	return __atomic_load_n(r->head, __ATOMIC_ACQUIRE) == tail;
 }
 
+/*
+ * Entries published and not yet taken by the kernel (a snapshot, for the
+ * queries: another thread may be posting).
+ */
+static inline uint32_t kd_sq_untaken(const struct kd_ring *r)
+{
+	uint32_t n = __atomic_load_n(r->tail, __ATOMIC_RELAXED) -
+		     __atomic_load_n(r->head, __ATOMIC_ACQUIRE);
+
+	return n > r->mask + 1 ? 0 : n;
+}
+
 /* The EP's state as the kernel last wrote it: relaxed, a hint. */
 static inline uint32_t kd_sq_ep_state(const struct kd_ring *r)
 {

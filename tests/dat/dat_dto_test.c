@@ -797,6 +797,49 @@ static void pair_still_works(struct pair *p)
 	expect_dto(p->s.dto_evd, 900, DAT_DTO_SUCCESS, 16);
 }
 
+/*
+ * dat_ep_recv_query counts every receive posted and not completed, and
+ * dat_ep_get_status says the receive side is busy, from the post's return
+ * on: in ring mode also while the entry waits in the ring for the kernel.
+ * Both are idle again once the receives have completed. 50 rounds: an
+ * entry is in the ring for microseconds.
+ */
+static void test_ep_recv_query(void)
+{
+	DAT_BOOLEAN recv_idle, req_idle;
+	DAT_LMR_TRIPLET r, t;
+	DAT_COUNT nbufs;
+	struct pair p;
+	int round, i;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	for (round = 0; round < 50; round++) {
+		OK(dat_ep_recv_query(p.s.ep, &nbufs, NULL));
+		KTAP_EXPECT_EQ(nbufs, 0);
+		OK(dat_ep_get_status(p.s.ep, NULL, &recv_idle, &req_idle));
+		KTAP_EXPECT(recv_idle && req_idle);
+		for (i = 0; i < 4; i++) {
+			r = seg(&p.sb, i * 64, 64);
+			OK(dat_ep_post_recv(p.s.ep, 1, &r, cookie(i), 0));
+			OK(dat_ep_recv_query(p.s.ep, &nbufs, NULL));
+			if (nbufs < i + 1)
+				KTAP_FAIL("round %d: %d receives posted, %d counted",
+					  round, i + 1, nbufs);
+			OK(dat_ep_get_status(p.s.ep, NULL, &recv_idle, NULL));
+			if (recv_idle)
+				KTAP_FAIL("round %d: receive side idle after %d posts",
+					  round, i + 1);
+		}
+		for (i = 0; i < 4; i++) {
+			t = seg(&p.cb, 0, 16);
+			OK(dat_ep_post_send(p.c.ep, 1, &t, cookie(10 + i), 0));
+			expect_dto(p.c.dto_evd, 10 + i, DAT_DTO_SUCCESS, 16);
+			expect_dto(p.s.dto_evd, i, DAT_DTO_SUCCESS, 16);
+		}
+	}
+	pair_close(&p);
+}
+
 /* A segment past the end of its LMR: DAT_INVALID_PARAMETER. */
 static void test_err_segment_past_end(void)
 {
@@ -4563,6 +4606,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_rdma_write_read),
 	KTAP_CASE(test_err_segment_past_end),
 	KTAP_CASE(test_err_segment_before_start),
+	KTAP_CASE(test_ep_recv_query),
 	KTAP_CASE(test_err_too_many_segments),
 	KTAP_CASE(test_err_srq_too_many_segments),
 	KTAP_CASE(test_err_pz_mismatch),
