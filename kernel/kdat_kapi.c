@@ -307,9 +307,11 @@ EXPORT_SYMBOL_GPL(kdat_rmr_create);
  * @lmr: the LMR, or NULL with @length 0 to unbind
  * @va: the start of the range, in @lmr's addresses
  * @length: its length
- * @mem_priv: KDAT_MEM_PRIV_REMOTE_READ, _REMOTE_WRITE and/or
- *            _REMOTE_ATOMIC; the LMR must have the matching local
- *            privileges (read; write for the other two)
+ * @mem_priv: KDAT_MEM_PRIV_* (another bit: -EINVAL). The remote ones,
+ *            _REMOTE_READ, _REMOTE_WRITE, _REMOTE_ATOMIC, are what the
+ *            peer may do (none: nothing); the LMR must have the matching
+ *            local privileges (read; write for the other two). The local
+ *            ones grant nothing and are ignored
  * @ep: a connected Endpoint in @rmr's PZ: the registration is a work
  *      request on its send queue, and its completion is the
  *      KDAT_EVENT_RMR_BIND_COMPLETION event on @ep's request EVD
