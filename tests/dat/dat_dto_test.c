@@ -2047,6 +2047,33 @@ static void test_rmr(void)
 }
 
 /*
+ * Bind @rmr to @len bytes of @b at @off with @priv, on @x's EP; its event
+ * must come, a success.
+ */
+static void bind_priv_ok(DAT_RMR_HANDLE rmr, struct buf *b, size_t off,
+			 size_t len, DAT_MEM_PRIV_FLAGS priv, struct side *x,
+			 DAT_RMR_CONTEXT *ctx)
+{
+	DAT_LMR_TRIPLET range = seg(b, off, len);
+	DAT_RMR_COOKIE rck = { .as_64 = 5 };
+	DAT_EVENT ev;
+
+	OK(dat_rmr_bind(rmr, b->lmr, &range, priv, DAT_VA_TYPE_VA, x->ep, rck,
+			0, ctx));
+	wait_event(x->dto_evd, &ev);
+	KTAP_EXPECT(ev.event_number == DAT_RMR_BIND_COMPLETION_EVENT);
+	KTAP_EXPECT(ev.event_data.rmr_completion_event_data.status ==
+		    DAT_RMR_BIND_SUCCESS);
+}
+
+/* The same for the peer's remote write. */
+static void bind_ok(DAT_RMR_HANDLE rmr, struct buf *b, size_t off, size_t len,
+		    struct side *x, DAT_RMR_CONTEXT *ctx)
+{
+	bind_priv_ok(rmr, b, off, len, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, x, ctx);
+}
+
+/*
  * An RMR bind takes every privilege DAT has, none (DAT_MEM_PRIV_NONE_FLAG)
  * up to DAT_MEM_PRIV_ALL_FLAG: ALL lets the peer write and read the range
  * (and needs local write on the LMR), NONE lets it do nothing (its write
@@ -2062,8 +2089,6 @@ static void test_rmr_bind_privileges(void)
 	DAT_RMR_COOKIE rck = { .as_64 = 5 };
 	DAT_LMR_TRIPLET l, range;
 	DAT_RMR_TRIPLET rem;
-	DAT_EVENT ev;
-	DAT_COUNT nmore;
 
 	side_open(&c, NULL);
 	side_open(&s, NULL);
@@ -2082,12 +2107,7 @@ static void test_rmr_bind_privileges(void)
 				DAT_VA_TYPE_VA, s.ep, rck, 0, &ctx),
 		   DAT_PRIVILEGES_VIOLATION);
 
-	OK(dat_rmr_bind(rmr, rb.lmr, &range, DAT_MEM_PRIV_ALL_FLAG,
-			DAT_VA_TYPE_VA, s.ep, rck, 0, &ctx));
-	OK(dat_evd_wait(s.dto_evd, TMO, 1, &ev, &nmore));
-	KTAP_EXPECT(ev.event_number == DAT_RMR_BIND_COMPLETION_EVENT);
-	KTAP_EXPECT(ev.event_data.rmr_completion_event_data.status ==
-		    DAT_RMR_BIND_SUCCESS);
+	bind_priv_ok(rmr, &rb, 0, 1024, DAT_MEM_PRIV_ALL_FLAG, &s, &ctx);
 	memset(rb.p, 0, rb.len);
 	memset(lb.p, 'a', 512);
 	rem.rmr_context = ctx;
@@ -2105,42 +2125,18 @@ static void test_rmr_bind_privileges(void)
 	KTAP_EXPECT(!memcmp(lb.p + 1024, rb.p + 512, 512));
 
 	/* NONE: bound, and the peer can do nothing through it. */
-	OK(dat_rmr_bind(rmr, rb.lmr, &range, DAT_MEM_PRIV_NONE_FLAG,
-			DAT_VA_TYPE_VA, s.ep, rck, 0, &ctx));
-	OK(dat_evd_wait(s.dto_evd, TMO, 1, &ev, &nmore));
-	KTAP_EXPECT(ev.event_number == DAT_RMR_BIND_COMPLETION_EVENT);
-	KTAP_EXPECT(ev.event_data.rmr_completion_event_data.status ==
-		    DAT_RMR_BIND_SUCCESS);
+	bind_priv_ok(rmr, &rb, 0, 1024, DAT_MEM_PRIV_NONE_FLAG, &s, &ctx);
 	rem.rmr_context = ctx;
 	rem.virtual_address = (uintptr_t)rb.p;
 	l = seg(&lb, 0, 512);
 	memset(rb.p, 0, 512);
 	OK(dat_ep_post_rdma_write(c.ep, 1, &l, cookie(3), &rem, 0));
-	wait_event(c.dto_evd, &ev);
-	KTAP_EXPECT(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
-		    3);
-	KTAP_EXPECT(ev.event_data.dto_completion_event_data.status ==
-		    DAT_DTO_ERR_REMOTE_ACCESS);
+	expect_dto(c.dto_evd, 3, DAT_DTO_ERR_REMOTE_ACCESS, -1);
 	KTAP_EXPECT(rb.p[0] == 0 && rb.p[511] == 0);
 	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
-/* Bind @rmr to @len bytes of @b at @off on @ep; its event must come. */
-static void bind_ok(DAT_RMR_HANDLE rmr, struct buf *b, size_t off, size_t len,
-		    struct side *x, DAT_RMR_CONTEXT *ctx)
-{
-	DAT_LMR_TRIPLET range = seg(b, off, len);
-	DAT_RMR_COOKIE rck = { .as_64 = 5 };
-	DAT_EVENT ev;
-
-	OK(dat_rmr_bind(rmr, b->lmr, &range, DAT_MEM_PRIV_REMOTE_WRITE_FLAG,
-			DAT_VA_TYPE_VA, x->ep, rck, 0, ctx));
-	wait_event(x->dto_evd, &ev);
-	KTAP_EXPECT(ev.event_number == DAT_RMR_BIND_COMPLETION_EVENT);
-	KTAP_EXPECT(ev.event_data.rmr_completion_event_data.status ==
-		    DAT_RMR_BIND_SUCCESS);
-}
 
 /*
  * An LMR an RMR is bound to cannot be freed: DAT_INVALID_STATE ("the LMR
