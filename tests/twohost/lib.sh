@@ -37,6 +37,11 @@ barrier() {
 # put NAME VALUE / get NAME [SECONDS]: hand a value to the other guest.
 put() { printf '%s\n' "$2" > "$KDAT_SHARED_DIR/v.$SUITE_TAG.$1.tmp" &&
 	mv "$KDAT_SHARED_DIR/v.$SUITE_TAG.$1.tmp" "$KDAT_SHARED_DIR/v.$SUITE_TAG.$1"; }
+# power H cycle|off: ask the host to cut guest H's power. Written whole
+# and renamed in: the host must never see the file before its word is
+# in it (it would read nothing and remove the file under our create).
+power() { printf '%s\n' "$2" > "$KDAT_SHARED_DIR/.power.h$1" &&
+	mv "$KDAT_SHARED_DIR/.power.h$1" "$KDAT_SHARED_DIR/power.h$1"; }
 get() {
 	local f=$KDAT_SHARED_DIR/v.$SUITE_TAG.$1 i
 	for ((i = 0; i < ${2:-120} * 10; i++)); do

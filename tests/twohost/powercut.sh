@@ -73,7 +73,7 @@ for ((k = 0; k < ROUNDS; k++)); do
 		65536 8 until-broken > "$work/cli" 2>&1 &
 	cpid=$!
 	sleep 3
-	echo cycle > "$KDAT_SHARED_DIR/power.h1"
+	power 1 cycle
 	wait "$cpid" || r=1
 	sed 's/^/# /' "$work/cli"
 	grep -q 'connection event BROKEN .* EP DISCONNECTED' "$work/cli" || r=1
