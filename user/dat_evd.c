@@ -378,7 +378,7 @@ static DAT_RETURN kd_evd_ring_take(struct kd_evd *evd, DAT_COUNT threshold,
 			KDAT_WAIT_FOREVER : timeout,
 	};
 	uint32_t want = (uint32_t)(threshold ? threshold : 1);
-	int64_t deadline = kd_now_us() + (int64_t)timeout;
+	int64_t deadline = 0;
 	struct kdat_event k;
 	uint32_t head, ready;
 	bool asked = false;
@@ -398,11 +398,20 @@ static DAT_RETURN kd_evd_ring_take(struct kd_evd *evd, DAT_COUNT threshold,
 		 * the kernel. Then look again: that dequeue may have taken
 		 * what woke us.
 		 */
-		if (asked && timeout != DAT_TIMEOUT_INFINITE) {
-			/* A wait again: for what is left of its time. */
-			int64_t left = deadline - kd_now_us();
+		if (timeout != DAT_TIMEOUT_INFINITE) {
+			/*
+			 * The clock is read only on the way to the kernel: a
+			 * dequeue that finds its event, or finds none, reads
+			 * no clock (where it has no vDSO, that is a system
+			 * call). A wait again is for what is left of its time.
+			 */
+			int64_t left = timeout;
 
-			if (left <= 0) {
+			if (!asked)
+				deadline = kd_now_us() + (int64_t)timeout;
+			else
+				left = deadline - kd_now_us();
+			if (asked && left <= 0) {
 				pthread_mutex_unlock(&r->lock);
 				return DAT_TIMEOUT_EXPIRED;
 			}
