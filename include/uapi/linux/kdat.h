@@ -31,7 +31,9 @@
  *               argument out of range
  *   E2BIG       struct larger than known, non-zero   -
  *               tail
- *   EOPNOTSUPP  unknown flag                         DAT_NOT_IMPLEMENTED
+ *   EOPNOTSUPP  unknown flag (DESTROY, RING_WAKE,     DAT_NOT_IMPLEMENTED
+ *               POLLER_SET, RMR_BIND and RING_CREATE
+ *               answer EINVAL for one)
  *               an atomic DTO on a device without    DAT_MODEL_NOT_SUPPORTED
  *               atomics
  *   EBADF       no such handle for this file, or a   DAT_INVALID_HANDLE
@@ -404,11 +406,13 @@ struct kdat_lmr_create {
  *              first size of this struct, 24: older callers pass none)
  * @__reserved: 0
  *
- * A DTO EVD owns a completion queue of @qlen entries: Endpoints using it
- * may not together have more DTOs outstanding than that (EP create fails
- * with ENOMEM). When events arrive while the EVD is full, they are dropped
- * and a KDAT_EVENT_ASYNC_EVD_OVERFLOW event is delivered once the EVD has
- * room again; nothing is lost silently.
+ * A DTO EVD owns a completion queue of at least @qlen entries. An
+ * Endpoint that would have more DTOs outstanding on it than the queue
+ * holds grows it (ib_resize_cq); EP create fails with ENOMEM only when
+ * the device cannot. When an event arrives while @qlen events are
+ * queued, it is dropped and a KDAT_EVENT_ASYNC_EVD_OVERFLOW event is
+ * queued at once, in a slot kept for it (once until the consumer has
+ * read past it); nothing is lost silently.
  */
 struct kdat_evd_create {
 	__u32 size;
@@ -585,7 +589,8 @@ struct kdat_event {
  * @size: sizeof(struct kdat_evd_wait)
  * @evd_handle: in
  * @threshold: in: 0: dequeue what is there, never wait (EAGAIN when
- *             empty); n > 0: wait until n events are queued
+ *             empty); n > 0: wait until n events are queued (EINVAL
+ *             above the EVD's qlen)
  * @max_events: in: room in @events, >= 1; 0 on an EVD with a completion
  *              ring (KDAT_IOCTL_RING_CREATE), whose events are read from
  *              the ring: the call then only waits (threshold > 0) or
@@ -805,8 +810,9 @@ struct kdat_ep_query {
  *             (16 bits) as OFA DAPL's cma provider maps it: a qualifier
  *             up to 65535 is the port, a larger one is port 33534 +
  *             qualifier % 32001
- * @timeout_us: in: for address and route resolution; KDAT_WAIT_FOREVER for
- *              the default
+ * @timeout_us: in: for address and route resolution, in 1 ms steps
+ *              up to 5 s (a longer one is 5 s); KDAT_WAIT_FOREVER for
+ *              that default, 5 s
  * @private_data: in: user pointer, @private_data_len bytes
  * @private_data_len: in: <= KDAT_MAX_PRIVATE_DATA
  * @flags: must be 0
@@ -1061,11 +1067,11 @@ struct kdat_post {
  * struct kdat_srq_create - KDAT_IOCTL_SRQ_CREATE: a Shared Receive Queue
  * @size: sizeof(struct kdat_srq_create)
  * @pz_handle: in
- * @max_recv_dtos: in: buffers it holds; out: what it got
- * @max_recv_iov: in: segments per buffer; out
+ * @max_recv_dtos: in: buffers it holds (exactly; not written back)
+ * @max_recv_iov: in: segments per buffer; out: what it got
  * @low_watermark: in: 0, or report when fewer buffers than this remain
  *                 (KDAT_EVENT_ASYNC_SRQ_LOW_WATERMARK on the IA's async
- *                 EVDs)
+ *                 EVD)
  * @flags: must be 0
  * @out_srq_handle: out
  * @__reserved: 0
@@ -1142,6 +1148,7 @@ struct kdat_cno_wait {
  * @size: sizeof(struct kdat_evd_modify_cno)
  * @evd_handle: in
  * @cno_handle: in: the CNO the EVD triggers from now on; 0 for none
+ * @__reserved: 0
  */
 struct kdat_evd_modify_cno {
 	__u32 size;
