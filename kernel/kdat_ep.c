@@ -529,6 +529,29 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		if (state != KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING)
 			goto out;
 		break;
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		/*
+		 * The end of an attempt or of a connection has one event. An
+		 * attempt given up (kdat_ep_disconnect_do()) had its
+		 * DISCONNECTED; the CM's late word on it (the peer's reject,
+		 * the REQ timing out) says nothing new. During our own
+		 * disconnect, the connection ends as asked.
+		 */
+		if (state == KDAT_EP_STATE_DISCONNECT_PENDING) {
+			kdat_ep_connection_ended(ep,
+				KDAT_EVENT_CONNECTION_DISCONNECTED);
+			goto out;
+		}
+		if (state != KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING &&
+		    state != KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING &&
+		    state != KDAT_EP_STATE_TENTATIVE_CONNECTION_PENDING &&
+		    state != KDAT_EP_STATE_CONNECTED)
+			goto out;
+		break;
 	default:
 		break;
 	}

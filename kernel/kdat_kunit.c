@@ -33,6 +33,10 @@ static const struct span_case span_cases[] = {
 	{ "wrap: one across 2^32", U32_MAX, 0, 16, 1 },
 	{ "wrap: behind across 2^32", 0, U32_MAX, 16, KDAT_RING_INSANE },
 	{ "large ring", 0, 65536, 65536, 65536 },
+	/* An EVD of 65536 events: a ring of 131072, across 2^32. */
+	{ "largest ring, full", U32_MAX - 65535, 65536, 131072, 131072 },
+	{ "largest ring, one past", U32_MAX - 65535, 65537, 131072,
+	  KDAT_RING_INSANE },
 };
 
 static void span_desc(const struct span_case *c, char *desc)

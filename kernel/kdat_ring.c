@@ -108,7 +108,7 @@ struct kdat_ring *kdat_ring_alloc(struct kdat_file *kfile,
 	size_t array;
 	int ret;
 
-	if (!want || want > 65536)
+	if (!want || want > KDAT_RING_MAX_WANT)
 		return ERR_PTR(-EINVAL);
 	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)

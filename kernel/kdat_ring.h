@@ -37,6 +37,12 @@
 #define KDAT_RING_OFF_EP_STATE	320
 #define KDAT_RING_OFF_ARRAY	384
 
+/*
+ * The most entries a ring is asked for: an EVD of the largest qlen
+ * (65536) holds qlen + 1 (a power of two above: 131072 events).
+ */
+#define KDAT_RING_MAX_WANT	(65536 + 1)
+
 /* Entries taken from a submission ring per ib_post_* call. */
 #define KDAT_RING_BATCH		16
 

@@ -167,9 +167,9 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 	}
 	kd_obj_init(&ep->obj, ia, DAT_HANDLE_TYPE_EP, c.out_ep_handle);
 	if (kd_rings_wanted()) {
-		ep->sq = kd_ring_map(ia, ep->obj.kh, KDAT_RING_SEND);
+		ep->sq = kd_ring_map(ia, ep->obj.kh, KDAT_RING_SEND, NULL);
 		if (ep->sq && !srq)
-			ep->rq = kd_ring_map(ia, ep->obj.kh, KDAT_RING_RECV);
+			ep->rq = kd_ring_map(ia, ep->obj.kh, KDAT_RING_RECV, NULL);
 		if (!ep->sq || (!srq && !ep->rq)) {
 			kd_destroy(&ep->obj);
 			return DAT_INSUFFICIENT_RESOURCES;

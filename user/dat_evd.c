@@ -46,8 +46,14 @@ DAT_RETURN kd_evd_create(DAT_IA_HANDLE ia_handle,
 	evd->cno = cno;
 	kd_obj_init(&evd->obj, ia, DAT_HANDLE_TYPE_EVD, c.out_evd_handle);
 	if (kd_rings_wanted()) {
-		evd->ring = kd_ring_map(ia, evd->obj.kh, KDAT_RING_EVD);
-		if (!evd->ring) {
+		bool made;
+
+		/*
+		 * An EVD whose ring the kernel cannot make (its memory over
+		 * RLIMIT_MEMLOCK: 8 MiB at the largest qlen) goes by ioctl.
+		 */
+		evd->ring = kd_ring_map(ia, evd->obj.kh, KDAT_RING_EVD, &made);
+		if (!evd->ring && made) {
 			kd_destroy(&evd->obj);
 			return DAT_INSUFFICIENT_RESOURCES;
 		}
@@ -99,7 +105,7 @@ static DAT_RETURN kd_evd_modify(DAT_EVD_HANDLE evd_handle, uint32_t op,
 		struct kd_ring *old = evd->ring;
 
 		evd->ring = kd_ring_map(evd->obj.ia, evd->obj.kh,
-					KDAT_RING_EVD);
+					KDAT_RING_EVD, NULL);
 		kd_ring_unmap(old);
 		if (!evd->ring)
 			ret = DAT_INSUFFICIENT_RESOURCES;

@@ -369,7 +369,8 @@ DAT_RETURN kd_destroy(struct kd_obj *o);
 bool kd_rings_wanted(void);
 void kd_poller_setup(int fd);
 bool kd_debug(void);
-struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh, uint32_t kind);
+struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh, uint32_t kind,
+			    bool *made);
 void kd_ring_unmap(struct kd_ring *r);
 
 /* dat_provider.c */

@@ -70,10 +70,12 @@ void kd_ring_unmap(struct kd_ring *r)
  * cost is 24 bytes more per entry (which holds the segments the QP
  * takes), often nothing once rounded to a cache line (on rxe's 32
  * segments: 832 bytes either way), at most a line. A kernel without
- * them (EINVAL) gives a plain ring: no extended DTOs.
+ * them (EINVAL) gives a plain ring: no extended DTOs. @made, if not
+ * NULL, says whether the kernel made the ring (the queue then takes its
+ * entries from it alone, mapped or not).
  */
 struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh,
-			    uint32_t kind)
+			    uint32_t kind, bool *made)
 {
 	struct kdat_ring_create c = {
 		.size = sizeof(c), .handle = kh, .kind = kind,
@@ -88,6 +90,8 @@ struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh,
 		c.flags = 0;
 		ret = ioctl(ia->fd, KDAT_IOCTL_RING_CREATE, &c);
 	}
+	if (made)
+		*made = !ret;
 	if (ret)
 		return NULL;
 	m = mmap(NULL, c.out_map_size, PROT_READ | PROT_WRITE, MAP_SHARED,

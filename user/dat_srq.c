@@ -21,8 +21,9 @@ DAT_RETURN kd_srq_create(DAT_IA_HANDLE ia_handle,
 	DAT_RETURN ret;
 
 	if (!kd_check(ia, DAT_HANDLE_TYPE_IA) ||
-	    !kd_check(pz_handle, DAT_HANDLE_TYPE_PZ))
-		return DAT_INVALID_HANDLE;
+	    !kd_check(pz_handle, DAT_HANDLE_TYPE_PZ) ||
+	    ((struct kd_obj *)pz_handle)->ia != ia)
+		return DAT_INVALID_HANDLE;	/* a PZ of another IA too */
 	if (!attr || !srq_handle || attr->max_recv_dtos <= 0 ||
 	    attr->max_recv_iov < 0 || attr->low_watermark < 0)
 		return DAT_INVALID_PARAMETER;
@@ -43,7 +44,7 @@ DAT_RETURN kd_srq_create(DAT_IA_HANDLE ia_handle,
 	srq->attr.max_recv_iov = c.max_recv_iov;
 	kd_obj_init(&srq->obj, ia, DAT_HANDLE_TYPE_SRQ, c.out_srq_handle);
 	if (kd_rings_wanted()) {
-		srq->ring = kd_ring_map(ia, srq->obj.kh, KDAT_RING_SRQ);
+		srq->ring = kd_ring_map(ia, srq->obj.kh, KDAT_RING_SRQ, NULL);
 		if (!srq->ring) {
 			kd_destroy(&srq->obj);
 			return DAT_INSUFFICIENT_RESOURCES;

@@ -908,7 +908,7 @@ static void test_err_srq_too_many_segments(void)
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 2 };
 	DAT_EP_ATTR a = ep_attr();
 	DAT_LMR_TRIPLET r[4], t;
-	DAT_SRQ_HANDLE srq;
+	DAT_SRQ_HANDLE srq, srq2;
 	DAT_EP_HANDLE sep;
 	struct buf rb, sb;
 	struct side c, s;
@@ -927,6 +927,8 @@ static void test_err_srq_too_many_segments(void)
 	OK(dat_ep_create_with_srq(s.ia, s.pz, s.dto_evd, s.dto_evd,
 				  s.conn_evd, srq, &a, &sep));
 	side_open(&c, NULL);
+	/* A PZ of another IA: refused, as for an LMR. */
+	EXPECT_DAT(dat_srq_create(c.ia, s.pz, &sa, &srq2), DAT_INVALID_HANDLE);
 	buf_reg(&c, &sb, 64, DAT_MEM_PRIV_ALL_FLAG);
 	s.ep = sep;
 	connect_pair(&c, &s, false);
@@ -2811,6 +2813,112 @@ static void test_post_se(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/*
+ * A connect given up (dat_ep_disconnect of an ACTIVE_CONNECTION_PENDING
+ * EP) ends with one event, DISCONNECTED. The peer's later answer to the
+ * request (a reject) brings no second one; the EP stays DISCONNECTED and
+ * connects again after dat_ep_reset.
+ */
+static void test_connect_given_up_then_rejected(void)
+{
+	DAT_CONN_QUAL q = new_qual();
+	struct side c, s;
+	DAT_CR_HANDLE cr;
+	DAT_EVENT ev;
+
+	only_in_ring_mode();
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	OK(dat_psp_create(s.ia, q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
+			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+	wait_event(s.cr_evd, &ev);
+	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+	cr = ev.event_data.cr_arrival_event_data.cr_handle;
+	state_is(c.ep, DAT_EP_STATE_ACTIVE_CONNECTION_PENDING);
+	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG));
+	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	OK(dat_cr_reject(cr, 0, NULL));
+	usleep(500 * 1000);	/* the REJ reaches the client's CM id */
+	EXPECT_DAT(dat_evd_dequeue(c.conn_evd, &ev), DAT_QUEUE_EMPTY);
+	state_is(c.ep, DAT_EP_STATE_DISCONNECTED);
+	OK(dat_ep_reset(c.ep));
+	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
+			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+	wait_event(s.cr_evd, &ev);
+	OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s.ep,
+			 0, NULL));
+	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/*
+ * The largest qlen dat_ia_query advertises: an EVD of it holds that many
+ * events, refuses the next (DAT_QUEUE_FULL) and gives them back in order.
+ */
+static void evd_fill_largest(DAT_IA_HANDLE ia)
+{
+	DAT_EVENT se = { .event_number = DAT_SOFTWARE_EVENT }, ev;
+	DAT_EVD_HANDLE evd;
+	DAT_IA_ATTR attr;
+	uintptr_t i, q;
+
+	OK(dat_ia_query(ia, NULL, DAT_IA_FIELD_ALL, &attr, 0, NULL));
+	q = attr.max_evd_qlen;
+	KTAP_EXPECT(q >= 4096);
+	OK(dat_evd_create(ia, q, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG,
+			  &evd));
+	for (i = 1; i <= q; i++) {
+		se.event_data.software_event_data.pointer = (void *)i;
+		OK(dat_evd_post_se(evd, &se));
+	}
+	EXPECT_DAT(dat_evd_post_se(evd, &se), DAT_QUEUE_FULL);
+	for (i = 1; i <= q; i++) {
+		OK(dat_evd_dequeue(evd, &ev));
+		if (ev.event_number != DAT_SOFTWARE_EVENT ||
+		    ev.event_data.software_event_data.pointer != (void *)i)
+			KTAP_FAIL("event %zu of %zu: %#x %p", (size_t)i,
+				  (size_t)q, ev.event_number,
+				  ev.event_data.software_event_data.pointer);
+	}
+	EXPECT_DAT(dat_evd_dequeue(evd, &ev), DAT_QUEUE_EMPTY);
+	OK(dat_evd_free(evd));
+}
+
+/* As the runner is (root: the EVD has its 8 MiB ring in ring mode). */
+static void test_evd_largest_qlen(void)
+{
+	struct side s;
+
+	side_open(&s, NULL);
+	evd_fill_largest(s.ia);
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/*
+ * As nobody with 64 KiB of RLIMIT_MEMLOCK: the kernel cannot make the
+ * ring (ENOMEM), and libdat's EVD goes by ioctl instead of failing.
+ */
+static void test_evd_largest_qlen_memlock(void)
+{
+	struct rlimit rl = { 64 << 10, 64 << 10 };
+	struct side s;
+
+	const char *rings = getenv("KDAT_RINGS");
+
+	if (rings && !strcmp(rings, "0"))
+		ktap_skip("no rings in this mode: test_evd_largest_qlen is the case");
+	if (getuid() != 0)
+		ktap_skip("not root: cannot become nobody with a small RLIMIT_MEMLOCK");
+	KTAP_EXPECT(!setrlimit(RLIMIT_MEMLOCK, &rl));
+	side_open(&s, NULL);
+	KTAP_EXPECT(!setgid(65534) && !setuid(65534));
+	evd_fill_largest(s.ia);
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 struct se_waiter {
 	DAT_EVD_HANDLE evd;
 	DAT_RETURN ret;
@@ -4639,6 +4747,9 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_ep_state_errors),
 	KTAP_CASE(test_reject_pdata),
 	KTAP_CASE(test_post_se),
+	KTAP_CASE(test_connect_given_up_then_rejected),
+	KTAP_CASE(test_evd_largest_qlen),
+	KTAP_CASE(test_evd_largest_qlen_memlock),
 	KTAP_CASE(test_evd_wait_beside),
 	KTAP_CASE(test_dup_connect),
 	KTAP_CASE(test_list_providers),

@@ -1419,6 +1419,50 @@ static void test_ext_entries(void)
 	ping(&q, 82);
 }
 
+/*
+ * The largest EVD the kernel makes (65536 events; a software EVD has no
+ * CQ to bound it) has a completion ring: qlen + 1 events, 131072 entries
+ * (it was refused past 65536). The EVD holds qlen events, refuses the
+ * next (DAT_QUEUE_FULL), and the ring gives them back in order.
+ */
+static void test_evd_ring_largest(void)
+{
+	DAT_EVENT se = { .event_number = DAT_SOFTWARE_EVENT };
+	DAT_EVD_HANDLE aevd = DAT_HANDLE_NULL, evd;
+	DAT_IA_HANDLE ia;
+	uint64_t i, q = 65536;
+	struct ring r;
+
+	if (geteuid())
+		ktap_skip("not root: 8 MiB of ring is over a user's RLIMIT_MEMLOCK");
+	setenv("KDAT_RINGS", "0", 1);	/* the ring is made here */
+	OK(dat_ia_open(ia_name, 8, &aevd, &ia));
+	OK(dat_evd_create(ia, q, NULL, DAT_EVD_SOFTWARE_FLAG, &evd));
+	ring_map(evd, KDAT_RING_EVD, &r);
+	KTAP_EXPECT_EQ(r.mask + 1, 131072);
+	for (i = 1; i <= q; i++) {
+		se.event_data.software_event_data.pointer = (void *)i;
+		OK(dat_evd_post_se(evd, &se));
+	}
+	KTAP_EXPECT_EQ(DAT_GET_TYPE(dat_evd_post_se(evd, &se)), DAT_QUEUE_FULL);
+	KTAP_EXPECT_EQ(ld(r.tail) - *r.head, q);
+	for (i = 1; i <= q; i++) {
+		struct kdat_event ev = get_event(&r);
+
+		if (ev.event_number != KDAT_EVENT_SOFTWARE || ev.cookie != i)
+			KTAP_FAIL("event %llu: number %u cookie %llu",
+				  (unsigned long long)i, ev.event_number,
+				  (unsigned long long)ev.cookie);
+	}
+	/* Room again, at the wrap of the ring's first half. */
+	se.event_data.software_event_data.pointer = (void *)(q + 1);
+	OK(dat_evd_post_se(evd, &se));
+	KTAP_EXPECT_EQ(get_event(&r).cookie, q + 1);
+	munmap(r.m, r.size);
+	OK(dat_evd_free(evd));
+	OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_wraparound),
 	KTAP_CASE(test_full_pushes_back),
@@ -1434,6 +1478,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_no_poller),
 	KTAP_CASE(test_poller_yields_cpu),
 	KTAP_CASE(test_ext_entries),
+	KTAP_CASE(test_evd_ring_largest),
 };
 
 int main(void)

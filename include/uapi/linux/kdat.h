@@ -1491,7 +1491,10 @@ enum kdat_ring_kind {
  * A queue has one ring of each kind, created with the first call; the
  * ring goes with its object (a mapping keeps the memory, not the queue).
  * Once a submission ring exists, KDAT_IOCTL_POST on that queue answers
- * EBUSY: one way in per queue keeps the order. Resizing an EVD with a ring
+ * EBUSY: one way in per queue keeps the order. An EVD's ring holds its
+ * qlen + 1 events, rounded up to a power of two (131072 for a qlen of
+ * 65536: 8 MiB); ring memory is charged to RLIMIT_MEMLOCK as pinned
+ * pages are (ENOMEM above it). Resizing an EVD with a ring
  * (KDAT_EVD_OP_RESIZE) moves its events to a new ring: call this again
  * for the new mapping.
  */
