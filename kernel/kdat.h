@@ -91,6 +91,11 @@ struct kdat_obj_ops {
 
 struct kdat_poller;
 
+/* Why a ring poller went to sleep (kdat_poll.c, its tracepoints). */
+#define KDAT_POLL_IDLE		0	/* nothing to do: a doorbell wakes it */
+#define KDAT_POLL_SHARED	1	/* its CPU was wanted: it backs off */
+#define KDAT_POLL_UNPAID	2	/* its spinning did not pay: backs off */
+
 /*
  * The owner of objects: an open /dev/kdat, or a kernel consumer's IA
  * (@kernel: made by kdat_ia_open(), which owns it; no rings, no poller).

@@ -29,6 +29,11 @@ module_param(poll_idle_us, uint, 0644);
 MODULE_PARM_DESC(poll_idle_us,
 		 "how long the ring poller spins with nothing to do before it sleeps (us)");
 
+static unsigned int poll_busy_pct = 50;
+module_param(poll_busy_pct, uint, 0644);
+MODULE_PARM_DESC(poll_busy_pct,
+		 "the ring poller backs off when it spent less of a 4 ms window than this (percent) taking entries (0: never)");
+
 static unsigned int max_pollers;
 module_param(max_pollers, uint, 0644);
 MODULE_PARM_DESC(max_pollers,
@@ -56,6 +61,7 @@ struct kdat_poller {
 	struct list_head node;		/* in kdat_pollers_list */
 	kuid_t euid;
 	int cpu;			/* KDAT_POLLER_ANY_CPU, or pinned */
+	bool spin;			/* its files' mode is KDAT_POLLER_SPIN */
 	/*
 	 * @files (kdat_file.poller_node) changes under @lock and
 	 * kdat_pollers_lock, @nr_files too; the poller holds @lock for a
@@ -67,13 +73,22 @@ struct kdat_poller {
 	/* A doorbell or a new file: clear the flags, look again. */
 	bool woken;
 	/*
-	 * Asleep because its CPU was wanted, it is not woken before @resume
-	 * (jiffies): @backoff after it slept, doubled each time.
+	 * Asleep because its CPU was wanted or its spinning did not pay, it
+	 * is not woken before @resume (jiffies): @backoff after it slept,
+	 * the larger of two back-offs each doubled at each sleep of its
+	 * kind: @shared_backoff, forgotten at a look that finds the CPU
+	 * the poller's own, and @unpaid_backoff, forgotten at the end of a
+	 * window that paid.
 	 */
 	unsigned long resume;
-	unsigned long backoff;
-	/* Times it went to sleep for want of work, for want of a CPU. */
-	unsigned long idle_sleeps, shared_sleeps;
+	unsigned long backoff, shared_backoff, unpaid_backoff;
+	/*
+	 * Times it went to sleep for want of work, for want of a CPU, for
+	 * spinning that did not pay; the share of its last whole window
+	 * spent taking entries (percent).
+	 */
+	unsigned long idle_sleeps, shared_sleeps, unpaid_sleeps;
+	unsigned int busy_pct;
 };
 
 /*
@@ -263,46 +278,62 @@ static u32 kdat_poller_flag(struct kdat_poller *p, bool on)
 #define KDAT_POLL_SHARED_LOOKS	8
 
 /*
- * Back-off of a poller whose CPU was wanted: 1 jiffy, doubled, <= 1/4 s.
- * It is forgotten only at a look that finds the CPU the poller's own
- * (kdat_poller_fn): neither an idle sleep beside a busy task nor a late
- * wake on a loaded machine says that the CPU is free.
+ * How long the poller measures whether its spinning pays: the share of
+ * the window it spent in passes that took entries, against poll_busy_pct.
  */
-static void kdat_poller_back_off(struct kdat_poller *p, bool contended)
+#define KDAT_POLL_WINDOW_US	4000
+
+/*
+ * Back-off of a poller whose CPU was wanted, or whose spinning did not
+ * pay: 1 jiffy, doubled, <= 1/4 s. Each is forgotten only when the
+ * poller learns otherwise (kdat_poller_fn): that its CPU is its own, that
+ * its spinning pays. Neither an idle sleep nor a late wake on a loaded
+ * machine says so.
+ */
+static unsigned long kdat_poller_double(unsigned long b)
 {
-	if (contended) {
-		p->backoff = clamp(2 * p->backoff, 1UL, (unsigned long)HZ / 4);
+	return clamp(2 * b, 1UL, (unsigned long)HZ / 4);
+}
+
+static void kdat_poller_back_off(struct kdat_poller *p, int why)
+{
+	if (why == KDAT_POLL_SHARED) {
+		p->shared_backoff = kdat_poller_double(p->shared_backoff);
 		WRITE_ONCE(p->shared_sleeps, p->shared_sleeps + 1);
+	} else if (why == KDAT_POLL_UNPAID) {
+		p->unpaid_backoff = kdat_poller_double(p->unpaid_backoff);
+		WRITE_ONCE(p->unpaid_sleeps, p->unpaid_sleeps + 1);
 	} else {
 		WRITE_ONCE(p->idle_sleeps, p->idle_sleeps + 1);
 	}
+	WRITE_ONCE(p->backoff, max(p->shared_backoff, p->unpaid_backoff));
 	WRITE_ONCE(p->resume, jiffies + p->backoff);
 }
 
 /*
  * The poller goes to sleep: flag every ring, take what is published once
- * more, sleep until a doorbell. If that last look found work and the CPU
- * is still its own, it polls on instead. A doorbell sets @woken before
- * waking us, and we test @woken after set_current_state(), so a ring
- * between our look and schedule() is not lost.
+ * more, sleep until a doorbell. If an idle poller's last look found work,
+ * it polls on instead. A doorbell sets @woken before waking us, and we
+ * test @woken after set_current_state(), so a ring between our look and
+ * schedule() is not lost.
  */
-static void kdat_poller_sleep(struct kdat_poller *p, bool contended)
+static void kdat_poller_sleep(struct kdat_poller *p, int why)
 {
 	u32 done;
 
 	mutex_lock(&p->lock);
 	done = kdat_poller_flag(p, true);
 	mutex_unlock(&p->lock);
-	if (!done || contended) {
-		kdat_poller_back_off(p, contended);
+	if (!done || why != KDAT_POLL_IDLE) {
+		kdat_poller_back_off(p, why);
 		trace_kdat_poller_sleep(task_pid_nr(p->task), p->backoff,
-					contended);
+					why);
 		set_current_state(TASK_INTERRUPTIBLE);
 		if (!READ_ONCE(p->woken) && !kthread_should_stop())
 			schedule();
 		__set_current_state(TASK_RUNNING);
 		trace_kdat_poller_wake(task_pid_nr(p->task), p->backoff,
-				       contended);
+				       why);
 	}
 	/* Polling again: the flags go at the top of the loop. */
 	WRITE_ONCE(p->woken, true);
@@ -310,21 +341,26 @@ static void kdat_poller_sleep(struct kdat_poller *p, bool contended)
 
 /*
  * The poller: drains every submission ring of the files it serves. It
- * spins only while it has its CPU to itself (single_task_running()): it
- * sleeps after poll_idle_us with nothing to do, and when other tasks have
- * wanted its CPU (an application, rxe's ksoftirqd, another poller) at
- * each of KDAT_POLL_SHARED_LOOKS looks over KDAT_POLL_SHARED_US; then it
- * backs off, and the processes post from their own context.
+ * spins only while it has its CPU to itself (single_task_running()) and
+ * its spinning pays: it sleeps after poll_idle_us with nothing to do;
+ * and it backs off, the processes posting from their own context, when
+ * other tasks have wanted its CPU (an application, rxe's ksoftirqd,
+ * another poller) at each of KDAT_POLL_SHARED_LOOKS looks over
+ * KDAT_POLL_SHARED_US, or when less than poll_busy_pct of a window went
+ * to passes that took entries (the processes post seldom: a doorbell
+ * each costs less than a CPU spinning between them).
  */
 static int kdat_poller_fn(void *data)
 {
 	struct kdat_poller *p = data;
-	ktime_t now, idle_since, alone_at;
-	unsigned int shared = 0;
+	ktime_t now, idle_since, alone_at, window, last;
+	unsigned int shared = 0, pct;
+	s64 busy = 0;
 
-	idle_since = alone_at = ktime_get();
+	idle_since = alone_at = window = last = ktime_get();
 	while (!kthread_should_stop()) {
 		bool alone = single_task_running();
+		int why = -1;
 		u32 done;
 
 		mutex_lock(&p->lock);
@@ -336,26 +372,42 @@ static int kdat_poller_fn(void *data)
 		done = kdat_poller_pass(p);
 		mutex_unlock(&p->lock);
 		now = ktime_get();
-		if (done)
+		if (done) {
 			idle_since = now;
+			busy += ktime_to_ns(ktime_sub(now, last));
+		}
+		last = now;
 		if (alone) {
 			alone_at = now;
 			shared = 0;
-			p->backoff = 0;	/* its CPU is its own: forget it */
+			p->shared_backoff = 0;	/* its CPU is its own */
 		} else {
 			shared++;
 		}
 		if (shared >= KDAT_POLL_SHARED_LOOKS &&
 		    ktime_us_delta(now, alone_at) >= KDAT_POLL_SHARED_US) {
-			kdat_poller_sleep(p, true);
+			why = KDAT_POLL_SHARED;
 		} else if (!done && ktime_us_delta(now, idle_since) >=
 				    READ_ONCE(poll_idle_us)) {
-			kdat_poller_sleep(p, false);
-		} else {
+			why = KDAT_POLL_IDLE;
+		} else if (ktime_us_delta(now, window) >= KDAT_POLL_WINDOW_US) {
+			pct = div64_s64(busy * 100,
+					ktime_to_ns(ktime_sub(now, window)));
+			WRITE_ONCE(p->busy_pct, pct);
+			if (!p->spin && pct < READ_ONCE(poll_busy_pct))
+				why = KDAT_POLL_UNPAID;
+			else
+				p->unpaid_backoff = 0;	/* it pays */
+			window = now;
+			busy = 0;
+		}
+		if (why < 0) {
 			cond_resched();
 			continue;
 		}
-		idle_since = alone_at = ktime_get();
+		kdat_poller_sleep(p, why);
+		idle_since = alone_at = window = last = ktime_get();
+		busy = 0;
 		shared = 0;
 	}
 	return 0;
@@ -399,7 +451,8 @@ static bool kdat_poller_may_serve(struct kdat_poller *p,
 	bool same;
 
 	if (p->nr_files >= max(READ_ONCE(poller_files), 1U) ||
-	    p->cpu != kfile->poll_cpu || !uid_eq(p->euid, kfile->cred->euid))
+	    p->cpu != kfile->poll_cpu || !uid_eq(p->euid, kfile->cred->euid) ||
+	    p->spin != (kfile->poll_mode == KDAT_POLLER_SPIN))
 		return false;
 	/* The same cgroups, every hierarchy: the same css_set. */
 	rcu_read_lock();
@@ -434,6 +487,7 @@ static struct kdat_poller *kdat_poller_new(struct kdat_file *kfile)
 	INIT_LIST_HEAD(&p->files);
 	p->euid = kfile->cred->euid;
 	p->cpu = kfile->poll_cpu;
+	p->spin = kfile->poll_mode == KDAT_POLLER_SPIN;
 	p->resume = jiffies;
 	t = kthread_create(kdat_poller_fn, p, "kdat-poll/%d",
 			   task_tgid_nr(current));
@@ -458,7 +512,8 @@ err_uncount:
 
 /*
  * Give @kfile a poller if its mode wants one: one it may share (same
- * user, same cgroups, same CPU setting, room for a file), else a new one.
+ * user, same cgroups, same CPU setting and mode, room for a file), else a
+ * new one.
  * Without one, its rings say NEED_WAKEUP and the doorbell takes their
  * entries. poller_lock held.
  */
@@ -467,7 +522,7 @@ static void kdat_poller_attach(struct kdat_file *kfile)
 	struct kdat_poller *p, *found = NULL;
 
 	lockdep_assert_held(&kfile->poller_lock);
-	if (kfile->poller || kfile->poll_mode != KDAT_POLLER_ADAPTIVE)
+	if (kfile->poller || kfile->poll_mode == KDAT_POLLER_NONE)
 		return;
 	mutex_lock(&kdat_pollers_lock);
 	list_for_each_entry(p, &kdat_pollers_list, node) {
@@ -545,7 +600,7 @@ int kdat_cmd_poller_set(struct kdat_ucmd *ucmd)
 	struct kdat_file *kfile = ucmd->kfile;
 	bool rings;
 
-	if (cmd->__reserved || cmd->mode > KDAT_POLLER_NONE)
+	if (cmd->__reserved || cmd->mode > KDAT_POLLER_SPIN)
 		return -EINVAL;
 	if (cmd->cpu != KDAT_POLLER_ANY_CPU &&
 	    (cmd->cpu < 0 || cmd->cpu >= nr_cpu_ids || !cpu_online(cmd->cpu) ||
@@ -639,12 +694,14 @@ void kdat_rings_show(struct seq_file *m, struct kdat_file *kfile)
 	mutex_lock(&kfile->poller_lock);
 	p = kfile->poller;
 	if (p)
-		seq_printf(m, "poller:\t%d %s cpu %d files %u idle_sleeps %lu shared_sleeps %lu backoff_ms %u\n",
+		seq_printf(m, "poller:\t%d %s cpu %d files %u idle_sleeps %lu shared_sleeps %lu backoff_ms %u unpaid_sleeps %lu busy_pct %u\n",
 			   task_pid_nr(p->task), asleep ? "asleep" : "polling",
 			   kfile->poll_cpu, READ_ONCE(p->nr_files),
 			   READ_ONCE(p->idle_sleeps),
 			   READ_ONCE(p->shared_sleeps),
-			   jiffies_to_msecs(READ_ONCE(p->backoff)));
+			   jiffies_to_msecs(READ_ONCE(p->backoff)),
+			   READ_ONCE(p->unpaid_sleeps),
+			   READ_ONCE(p->busy_pct));
 	else
 		seq_puts(m, "poller:\tnone\n");
 	mutex_unlock(&kfile->poller_lock);

@@ -108,29 +108,33 @@ TRACE_EVENT(kdat_conn_event,
 );
 
 DECLARE_EVENT_CLASS(kdat_poller_class,
-	TP_PROTO(u32 poller, unsigned long backoff, bool contended),
-	TP_ARGS(poller, backoff, contended),
+	TP_PROTO(u32 poller, unsigned long backoff, int why),
+	TP_ARGS(poller, backoff, why),
 	TP_STRUCT__entry(
 		__field(u32, poller)
 		__field(unsigned long, backoff)
-		__field(bool, contended)
+		__field(int, why)
 	),
 	TP_fast_assign(
 		__entry->poller = poller;
 		__entry->backoff = backoff;
-		__entry->contended = contended;
+		__entry->why = why;
 	),
-	TP_printk("poller=%u backoff_jiffies=%lu contended=%d",
-		  __entry->poller, __entry->backoff, __entry->contended)
+	TP_printk("poller=%u backoff_jiffies=%lu why=%s",
+		  __entry->poller, __entry->backoff,
+		  __print_symbolic(__entry->why,
+				   { KDAT_POLL_IDLE, "idle" },
+				   { KDAT_POLL_SHARED, "shared" },
+				   { KDAT_POLL_UNPAID, "unpaid" }))
 );
 
 DEFINE_EVENT(kdat_poller_class, kdat_poller_sleep,
-	TP_PROTO(u32 poller, unsigned long backoff, bool contended),
-	TP_ARGS(poller, backoff, contended));
+	TP_PROTO(u32 poller, unsigned long backoff, int why),
+	TP_ARGS(poller, backoff, why));
 
 DEFINE_EVENT(kdat_poller_class, kdat_poller_wake,
-	TP_PROTO(u32 poller, unsigned long backoff, bool contended),
-	TP_ARGS(poller, backoff, contended));
+	TP_PROTO(u32 poller, unsigned long backoff, int why),
+	TP_ARGS(poller, backoff, why));
 
 #endif /* _KDAT_TRACE_H */
 

@@ -28,7 +28,8 @@ bool kd_rings_wanted(void)
  * How the kernel takes this process's posts (KDAT_IOCTL_POLLER_SET), from
  * the environment: KDAT_POLLER=none posts from the caller's context (one
  * system call per post, no poller thread), KDAT_POLLER=adaptive (the
- * default) has a poller that spins while it has a CPU of its own;
+ * default) has a poller that spins while it has a CPU of its own and its
+ * spinning pays, KDAT_POLLER=spin one that spins while it has a CPU;
  * KDAT_POLLER_CPU=N pins it. A setting the kernel refuses is said on
  * stderr and the default kept.
  */
@@ -44,8 +45,10 @@ void kd_poller_setup(int fd)
 		return;
 	if (mode && !strcmp(mode, "none"))
 		p.mode = KDAT_POLLER_NONE;
+	else if (mode && !strcmp(mode, "spin"))
+		p.mode = KDAT_POLLER_SPIN;
 	else if (mode && strcmp(mode, "adaptive"))
-		fprintf(stderr, "libdat: KDAT_POLLER=%s: not none nor adaptive\n",
+		fprintf(stderr, "libdat: KDAT_POLLER=%s: not none, adaptive nor spin\n",
 			mode);
 	if (cpu)
 		p.cpu = atoi(cpu);

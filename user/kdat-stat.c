@@ -277,8 +277,14 @@ static const char *poll_mode(const struct obj *o)
 {
 	if (!o->has[KDAT_NLA_POLL_MODE])
 		return "-";
-	return o->v[KDAT_NLA_POLL_MODE] == KDAT_POLLER_NONE ? "none" :
-								"adaptive";
+	switch (o->v[KDAT_NLA_POLL_MODE]) {
+	case KDAT_POLLER_NONE:
+		return "none";
+	case KDAT_POLLER_SPIN:
+		return "spin";
+	default:
+		return "adaptive";
+	}
 }
 
 static void print_text(const struct obj *o)

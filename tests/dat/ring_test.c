@@ -660,6 +660,33 @@ static void poll_idle_set(unsigned int us)
 	KTAP_EXPECT(!fclose(f));
 }
 
+#define POLL_BUSY_PCT "/sys/module/kdat/parameters/poll_busy_pct"
+static unsigned int poll_busy_saved;
+
+static void poll_busy_restore(void)
+{
+	FILE *f = fopen(POLL_BUSY_PCT, "w");
+
+	if (f) {
+		fprintf(f, "%u\n", poll_busy_saved);
+		fclose(f);
+	}
+}
+
+/* The same for poll_busy_pct. */
+static void poll_busy_set(unsigned int pct)
+{
+	FILE *f = fopen(POLL_BUSY_PCT, "r+");
+
+	if (!f)
+		ktap_skip("cannot set poll_busy_pct (not root?)");
+	KTAP_EXPECT(fscanf(f, "%u", &poll_busy_saved) == 1);
+	KTAP_EXPECT(!atexit(poll_busy_restore));
+	rewind(f);
+	fprintf(f, "%u\n", pct);
+	KTAP_EXPECT(!fclose(f));
+}
+
 /*
  * Lost wake-ups: 10,000 bursts, each after an idle gap longer than the
  * poller's spin, so that it has gone to sleep; no DTO may stay stuck.
@@ -996,8 +1023,8 @@ static int ping_rings(struct rawpair *p, uint64_t i)
  * KDAT_POLLER_NONE: the poller stops; every submission ring says
  * NEED_WAKEUP at all times; nothing published is taken until the
  * doorbell, which takes it in the caller's context, with or without
- * KDAT_RING_WAKE_SUBMIT. Back to KDAT_POLLER_ADAPTIVE: a poller again,
- * which takes posts without a doorbell. Bad settings are refused.
+ * KDAT_RING_WAKE_SUBMIT. Then KDAT_POLLER_SPIN: a poller again, which
+ * takes posts without a doorbell. Bad settings are refused.
  */
 static void test_no_poller(void)
 {
@@ -1012,7 +1039,8 @@ static void test_no_poller(void)
 	prime(&p);
 	ping(&p, 1);
 	KTAP_EXPECT(poller_tid() > 0);
-	KTAP_EXPECT_EQ(poller_set(fd, 2, KDAT_POLLER_ANY_CPU, 0), EINVAL);
+	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_SPIN + 1, KDAT_POLLER_ANY_CPU,
+				  0), EINVAL);
 	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_NONE, -2, 0), EINVAL);
 	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_NONE, 1 << 20, 0), EINVAL);
 	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_NONE, KDAT_POLLER_ANY_CPU, 1),
@@ -1053,15 +1081,81 @@ static void test_no_poller(void)
 	KTAP_EXPECT_EQ(rang, 100);
 	KTAP_EXPECT(poller_tid() == 0);
 
-	/* However slow the pings, it does not go idle between them. */
+	/*
+	 * However slow the pings, a spinning poller does not go idle
+	 * between them (an adaptive one may back off: test_poller_unpaid).
+	 */
 	poll_idle_set(200000);
-	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_ADAPTIVE,
-				  KDAT_POLLER_ANY_CPU, 0), 0);
+	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_SPIN, KDAT_POLLER_ANY_CPU, 0),
+		       0);
 	poller_wait(true);
 	for (rang = 0, i = 0; i < 100; i++)
 		rang += ping_rings(&p, 200 + i);
-	ktap_diag("adaptive again: %d doorbells for 100 pings", rang);
+	ktap_diag("a poller again: %d doorbells for 100 pings", rang);
 	KTAP_EXPECT(rang < 100);
+}
+
+static void fdinfo_diag(int fd);
+
+/* The number after @key in @fd's poller line of fdinfo; -1 if none. */
+static long poller_field(int fd, const char *key)
+{
+	char path[64], line[512], *at;
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	KTAP_EXPECT(f);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "poller:\t", 8) &&
+		    (at = strstr(line, key)))
+			v = atol(at + strlen(key));
+	fclose(f);
+	return v;
+}
+
+/*
+ * A poller that spends less than poll_busy_pct of its time taking entries
+ * backs off (KDAT_POLLER_ADAPTIVE): pings a millisecond apart keep it
+ * busy a few percent of a window, so it sleeps for want of pay, and the
+ * process posts from its own context meanwhile (doorbells), every DTO
+ * completing. KDAT_POLLER_SPIN's poller spins on through the same pings.
+ */
+static void test_poller_unpaid(void)
+{
+	int i, rang, fd;
+	struct rawpair p;
+
+	poll_idle_set(200000);	/* never idle between the pings */
+	poll_busy_set(50);
+	rawpair_open(&p, 16, 64);
+	fd = p.csq.fd;
+	prime(&p);
+	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_ADAPTIVE,
+				  KDAT_POLLER_ANY_CPU, 0), 0);
+	poller_wait(true);
+	for (rang = 0, i = 0; i < 200; i++) {
+		usleep(1000);
+		rang += ping_rings(&p, i);
+	}
+	ktap_diag("adaptive: %d doorbells for 200 pings 1 ms apart", rang);
+	fdinfo_diag(fd);
+	KTAP_EXPECT(poller_field(fd, " unpaid_sleeps ") > 0);
+	KTAP_EXPECT(rang > 0);
+
+	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_SPIN, KDAT_POLLER_ANY_CPU, 0),
+		       0);
+	poller_wait(true);
+	for (rang = 0, i = 0; i < 200; i++) {
+		usleep(1000);
+		rang += ping_rings(&p, 1000 + i);
+	}
+	ktap_diag("spin: %d doorbells for 200 pings 1 ms apart", rang);
+	fdinfo_diag(fd);
+	KTAP_EXPECT_EQ(poller_field(fd, " unpaid_sleeps "), 0);
+	KTAP_EXPECT(poller_field(fd, " busy_pct ") >= 0);
+	KTAP_EXPECT(rang < 200);
 }
 
 /* The poller line of @fd's fdinfo, as a diagnostic. */
@@ -1101,7 +1195,8 @@ static pid_t hog_cpu0(void)
 
 /*
  * The poller spins only while it has its CPU to itself. Pinned to CPU 0
- * (KDAT_POLLER_SET cpu) beside a busy loop there, it gives the CPU up:
+ * (KDAT_POLLER_SET cpu; KDAT_POLLER_SPIN, so that pay does not count)
+ * beside a busy loop there, it gives the CPU up:
  * the process, on CPU 1, posts from its own context (a doorbell for
  * nearly every post) and every DTO completes. The loop gone, and the
  * back-off (a quarter second at most) over, it polls again: most posts
@@ -1129,7 +1224,8 @@ static void test_poller_yields_cpu(void)
 	poll_idle_set(200000);
 	rawpair_open(&p, 16, 64);
 	prime(&p);
-	KTAP_EXPECT_EQ(poller_set(p.csq.fd, KDAT_POLLER_ADAPTIVE, 0, 0), 0);
+	/* Only its CPU's being wanted sends a spinning poller away. */
+	KTAP_EXPECT_EQ(poller_set(p.csq.fd, KDAT_POLLER_SPIN, 0, 0), 0);
 	tid = poller_wait(true);
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
 	f = fopen(path, "r");
@@ -1476,6 +1572,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_exit_with_full_rings),
 	KTAP_CASE(test_fdinfo),
 	KTAP_CASE(test_no_poller),
+	KTAP_CASE(test_poller_unpaid),
 	KTAP_CASE(test_poller_yields_cpu),
 	KTAP_CASE(test_ext_entries),
 	KTAP_CASE(test_evd_ring_largest),

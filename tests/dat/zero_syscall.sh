@@ -6,10 +6,13 @@
 # syscalls events, which cost the process nothing (strace stops it at
 # each call, and a slowed process lets the poller fall asleep).
 #
-#  - rings with a poller: the loop makes no system call but kdat's
-#    doorbell and wait ioctls, and fewer than one of those per 20 DTOs
-#    (the steady state makes none; a poller that slept and was rung
-#    awake costs a few);
+#  - rings with a spinning poller (KDAT_POLLER=spin): the loop makes no
+#    system call but kdat's doorbell and wait ioctls, and fewer than one
+#    of those per 20 DTOs (the steady state makes none; a poller that
+#    slept and was rung awake costs a few);
+#  - rings with the adaptive poller (the default): the same calls, at
+#    most one per DTO (it backs off when its spinning does not pay, and
+#    the process then rings the doorbell);
 #  - rings with no poller (KDAT_POLLER=none): no call but the doorbell,
 #    and at most one per post;
 #  - the ioctl path (KDAT_RINGS=0): POST and EVD_WAIT ioctls (one per
@@ -170,13 +173,15 @@ check() {
 }
 
 echo "TAP version 13"
-echo "1..7"
-check "rings, poller" KDAT_RINGS=1 "ioctl_wake ioctl_wait" 0.05 \
-	rate 64 64 20000
-check "rings, poller" KDAT_RINGS=1 "ioctl_wake ioctl_wait" 0.05 \
-	rate 64 1 5000
-check "rings, poller" KDAT_RINGS=1 "ioctl_wake ioctl_wait" 0.05 \
-	lat 64 2000
+echo "1..8"
+check "rings, spinning poller" KDAT_POLLER=spin "ioctl_wake ioctl_wait" \
+	0.05 rate 64 64 20000
+check "rings, spinning poller" KDAT_POLLER=spin "ioctl_wake ioctl_wait" \
+	0.05 rate 64 1 5000
+check "rings, spinning poller" KDAT_POLLER=spin "ioctl_wake ioctl_wait" \
+	0.05 lat 64 2000
+check "rings, adaptive poller" KDAT_POLLER=adaptive "ioctl_wake ioctl_wait" \
+	1 rate 64 1 5000
 check "rings, no poller" KDAT_POLLER=none "ioctl_wake" 1 \
 	rate 64 64 20000
 check "rings, no poller" KDAT_POLLER=none "ioctl_wake" 1 \

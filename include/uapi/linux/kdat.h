@@ -1534,10 +1534,16 @@ struct kdat_ring_wake {
 
 #define KDAT_IOCTL_RING_WAKE	_IO(KDAT_TYPE, KDAT_CMD_RING_WAKE)
 
-/* How a file's submission rings are taken (struct kdat_poller_set). */
+/*
+ * How a file's submission rings are taken (struct kdat_poller_set):
+ * ADAPTIVE, a poller thread spinning while it has a CPU and its spinning
+ * pays; NONE, no thread (the doorbell takes the entries); SPIN, a poller
+ * thread spinning while it has a CPU, paying or not (no system call).
+ */
 enum kdat_poller_mode {
-	KDAT_POLLER_ADAPTIVE,	/* a poller thread, spinning while it has a CPU */
-	KDAT_POLLER_NONE,	/* no thread: the doorbell takes the entries */
+	KDAT_POLLER_ADAPTIVE,
+	KDAT_POLLER_NONE,
+	KDAT_POLLER_SPIN,
 };
 
 #define KDAT_POLLER_ANY_CPU	(-1)
@@ -1547,8 +1553,11 @@ enum kdat_poller_mode {
  *     rings are taken, from now on
  * @size: sizeof(struct kdat_poller_set)
  * @mode: enum kdat_poller_mode; KDAT_POLLER_ADAPTIVE is a file's default
- *     (a poller starts with the first submission ring); KDAT_POLLER_NONE
- *     stops the poller, after taking what is published
+ *     (a poller starts with the first submission ring; it backs off while
+ *     less than the module parameter poll_busy_pct of its time goes to
+ *     taking entries); KDAT_POLLER_SPIN's poller does not back off for
+ *     that, and is shared only with files of the same mode;
+ *     KDAT_POLLER_NONE stops the poller, after taking what is published
  * @cpu: KDAT_POLLER_ANY_CPU, or the CPU the poller runs on: online and
  *     one the caller may run on (EINVAL otherwise)
  * @__reserved: 0
