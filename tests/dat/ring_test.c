@@ -629,61 +629,52 @@ static void test_munmap_under_poller(void)
 	ping(&p, 1000);
 }
 
-#define POLL_IDLE_US "/sys/module/kdat/parameters/poll_idle_us"
-static unsigned int poll_idle_saved;
+/* kdat's module parameters a case sets, and their values before. */
+#define PARAM_DIR "/sys/module/kdat/parameters/"
+static struct {
+	const char *name;
+	unsigned int saved;
+} params_saved[4];
+static int params_nr;
 
-static void poll_idle_restore(void)
+static void params_restore(void)
 {
-	FILE *f = fopen(POLL_IDLE_US, "w");
+	char path[128];
+	FILE *f;
 
-	if (f) {
-		fprintf(f, "%u\n", poll_idle_saved);
-		fclose(f);
+	while (params_nr > 0) {
+		params_nr--;
+		snprintf(path, sizeof(path), PARAM_DIR "%s",
+			 params_saved[params_nr].name);
+		f = fopen(path, "w");
+		if (f) {
+			fprintf(f, "%u\n", params_saved[params_nr].saved);
+			fclose(f);
+		}
 	}
 }
 
 /*
- * The poller's idle spin (module parameter poll_idle_us) set to @us for
- * the rest of the case, put back when the case's process exits, whether
- * it passes or fails. Skips where it cannot be set.
+ * kdat's module parameter @name (poll_idle_us, poll_busy_pct) set to @v
+ * for the rest of the case, put back when the case's process exits,
+ * whether it passes or fails. Skips where it cannot be set.
  */
-static void poll_idle_set(unsigned int us)
+static void param_set(const char *name, unsigned int v)
 {
-	FILE *f = fopen(POLL_IDLE_US, "r+");
+	char path[128];
+	FILE *f;
 
+	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
+	f = fopen(path, "r+");
 	if (!f)
-		ktap_skip("cannot set poll_idle_us (not root?)");
-	KTAP_EXPECT(fscanf(f, "%u", &poll_idle_saved) == 1);
-	KTAP_EXPECT(!atexit(poll_idle_restore));
+		ktap_skip("cannot set kdat's module parameters (not root?)");
+	KTAP_EXPECT(params_nr < 4);
+	KTAP_EXPECT(fscanf(f, "%u", &params_saved[params_nr].saved) == 1);
+	params_saved[params_nr++].name = name;
+	if (params_nr == 1)
+		KTAP_EXPECT(!atexit(params_restore));
 	rewind(f);
-	fprintf(f, "%u\n", us);
-	KTAP_EXPECT(!fclose(f));
-}
-
-#define POLL_BUSY_PCT "/sys/module/kdat/parameters/poll_busy_pct"
-static unsigned int poll_busy_saved;
-
-static void poll_busy_restore(void)
-{
-	FILE *f = fopen(POLL_BUSY_PCT, "w");
-
-	if (f) {
-		fprintf(f, "%u\n", poll_busy_saved);
-		fclose(f);
-	}
-}
-
-/* The same for poll_busy_pct. */
-static void poll_busy_set(unsigned int pct)
-{
-	FILE *f = fopen(POLL_BUSY_PCT, "r+");
-
-	if (!f)
-		ktap_skip("cannot set poll_busy_pct (not root?)");
-	KTAP_EXPECT(fscanf(f, "%u", &poll_busy_saved) == 1);
-	KTAP_EXPECT(!atexit(poll_busy_restore));
-	rewind(f);
-	fprintf(f, "%u\n", pct);
+	fprintf(f, "%u\n", v);
 	KTAP_EXPECT(!fclose(f));
 }
 
@@ -696,7 +687,7 @@ static void test_lost_wakeup(void)
 	struct rawpair p;
 	int i, rings = 0, slept = 0;
 
-	poll_idle_set(50);
+	param_set("poll_idle_us", 50);
 	rawpair_open(&p, 16, 64);
 	prime(&p);
 	for (i = 0; i < 10000; i++) {
@@ -1085,7 +1076,7 @@ static void test_no_poller(void)
 	 * However slow the pings, a spinning poller does not go idle
 	 * between them (an adaptive one may back off: test_poller_unpaid).
 	 */
-	poll_idle_set(200000);
+	param_set("poll_idle_us", 200000);
 	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_SPIN, KDAT_POLLER_ANY_CPU, 0),
 		       0);
 	poller_wait(true);
@@ -1127,8 +1118,8 @@ static void test_poller_unpaid(void)
 	int i, rang, fd;
 	struct rawpair p;
 
-	poll_idle_set(200000);	/* never idle between the pings */
-	poll_busy_set(50);
+	param_set("poll_idle_us", 200000);	/* never idle between the pings */
+	param_set("poll_busy_pct", 50);
 	rawpair_open(&p, 16, 64);
 	fd = p.csq.fd;
 	prime(&p);
@@ -1221,7 +1212,7 @@ static void test_poller_yields_cpu(void)
 	KTAP_EXPECT(!sched_getaffinity(0, sizeof(all), &all));
 	if (!CPU_ISSET(0, &all) || !CPU_ISSET(1, &all))
 		ktap_skip("needs CPUs 0 and 1");
-	poll_idle_set(200000);
+	param_set("poll_idle_us", 200000);
 	rawpair_open(&p, 16, 64);
 	prime(&p);
 	/* Only its CPU's being wanted sends a spinning poller away. */
