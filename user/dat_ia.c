@@ -5,7 +5,6 @@
  */
 #include <endian.h>
 #include <errno.h>
-#include <dirent.h>
 #include <ifaddrs.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -100,33 +99,21 @@ static int kd_parse_name(const char *name, char *dev, uint32_t *port)
  */
 static void kd_find_address(struct kd_ia *ia)
 {
-	char path[256], ifname[IF_NAMESIZE + 2] = "";
+	char ifname[IF_NAMESIZE + 2] = "";
 	struct ifaddrs *ifa, *i;
-	struct dirent *de;
-	DIR *d;
+	unsigned int g;
+	int ret;
 
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/%u/gid_attrs/ndevs",
-		 ia->name, ia->port);
-	d = opendir(path);
-	while (d && !ifname[0] && (de = readdir(d))) {
-		char file[600];
-		FILE *f;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
-		f = fopen(file, "r");
-		if (!f)
-			continue;
-		if (!fgets(ifname, sizeof(ifname), f))
-			ifname[0] = '\0';
-		fclose(f);
-		ifname[strcspn(ifname, "\n")] = '\0';
+	/* The first GID with a network device: GID 0 on a RoCE port. */
+	for (g = 0; ; g++) {
+		ret = kd_gid_netdev(ia->name, ia->port, g, ifname,
+				    sizeof(ifname));
+		if (!ret || ret == -ENOENT)
+			break;
 	}
-	if (d)
-		closedir(d);
-	if (!ifname[0] || getifaddrs(&ifa))
+	if (ret)
+		return;
+	if (getifaddrs(&ifa))
 		return;
 	for (i = ifa; i; i = i->ifa_next) {
 		if (!i->ifa_addr || strcmp(i->ifa_name, ifname))

@@ -7,6 +7,8 @@
  */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -169,56 +171,94 @@ static int kd_read_line(const char *path, char *buf, size_t len)
 }
 
 /*
+ * The network device of GID @index of port @port of @dev, read from
+ * gid_attrs/ndevs into @netdev: 0; -ENOENT past the end of the table;
+ * -1 for an entry without one (unused, or an IB port).
+ */
+int kd_gid_netdev(const char *dev, uint32_t port, unsigned int index,
+		  char *netdev, size_t len)
+{
+	char path[300];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/%u/gid_attrs/ndevs/%u",
+		 dev, port, index);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : -1;
+	n = read(fd, netdev, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	netdev[n] = '\0';
+	netdev[strcspn(netdev, "\n")] = '\0';
+	return netdev[0] ? 0 : -1;
+}
+
+/*
+ * Whether @netdev carries a GID of port @port of @dev: GID 0 only (a
+ * RoCE port's default GID, its own network device) when @all is false,
+ * else every entry of the table, in order. The table has a file per
+ * entry (1024 on rxe); reading them all is the slow path.
+ */
+static bool kd_port_carries(const char *dev, uint32_t port,
+			    const char *netdev, bool all)
+{
+	char name[IF_NAMESIZE + 2];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i == 0 || all; i++) {
+		ret = kd_gid_netdev(dev, port, i, name, sizeof(name));
+		if (ret == -ENOENT)
+			break;
+		if (!ret && !strcmp(name, netdev))
+			return true;
+	}
+	return false;
+}
+
+/*
  * The RDMA port behind network device @netdev: the one whose GIDs it
- * carries (RoCE), else the RDMA device of its parent (IPoIB), port
- * dev_port + 1. @want, when not 0, is the port wanted. 0 or -1.
+ * carries (RoCE: first the ports whose default GID is its, then any
+ * GID, for a VLAN device), else the RDMA device of its parent (IPoIB),
+ * port dev_port + 1. @want, when not 0, is the port wanted. 0 or -1.
  */
 static int kd_netdev_port(const char *netdev, uint32_t want, char *dev,
 			  uint32_t *port)
 {
 	char path[600], line[64];
-	struct dirent *d, *p, *n;
-	int found = -1;
-	DIR *dd, *pd, *nd;
+	struct dirent *d, *p;
+	int found = -1, all;
+	DIR *dd, *pd;
 
-	dd = opendir("/sys/class/infiniband");
-	while (dd && found && (d = readdir(dd))) {
-		if (d->d_name[0] == '.' || strlen(d->d_name) >= KDAT_NAME_MAX)
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports",
-			 d->d_name);
-		pd = opendir(path);
-		while (pd && found && (p = readdir(pd))) {
-			uint32_t pn = strtoul(p->d_name, NULL, 10);
-
-			if (!pn || (want && pn != want))
+	for (all = 0; all < 2 && found; all++) {
+		dd = opendir("/sys/class/infiniband");
+		while (dd && found && (d = readdir(dd))) {
+			if (d->d_name[0] == '.' ||
+			    strlen(d->d_name) >= KDAT_NAME_MAX)
 				continue;
 			snprintf(path, sizeof(path),
-				 "/sys/class/infiniband/%s/ports/%u/gid_attrs/ndevs",
-				 d->d_name, pn);
-			nd = opendir(path);
-			while (nd && found && (n = readdir(nd))) {
-				char file[sizeof(path) + 260];
+				 "/sys/class/infiniband/%s/ports", d->d_name);
+			pd = opendir(path);
+			while (pd && found && (p = readdir(pd))) {
+				uint32_t pn = strtoul(p->d_name, NULL, 10);
 
-				if (n->d_name[0] == '.')
-					continue;
-				snprintf(file, sizeof(file), "%s/%s", path,
-					 n->d_name);
-				if (kd_read_line(file, line, sizeof(line)) ||
-				    strcmp(line, netdev))
+				if (!pn || (want && pn != want) ||
+				    !kd_port_carries(d->d_name, pn, netdev, all))
 					continue;
 				strcpy(dev, d->d_name);
 				*port = pn;
 				found = 0;
 			}
-			if (nd)
-				closedir(nd);
+			if (pd)
+				closedir(pd);
 		}
-		if (pd)
-			closedir(pd);
+		if (dd)
+			closedir(dd);
 	}
-	if (dd)
-		closedir(dd);
 	if (!found)
 		return 0;
 

@@ -7,7 +7,8 @@
 # process through OFA's registry: private data both ways, rejects,
 # send/receive, RDMA write and read, every byte checked), Debian's dtest
 # and dapltest (-T T, -T P RW and RR). First, kdat's dat.conf instance
-# data (device, network device, IP address) and interop_cm kdat to kdat,
+# data (device, network device, IP address, a VLAN device on the RoCE
+# one, whose GIDs are not the port's first) and interop_cm kdat to kdat,
 # which need OFA's registry but not its provider.
 #
 # dtest's client takes its provider's name from the server (over TCP):
@@ -67,6 +68,7 @@ ofa_line "$dtx" > "$work/dtx-ofa.conf"
 	kdat_lines "kdatdev-$dev" "$dev $port"
 	kdat_lines "kdatnd-$dev" "$KDAT_TEST_NETDEV 0"
 	kdat_lines "kdatip-$dev" "$ip 0"
+	kdat_lines "kdatvlan-$dev" "$KDAT_TEST_NETDEV.7 0"
 	ofa_line "ofa2-$dev"
 } > "$work/more.conf"
 cat "$work/more.conf" >> "$work/dat.conf"
@@ -95,24 +97,45 @@ loads=(quiet)
 [ $full = 1 ] && loads=(quiet loaded)
 
 echo "TAP version 13"
-echo "1..$((4 + per_load * ${#loads[@]}))"
+echo "1..$((5 + per_load * ${#loads[@]}))"
 
-# 1-3: the port a kdat line's instance data names, in its three forms;
-# the IA names say nothing kdat could parse.
-for form in dev nd ip; do
+# 1-4: the port a kdat line's instance data names, in its three forms,
+# and a VLAN device on the RoCE one (its GIDs come after the port's
+# default ones: libdat looks at every GID for it); the IA names say
+# nothing kdat could parse.
+vlan=$KDAT_TEST_NETDEV.7
+vlan_ok=0
+if ip link add link "$KDAT_TEST_NETDEV" name "$vlan" type vlan id 7 \
+	2> /dev/null; then
+	ip addr add 198.51.100.1/24 dev "$vlan" && ip link set "$vlan" up
+	# ib_core adds the VLAN's GIDs from a work item.
+	for ((i = 0; i < 100 * ${KDAT_T_SLOW:-1}; i++)); do
+		grep -qx "$vlan" /sys/class/infiniband/"$dev"/ports/"$port"/gid_attrs/ndevs/* 2> /dev/null &&
+			{ vlan_ok=1; break; }
+		sleep 0.1
+	done
+fi
+for form in dev nd ip vlan; do
+	case $form in
+	dev) what="\"$dev $port\"" ;;
+	nd) what="\"$KDAT_TEST_NETDEV 0\"" ;;
+	ip) what="\"$ip 0\"" ;;
+	vlan) what="\"$vlan 0\" (a VLAN device)" ;;
+	esac
+	if [ $form = vlan ] && [ $vlan_ok = 0 ]; then
+		result skip "dat.conf instance data $what opens kdat on $dev port $port" \
+			"no VLAN device with GIDs on $dev (8021q module?)"
+		continue
+	fi
 	out=$("$here/interop_cm" -q "kdat$form-$dev" 2>&1)
 	r=0
 	grep -qx "DAT_IB_PROVIDER_NAME=kdat" <<< "$out" || r=1
 	grep -qx "DAT_IB_DEVICE_NAME=$dev" <<< "$out" || r=1
 	grep -qx "DAT_IB_PORT_NUMBER=$port" <<< "$out" || r=1
 	[ $r = 0 ] || sed 's/^/# /' <<< "$out"
-	case $form in
-	dev) what="\"$dev $port\"" ;;
-	nd) what="\"$KDAT_TEST_NETDEV 0\"" ;;
-	ip) what="\"$ip 0\"" ;;
-	esac
 	result $r "dat.conf instance data $what opens kdat on $dev port $port"
 done
+ip link del "$vlan" 2> /dev/null
 
 # interop_cm CLIENT SERVER [ref]: one case; "ref": both are OFA's, the
 # reference, whose failure is a skip that says so.
