@@ -707,6 +707,69 @@ static void test_ofa_provider(void)
 	EXPECT_DAT(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG), DAT_INVALID_HANDLE);
 }
 
+/*
+ * dat_strerror names every type and subtype of <dat2/dat_error.h>, in
+ * any class, and refuses a type or subtype DAT does not define, storing
+ * nothing.
+ */
+static void test_strerror(void)
+{
+	static const struct {
+		DAT_RETURN v;
+		const char *major, *minor;
+	} ok[] = {
+		{ DAT_SUCCESS, "DAT_SUCCESS", "" },
+		{ DAT_CLASS_ERROR | DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EP,
+		  "DAT_INVALID_HANDLE", "DAT_INVALID_HANDLE_EP" },
+		{ DAT_CLASS_ERROR | DAT_INVALID_STATE |
+		  DAT_INVALID_STATE_EP_DISCONNECTED,
+		  "DAT_INVALID_STATE", "DAT_INVALID_STATE_EP_DISCONNECTED" },
+		{ DAT_CLASS_WARNING | DAT_QUEUE_EMPTY, "DAT_QUEUE_EMPTY", "" },
+		{ DAT_CLASS_ERROR | DAT_PORT_IN_USE, "DAT_PORT_IN_USE", "" },
+		{ DAT_CLASS_ERROR | DAT_CONN_QUAL_UNAVAILABLE,
+		  "DAT_CONN_QUAL_UNAVAILABLE", "" },
+		{ DAT_CLASS_ERROR | DAT_COMM_NOT_SUPPORTED |
+		  DAT_THREAD_SAFETY_NOT_FOUND,
+		  "DAT_COMM_NOT_SUPPORTED", "DAT_THREAD_SAFETY_NOT_FOUND" },
+		{ DAT_CLASS_ERROR | DAT_INSUFFICIENT_RESOURCES |
+		  DAT_RESOURCE_MEMORY,
+		  "DAT_INSUFFICIENT_RESOURCES", "DAT_RESOURCE_MEMORY" },
+		{ DAT_CLASS_ERROR | DAT_NOT_IMPLEMENTED, "DAT_NOT_IMPLEMENTED",
+		  "" },
+	};
+	static const DAT_RETURN bad[] = {
+		DAT_CLASS_ERROR | 0x00180000,	/* after DAT_COMM_NOT_SUPPORTED */
+		DAT_CLASS_ERROR | DAT_EXTENSION_BASE,
+		DAT_CLASS_ERROR | DAT_ABORT | (DAT_THREAD_SAFETY_NOT_FOUND + 1),
+		DAT_CLASS_ERROR | DAT_ABORT | 0xffff,
+	};
+	const char *major, *minor;
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		major = minor = NULL;
+		KTAP_EXPECT_EQ(dat_strerror(ok[i].v, &major, &minor),
+			       DAT_SUCCESS);
+		if (!major || !minor || strcmp(major, ok[i].major) ||
+		    strcmp(minor, ok[i].minor))
+			KTAP_FAIL("0x%x: \"%s\" \"%s\", want \"%s\" \"%s\"",
+				  ok[i].v, major ? major : "(null)",
+				  minor ? minor : "(null)", ok[i].major,
+				  ok[i].minor);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		major = minor = "unchanged";
+		KTAP_EXPECT_EQ(dat_strerror(bad[i], &major, &minor),
+			       DAT_INVALID_PARAMETER);
+		KTAP_EXPECT(!strcmp(major, "unchanged") &&
+			    !strcmp(minor, "unchanged"));
+	}
+	/* Either pointer may be NULL. */
+	KTAP_EXPECT_EQ(dat_strerror(DAT_ABORT, NULL, &minor), DAT_SUCCESS);
+	KTAP_EXPECT_EQ(dat_strerror(DAT_ABORT, &major, NULL), DAT_SUCCESS);
+	KTAP_EXPECT(!strcmp(major, "DAT_ABORT"));
+}
+
 static const struct ktap_case cases[] = {
 	KTAP_CASE(test_conf_parse),
 	KTAP_CASE(test_conf_override_missing),
@@ -719,6 +782,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_conf_provider_failures),
 	KTAP_CASE(test_fini_at_exit),
 	KTAP_CASE(test_ofa_provider),
+	KTAP_CASE(test_strerror),
 };
 
 int main(void)
