@@ -204,8 +204,6 @@ DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
 	return DAT_SUCCESS;
 }
 
-static const DAT_BOOLEAN kd_stream_merging[6][6];
-
 static const char *kd_port_state_name(uint32_t state)
 {
 	static const char *const names[] = {
@@ -340,9 +338,15 @@ DAT_RETURN kd_ia_query(DAT_IA_HANDLE ia_handle,
 		ia_attr->extension_version = DAT_IB_EXTENSION_VERSION;
 	}
 	if (pr_attr) {
+#define KD_ALL6 { DAT_TRUE, DAT_TRUE, DAT_TRUE, DAT_TRUE, DAT_TRUE, DAT_TRUE }
 		DAT_PROVIDER_ATTR a = {
-			.evd_stream_merging_supported = { { 0 } },
+			/* kdat takes any EVD flags together. */
+			.evd_stream_merging_supported = {
+				KD_ALL6, KD_ALL6, KD_ALL6,
+				KD_ALL6, KD_ALL6, KD_ALL6,
+			},
 		};
+#undef KD_ALL6
 		int n;
 
 		/*
@@ -386,7 +390,6 @@ DAT_RETURN kd_ia_query(DAT_IA_HANDLE ia_handle,
 		pthread_mutex_unlock(&kd_proc.lock);
 		a.provider_specific_attr = ia->spec_attr;
 		memcpy(pr_attr, &a, sizeof(a));
-		(void)kd_stream_merging;
 	}
 	return DAT_SUCCESS;
 }

@@ -2439,8 +2439,11 @@ static void test_provider_attrs(void)
 	const char *port = getenv("KDAT_TEST_PORT") ?: "1";
 	char path[128], want[128], cmd[200], line[256];
 	DAT_PROVIDER_ATTR pa;
+	DAT_EVD_HANDLE all;
+	DAT_EP_HANDLE ep;
 	const char *v;
 	struct side s;
+	int i, j;
 	FILE *f;
 
 	side_open(&s, NULL);
@@ -2492,6 +2495,20 @@ static void test_provider_attrs(void)
 	if (want[0])
 		ATTR_IS("DAT_IB_TRANSPORT_MTU", want);
 #undef ATTR_IS
+
+	/* Any event streams merge: one EVD for all of an EP's. */
+	for (i = 0; i < 6; i++)
+		for (j = 0; j < 6; j++)
+			if (pa.evd_stream_merging_supported[i][j] != DAT_TRUE)
+				KTAP_FAIL("evd_stream_merging_supported[%d][%d]"
+					  " is not DAT_TRUE", i, j);
+	OK(dat_evd_create(s.ia, 64, DAT_HANDLE_NULL,
+			  DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG |
+			  DAT_EVD_DTO_FLAG | DAT_EVD_CONNECTION_FLAG |
+			  DAT_EVD_RMR_BIND_FLAG, &all));
+	OK(dat_ep_create(s.ia, s.pz, all, all, all, NULL, &ep));
+	OK(dat_ep_free(ep));
+	OK(dat_evd_free(all));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
