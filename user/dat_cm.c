@@ -148,7 +148,10 @@ DAT_RETURN kd_cr_query(DAT_CR_HANDLE cr_handle,
 		ntohs(((struct sockaddr_in *)&cr->remote)->sin_port);
 	param->private_data_size = cr->pdata_len;
 	param->private_data = cr->pdata;
-	param->local_ep_handle = DAT_HANDLE_NULL;
+	/* An RSP's request: its EP, the only one that may take it. */
+	param->local_ep_handle =
+		cr->psp && cr->psp->obj.type == DAT_HANDLE_TYPE_RSP ?
+		cr->psp->ep : DAT_HANDLE_NULL;
 	return DAT_SUCCESS;
 }
 

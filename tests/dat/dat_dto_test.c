@@ -331,6 +331,9 @@ static void test_cr_reply_refused_keeps_cr(void)
 			EXPECT_DAT(dat_cr_accept(cr, s.ep, 8, gone),
 				   DAT_INVALID_PARAMETER);
 			OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
+			KTAP_EXPECT(crp.local_ep_handle == DAT_HANDLE_NULL);
+			/* Nor the PSP while a request waits. */
+			EXPECT_DAT(dat_psp_free(s.psp), DAT_INVALID_STATE);
 			OK(dat_cr_reject(cr, 0, NULL));
 			expect_conn_event(c.conn_evd,
 					  DAT_CONNECTION_EVENT_PEER_REJECTED,
@@ -386,6 +389,10 @@ static void test_rsp(void)
 	cr = ev.event_data.cr_arrival_event_data.cr_handle;
 	OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
 	KTAP_EXPECT(!memcmp(crp.private_data, "rsp", 4));
+	/* The CR names the RSP's EP; a PSP's CR names none. */
+	KTAP_EXPECT(crp.local_ep_handle == s.ep);
+	/* The RSP cannot go while its request waits. */
+	EXPECT_DAT(dat_rsp_free(rsp), DAT_INVALID_STATE);
 	/* Only the reserved EP may take it; the CR survives the refusal. */
 	EXPECT_DAT(dat_cr_accept(cr, other, 0, NULL), DAT_INVALID_PARAMETER);
 	/* A second requester on the spent RSP is refused. */
