@@ -616,6 +616,7 @@ struct kdat_srq {
 	struct ib_srq *srq;
 	u32 max_recv_dtos;
 	u32 max_recv_iov;
+	u32 low_watermark;		/* as set; under the file's lock */
 
 	spinlock_t lock;		/* the fields below */
 	/*

@@ -140,6 +140,7 @@ int kdat_srq_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	srq->pz = pz;
 	srq->max_recv_dtos = max_recv_dtos;
 	srq->max_recv_iov = max_recv_iov ?: 1;
+	srq->low_watermark = low_watermark;
 	spin_lock_init(&srq->lock);
 	INIT_LIST_HEAD(&srq->res.node);
 	ret = kdat_slots_init(&srq->slots, srq->max_recv_dtos, NULL, srq);
@@ -228,9 +229,13 @@ int kdat_cmd_srq_set_lw(struct kdat_ucmd *ucmd)
 
 	if (cmd->__reserved)
 		return -EINVAL;
+	/* The file lock orders it with a resize, which checks the mark. */
+	mutex_lock(&ucmd->kfile->lock);
 	srq = kdat_srq_get(ucmd->kfile, cmd->srq_handle);
-	if (!srq)
+	if (!srq) {
+		mutex_unlock(&ucmd->kfile->lock);
 		return -EBADF;
+	}
 	kdev = srq->pz->ia->kdev;
 	down_read(&kdev->rwsem);
 	if (cmd->low_watermark >= srq->max_recv_dtos)
@@ -240,7 +245,10 @@ int kdat_cmd_srq_set_lw(struct kdat_ucmd *ucmd)
 	else
 		ret = ib_modify_srq(srq->srq, &attr, IB_SRQ_LIMIT);
 	up_read(&kdev->rwsem);
+	if (!ret)
+		srq->low_watermark = cmd->low_watermark;
 	kdat_obj_put(&srq->obj);
+	mutex_unlock(&ucmd->kfile->lock);
 	return ret;
 }
 
@@ -330,7 +338,10 @@ int kdat_cmd_srq_resize(struct kdat_ucmd *ucmd)
 		return -EBADF;
 	}
 	kdev = srq->pz->ia->kdev;
-	if (cmd->max_recv_dtos > srq->slots.nr) {
+	/* DAT: not at or below the low watermark (it stays below the size). */
+	if (cmd->max_recv_dtos <= srq->low_watermark) {
+		ret = -EBUSY;
+	} else if (cmd->max_recv_dtos > srq->slots.nr) {
 		struct ib_srq_attr attr = { .max_wr = cmd->max_recv_dtos };
 
 		down_read(&kdev->rwsem);

@@ -3234,7 +3234,8 @@ static void test_evd_resize(void)
 
 /*
  * SRQ resize: grows with buffers posted (they stay and complete), refuses
- * to go below what is posted, and a smaller size limits posting.
+ * to go below what is posted or to the low watermark, and a smaller size
+ * limits posting.
  */
 static void test_srq_resize(void)
 {
@@ -3293,6 +3294,14 @@ static void test_srq_resize(void)
 	}
 	for (i = 0; i < 8; i++)
 		KTAP_EXPECT(seen[i] == 1);
+	/* DAT: not at or below the low watermark, which stays as set. */
+	OK(dat_srq_set_lw(srq, 3));
+	EXPECT_DAT(dat_srq_resize(srq, 3), DAT_INVALID_STATE);
+	EXPECT_DAT(dat_srq_resize(srq, 1), DAT_INVALID_STATE);
+	OK(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &sp));
+	KTAP_EXPECT(sp.max_recv_dtos == 8 && sp.low_watermark == 3);
+	OK(dat_srq_resize(srq, 4));
+	OK(dat_srq_set_lw(srq, 0));
 	/* Empty now: shrinking limits what may be posted. */
 	OK(dat_srq_resize(srq, 2));
 	for (i = 0; i < 2; i++) {

@@ -1275,7 +1275,8 @@ struct kdat_evd_modify {
  * @size: sizeof(struct kdat_srq_resize)
  * @srq_handle: in
  * @max_recv_dtos: in: the new size (1..4096); EBUSY below the buffers
- *                 posted, ENOMEM when the device cannot grow the SRQ
+ *                 posted or at or below the low watermark, ENOMEM when
+ *                 the device cannot grow the SRQ
  * @__reserved: 0
  */
 struct kdat_srq_resize {
