@@ -198,6 +198,7 @@ struct shared {
 	uint64_t kcov_threads, corpus_replays, corpus_adds;
 	uint64_t mmaps, mmap_fail;
 	uint64_t pc_lo, pc_hi;
+	uint64_t pcs_outside;	/* PCs kcov gave outside [pc_lo, pc_hi) */
 	uint32_t npcs;
 	uint32_t nbad;
 	char bad[NBADMSG][160];
@@ -2475,7 +2476,9 @@ static void exec_op(unsigned int kind, uint64_t seed)
 		for (i = 0; i < n; i++) {
 			uint64_t pc = t->cover[i + 1];
 
-			if (pc >= S->pc_lo && pc < S->pc_hi && pc_insert(pc))
+			if (pc < S->pc_lo || pc >= S->pc_hi)
+				add(&S->pcs_outside, 1);
+			else if (pc_insert(pc))
 				newpcs++;
 		}
 	}
@@ -3329,6 +3332,14 @@ int main(int argc, char **argv)
 		       " replays\n", MIN(S->corpus_n, CORPUS_MAX),
 		       S->corpus_adds, S->corpus_replays);
 		printf("# kcov: %u distinct kdat PCs\n", S->npcs);
+		/*
+		 * Only kdat.ko is instrumented: PCs outside its text are
+		 * kcov's canonical ones, shifted by the KASLR offset.
+		 */
+		if (!S->npcs && S->pcs_outside)
+			printf("# kcov: %" PRIu64 " PCs, all outside kdat.ko's "
+			       "text: a KASLR kernel (kcov subtracts its "
+			       "offset); boot with nokaslr\n", S->pcs_outside);
 	} else {
 		printf("# kcov: unavailable (no %s, or not allowed)\n",
 		       KCOV_PATH);
