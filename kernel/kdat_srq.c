@@ -253,11 +253,6 @@ int kdat_cmd_srq_set_lw(struct kdat_ucmd *ucmd)
 }
 
 /*
- * Growing asks the device for a larger SRQ, then adds slots (buffers in
- * flight keep theirs); shrinking only lowers the slot limit, the device
- * keeping its size.
- */
-/*
  * Any buffer of @srq may complete on the receive CQ of any EP on it: give
  * each such EP room for @n of them and its drain marker. ENOMEM, and
  * every commitment as it was, when a CQ cannot grow. The caller holds the
@@ -318,6 +313,12 @@ static int kdat_srq_commit_eps(struct kdat_srq *srq, u32 n)
 	return ret;
 }
 
+/*
+ * Growing asks the device for a larger SRQ, then adds slots (buffers in
+ * flight keep theirs); shrinking only lowers the slot limit, the device
+ * keeping its size, and is refused below the buffers posted, those on
+ * the ring included.
+ */
 int kdat_cmd_srq_resize(struct kdat_ucmd *ucmd)
 {
 	struct kdat_srq_resize *cmd = ucmd->cmd;
@@ -356,6 +357,12 @@ int kdat_cmd_srq_resize(struct kdat_ucmd *ucmd)
 			ret = kdat_slots_grow(&srq->slots, cmd->max_recv_dtos,
 					      NULL, srq, &srq->lock);
 	} else {
+		/*
+		 * Buffers published on the ring before the call count: take
+		 * them first, as an EP's disconnect does. (Later ones race
+		 * with the resize, as a post by ioctl from another thread.)
+		 */
+		kdat_sq_ring_flush(srq->ring);
 		spin_lock_irqsave(&srq->lock, flags);
 		if (srq->slots.posted > cmd->max_recv_dtos)
 			ret = -EBUSY;

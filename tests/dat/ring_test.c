@@ -1086,6 +1086,52 @@ static void test_no_poller(void)
 	KTAP_EXPECT(rang < 100);
 }
 
+/*
+ * DAT: an SRQ is not resized below the receives posted to it. Receives
+ * published on the SRQ's ring count though no poller took them yet: the
+ * resize takes them first. With no poller, four entries published without
+ * a doorbell stay on the ring; a resize to 2 must then answer
+ * DAT_INVALID_STATE, having taken the four (before, it counted none and
+ * shrank, and the four were refused later, as errors on the EVD).
+ */
+static void test_srq_resize_counts_ring(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1 };
+	DAT_SRQ_PARAM sp;
+	DAT_SRQ_HANDLE srq;
+	struct ring r;
+	struct side s;
+	uint32_t t;
+	int i;
+
+	setenv("KDAT_RINGS", "0", 1);	/* libdat stays off the queues */
+	side_open(&s, 4, 16);
+	OK(dat_srq_create(s.ia, s.pz, &sa, &srq));
+	ring_map(srq, KDAT_RING_SRQ, &r);
+	KTAP_EXPECT_EQ(poller_set(r.fd, KDAT_POLLER_NONE, KDAT_POLLER_ANY_CPU,
+				  0), 0);
+	poller_wait(false);
+	t = *r.tail;
+	for (i = 0; i < 4; i++)
+		sqe_fill(slot(&r, t + i), KDAT_DTO_RECEIVE, 70 + i, s.lctx,
+			 s.buf + i * 64, 64);
+	__atomic_store_n(r.tail, t + 4, __ATOMIC_RELEASE);
+	usleep(100000);
+	KTAP_EXPECT_EQ(ld(r.head), t);	/* nobody took them */
+	if (dat_srq_resize(srq, 2) != DAT_INVALID_STATE)
+		KTAP_FAIL("dat_srq_resize(srq, 2) with 4 receives on the ring: not DAT_INVALID_STATE");
+	KTAP_EXPECT_EQ(ld(r.head), t + 4);
+	OK(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &sp));
+	KTAP_EXPECT_EQ(sp.max_recv_dtos, 8);
+	/* Four posted: 4 is room enough, 3 is not. */
+	if (dat_srq_resize(srq, 3) != DAT_INVALID_STATE)
+		KTAP_FAIL("dat_srq_resize(srq, 3) with 4 receives posted: not DAT_INVALID_STATE");
+	OK(dat_srq_resize(srq, 4));
+	OK(dat_srq_free(srq));
+	munmap(r.m, r.size);
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 static void fdinfo_diag(int fd);
 
 /* The number after @key in @fd's poller line of fdinfo; -1 if none. */
@@ -1567,6 +1613,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_poller_yields_cpu),
 	KTAP_CASE(test_ext_entries),
 	KTAP_CASE(test_evd_ring_largest),
+	KTAP_CASE(test_srq_resize_counts_ring),
 };
 
 int main(void)
