@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 
 #include "dat_internal.h"
 #include "dat_ring.h"
@@ -67,6 +68,8 @@ static DAT_RETURN kd_evd_modify(DAT_EVD_HANDLE evd_handle, uint32_t op,
 {
 	struct kdat_evd_modify c = { .size = sizeof(c), .op = op };
 	struct kd_evd *evd = evd_handle;
+	size_t resv_len = 0;
+	void *resv = NULL;
 	DAT_RETURN ret;
 
 	if (!kd_check(evd, DAT_HANDLE_TYPE_EVD))
@@ -97,18 +100,39 @@ static DAT_RETURN kd_evd_modify(DAT_EVD_HANDLE evd_handle, uint32_t op,
 	 */
 	if (!kd_evd_exclusive(evd))
 		return DAT_INVALID_STATE;
+	/*
+	 * The kernel moves the events to a new ring, which must then be
+	 * mapped: its address space is had first, so that once the kernel
+	 * has resized nothing is left to fail for want of it. Without it,
+	 * DAT_INSUFFICIENT_RESOURCES and nothing changed.
+	 */
+	if (evd->ring) {
+		resv = kd_ring_reserve(evd->ring, (uint32_t)qlen + 1,
+				       &resv_len);
+		if (!resv) {
+			kd_evd_release(evd);
+			return DAT_INSUFFICIENT_RESOURCES;
+		}
+	}
 	ret = kd_ioctl(evd->obj.ia, KDAT_IOCTL_EVD_MODIFY, &c);
 	if (ret == DAT_SUCCESS)
 		evd->qlen = qlen;
 	if (ret == DAT_SUCCESS && evd->ring) {
-		/* The events moved to a new ring: map it. */
 		struct kd_ring *old = evd->ring;
 
-		evd->ring = kd_ring_map(evd->obj.ia, evd->obj.kh,
-					KDAT_RING_EVD, NULL);
+		evd->ring = kd_ring_map_at(evd->obj.ia, evd->obj.kh,
+					   KDAT_RING_EVD, NULL, resv,
+					   resv_len);
 		kd_ring_unmap(old);
+		/*
+		 * Only where the kernel refused the mapping itself: the EVD
+		 * is resized, and its events unreachable (the kernel keeps
+		 * them in a ring that is not mapped). Free it.
+		 */
 		if (!evd->ring)
-			ret = DAT_INSUFFICIENT_RESOURCES;
+			ret = DAT_INTERNAL_ERROR;
+	} else if (resv) {
+		munmap(resv, resv_len);
 	}
 	kd_evd_release(evd);
 	return ret;
@@ -227,6 +251,52 @@ DAT_RETURN kd_evd_post_se(DAT_EVD_HANDLE evd_handle,
 	return DAT_SUCCESS;
 }
 
+/*
+ * A connection request's CR is allocated before its event is taken: each
+ * thread that takes from an EVD of the CR stream keeps one spare. Where
+ * there is no memory for it, the take answers DAT_INSUFFICIENT_RESOURCES
+ * and the request stays queued for the next one, instead of being taken
+ * and lost unanswered. A thread's spare is freed when it exits.
+ */
+static pthread_key_t kd_cr_key;
+static pthread_once_t kd_cr_once = PTHREAD_ONCE_INIT;
+static bool kd_cr_key_ok;
+
+static void kd_cr_key_make(void)
+{
+	kd_cr_key_ok = !pthread_key_create(&kd_cr_key, free);
+}
+
+/* The calling thread has a spare CR (allocated now if it had none). */
+static bool kd_cr_spare_ready(void)
+{
+	struct kd_cr *cr;
+
+	pthread_once(&kd_cr_once, kd_cr_key_make);
+	if (!kd_cr_key_ok)
+		return false;
+	if (pthread_getspecific(kd_cr_key))
+		return true;
+	cr = calloc(1, sizeof(*cr));
+	if (!cr || pthread_setspecific(kd_cr_key, cr)) {
+		free(cr);
+		return false;
+	}
+	return true;
+}
+
+/* The calling thread's spare CR, now the caller's; NULL if it has none. */
+static struct kd_cr *kd_cr_spare_take(void)
+{
+	struct kd_cr *cr;
+
+	if (!kd_cr_spare_ready())
+		return NULL;
+	cr = pthread_getspecific(kd_cr_key);
+	pthread_setspecific(kd_cr_key, NULL);
+	return cr;
+}
+
 /* A kernel event as a DAT event. */
 static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 			   DAT_EVENT *ev)
@@ -266,9 +336,16 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 		struct kd_cr *cr;
 
 		psp = (struct kd_psp *)kd_table_find(k->handle);
-		cr = calloc(1, sizeof(*cr));
-		if (!cr)
+		/* Made ready before the event was taken (kd_evd_take()). */
+		cr = kd_cr_spare_take();
+		if (!cr) {
+			/* Not ours to keep: the request is refused. */
+			struct kdat_cr_reply c = { .size = sizeof(c),
+						   .cr_handle = k->cr_handle };
+
+			kd_ioctl(ia, KDAT_IOCTL_CR_REJECT, &c);
 			return DAT_INSUFFICIENT_RESOURCES;
+		}
 		if (kd_ioctl(ia, KDAT_IOCTL_CR_QUERY, &q) == DAT_SUCCESS) {
 			cr->pdata_len = q.private_data_len;
 			memcpy(cr->pdata, q.private_data, sizeof(cr->pdata));
@@ -453,6 +530,9 @@ static DAT_RETURN kd_evd_take(struct kd_evd *evd, DAT_COUNT threshold,
 	};
 	DAT_RETURN ret;
 
+	/* A request taken must have its CR: room for it first. */
+	if ((evd->flags & DAT_EVD_CR_FLAG) && !kd_cr_spare_ready())
+		return DAT_INSUFFICIENT_RESOURCES;
 	if (!kd_evd_enter(evd))
 		return DAT_INVALID_STATE;	/* being freed */
 	if (evd->ring) {

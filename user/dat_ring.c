@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "dat_internal.h"
 #include "dat_ring.h"
@@ -80,6 +81,40 @@ void kd_ring_unmap(struct kd_ring *r)
 struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh,
 			    uint32_t kind, bool *made)
 {
+	return kd_ring_map_at(ia, kh, kind, made, NULL, 0);
+}
+
+/*
+ * Address space for the ring the kernel will make for @r's queue at @want
+ * entries (an EVD resize), reserved (PROT_NONE, no memory behind it) so
+ * that mapping the new ring cannot fail for want of it: NULL when the
+ * process cannot have it. The size is the uapi's: the same header,
+ * @want entries rounded up to a power of two, whole pages.
+ */
+void *kd_ring_reserve(const struct kd_ring *r, uint32_t want, size_t *len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t off = (size_t)(r->entries - (uint8_t *)r->map);
+	uint64_t n = 1;
+	void *m;
+
+	while (n < want)
+		n <<= 1;
+	*len = (off + n * r->entry_size + page - 1) & ~(page - 1);
+	m = mmap(NULL, *len, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/*
+ * kd_ring_map(), the ring mapped over @at (@at_len bytes that
+ * kd_ring_reserve() gave) when it is of that size; @at is the ring's or
+ * unmapped when this returns.
+ */
+struct kd_ring *kd_ring_map_at(struct kd_ia *ia, uint32_t kh,
+			       uint32_t kind, bool *made, void *at,
+			       size_t at_len)
+{
 	struct kdat_ring_create c = {
 		.size = sizeof(c), .handle = kh, .kind = kind,
 		.flags = kind == KDAT_RING_SEND ? KDAT_RING_CREATE_SQE_EXT : 0,
@@ -95,12 +130,20 @@ struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh,
 	}
 	if (made)
 		*made = !ret;
+	if (at && (ret || c.out_map_size != at_len)) {
+		munmap(at, at_len);
+		at = NULL;
+	}
 	if (ret)
 		return NULL;
-	m = mmap(NULL, c.out_map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 ia->fd, (off_t)c.out_mmap_offset);
-	if (m == MAP_FAILED)
+	m = mmap(at, c.out_map_size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | (at ? MAP_FIXED : 0), ia->fd,
+		 (off_t)c.out_mmap_offset);
+	if (m == MAP_FAILED) {
+		if (at)
+			munmap(at, at_len);
 		return NULL;
+	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		munmap(m, c.out_map_size);

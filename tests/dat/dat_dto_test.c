@@ -356,6 +356,81 @@ static void test_cr_reply_refused_keeps_cr(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/*
+ * calloc() of this program, which libdat's calls reach (the executable's
+ * definition comes first): the next calloc_fail calls answer ENOMEM.
+ */
+extern void *__libc_calloc(size_t n, size_t size);
+static int calloc_fail;
+
+void *calloc(size_t n, size_t size)
+{
+	if (__atomic_load_n(&calloc_fail, __ATOMIC_RELAXED) > 0 &&
+	    __atomic_sub_fetch(&calloc_fail, 1, __ATOMIC_RELAXED) >= 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __libc_calloc(n, size);
+}
+
+/*
+ * A connection request whose CR libdat has no memory for is not lost: the
+ * take answers DAT_INSUFFICIENT_RESOURCES and leaves it queued, and the
+ * next take returns it, to be accepted. (Before, the event was taken and
+ * then dropped, the request left unanswered until the peer's timeout.)
+ * The CNO says the request is there without taking it.
+ */
+static void test_cr_no_memory_keeps_request(void)
+{
+	DAT_CONN_QUAL q = new_qual();
+	DAT_EVD_HANDLE crevd, got;
+	DAT_CNO_HANDLE cno;
+	struct side c, s;
+	DAT_EVENT ev;
+	int round;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	OK(dat_cno_create(s.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
+	OK(dat_evd_create(s.ia, 8, cno, DAT_EVD_CR_FLAG, &crevd));
+	OK(dat_psp_create(s.ia, q, crevd, DAT_PSP_CONSUMER_FLAG, &s.psp));
+	for (round = 0; round < 2; round++) {
+		if (round)
+			OK(dat_ep_reset(c.ep));
+		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO,
+				  0, NULL, DAT_QOS_BEST_EFFORT,
+				  DAT_CONNECT_DEFAULT_FLAG));
+		OK(dat_cno_wait(cno, TMO, &got));
+		KTAP_EXPECT(got == crevd);
+		if (round == 1) {
+			/* The request is queued; no memory for its CR. */
+			__atomic_store_n(&calloc_fail, 1, __ATOMIC_RELAXED);
+			EXPECT_DAT(dat_evd_dequeue(crevd, &ev),
+				   DAT_INSUFFICIENT_RESOURCES);
+			__atomic_store_n(&calloc_fail, 0, __ATOMIC_RELAXED);
+		}
+		OK(dat_evd_dequeue(crevd, &ev));
+		KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+		if (round == 0) {
+			/* The thread's spare went into this CR. */
+			OK(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle,
+					 0, NULL));
+			expect_conn_event(c.conn_evd,
+					  DAT_CONNECTION_EVENT_PEER_REJECTED,
+					  NULL);
+		} else {
+			OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
+					 s.ep, 0, NULL));
+			expect_conn_event(c.conn_evd,
+					  DAT_CONNECTION_EVENT_ESTABLISHED,
+					  NULL);
+		}
+	}
+	OK(dat_psp_free(s.psp));
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 /* An RSP: its EP is RESERVED, takes one request, and only that EP. */
 static void test_rsp(void)
 {
@@ -3232,6 +3307,85 @@ static void test_evd_resize(void)
 	pair_close(&p);
 }
 
+/* The process's address space now, in bytes (/proc/self/statm). */
+static unsigned long vm_bytes(void)
+{
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	KTAP_EXPECT(f && fscanf(f, "%lu", &pages) == 1);
+	fclose(f);
+	return pages * (unsigned long)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * A resize is done or not done. With a completion ring, the new ring must
+ * be mapped into the process: where there is no address space for it
+ * (RLIMIT_AS), the resize answers DAT_INSUFFICIENT_RESOURCES and nothing
+ * changed: the length, the events and their order, the ring (dequeues
+ * and waits work). Before, the kernel resized first and the mapping then
+ * failed: DAT_INSUFFICIENT_RESOURCES for an EVD resized, whose events
+ * no dequeue could reach. Without rings (KDAT_RINGS=0) nothing is
+ * mapped and the resize is done.
+ */
+static void test_evd_resize_no_address_space(void)
+{
+	const char *rings = getenv("KDAT_RINGS");
+	bool ring = !(rings && !strcmp(rings, "0"));
+	struct rlimit old, lim;
+	DAT_EVD_HANDLE evd;
+	DAT_EVD_PARAM ep;
+	DAT_EVENT se, ev;
+	DAT_RETURN ret;
+	struct side s;
+	int i;
+
+	side_open(&s, NULL);
+	OK(dat_evd_create(s.ia, 8, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG,
+			  &evd));
+	for (i = 0; i < 3; i++) {
+		se = soft_event(i);
+		OK(dat_evd_post_se(evd, &se));
+	}
+	KTAP_EXPECT(getrlimit(RLIMIT_AS, &old) == 0);
+	/* Room for 64 KiB more; a ring of 4096 events takes 256 KiB. */
+	lim.rlim_cur = vm_bytes() + 65536;
+	lim.rlim_max = old.rlim_max;
+	KTAP_EXPECT(setrlimit(RLIMIT_AS, &lim) == 0);
+	ret = dat_evd_resize(evd, 4096);
+	KTAP_EXPECT(setrlimit(RLIMIT_AS, &old) == 0);
+	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
+	if (ring) {
+		EXPECT_DAT(ret, DAT_INSUFFICIENT_RESOURCES);
+		KTAP_EXPECT_EQ(ep.evd_qlen, 8);
+	} else {
+		EXPECT_DAT(ret, DAT_SUCCESS);
+		KTAP_EXPECT_EQ(ep.evd_qlen, 4096);
+	}
+	/* The events are there, in order, and the EVD takes more. */
+	OK(dat_evd_dequeue(evd, &ev));
+	KTAP_EXPECT(soft_value(&ev) == 0);
+	se = soft_event(3);
+	OK(dat_evd_post_se(evd, &se));
+	/* With room for it, the same resize is done. */
+	OK(dat_evd_resize(evd, 4096));
+	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
+	KTAP_EXPECT_EQ(ep.evd_qlen, 4096);
+	for (i = 1; i < 4; i++) {
+		OK(dat_evd_dequeue(evd, &ev));
+		if (soft_value(&ev) != (uint64_t)i)
+			KTAP_FAIL("event %d is %llu", i,
+				  (unsigned long long)soft_value(&ev));
+	}
+	EXPECT_DAT(dat_evd_dequeue(evd, &ev), DAT_QUEUE_EMPTY);
+	se = soft_event(4);
+	OK(dat_evd_post_se(evd, &se));
+	OK(dat_evd_wait(evd, TMO, 1, &ev, NULL));
+	KTAP_EXPECT(soft_value(&ev) == 4);
+	OK(dat_evd_free(evd));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 /*
  * SRQ resize: grows with buffers posted (they stay and complete), refuses
  * to go below what is posted or to the low watermark, and a smaller size
@@ -4732,6 +4886,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_poller_mode),
 	KTAP_CASE(test_connect_reject),
 	KTAP_CASE(test_cr_reply_refused_keeps_cr),
+	KTAP_CASE(test_cr_no_memory_keeps_request),
 	KTAP_CASE(test_rsp),
 	KTAP_CASE(test_connect_unreachable),
 	KTAP_CASE(test_two_processes),
@@ -4791,6 +4946,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_evd_unwaitable),
 	KTAP_CASE(test_evd_disable),
 	KTAP_CASE(test_evd_resize),
+	KTAP_CASE(test_evd_resize_no_address_space),
 	KTAP_CASE(test_srq_resize),
 	KTAP_CASE(test_ep_modify),
 	KTAP_CASE(test_lmr_from_lmr),
