@@ -123,7 +123,7 @@ for form in dev nd ip vlan; do
 	vlan) what="\"$vlan 0\" (a VLAN device)" ;;
 	esac
 	if [ $form = vlan ] && [ $vlan_ok = 0 ]; then
-		result skip "dat.conf instance data $what opens kdat on $dev port $port" \
+		result skip "dat.conf instance data $what opens kdat on $dev port $port, by dat_ia_open and dat_ib_open_query" \
 			"no VLAN device with GIDs on $dev (8021q module?)"
 		continue
 	fi
@@ -132,8 +132,11 @@ for form in dev nd ip vlan; do
 	grep -qx "DAT_IB_PROVIDER_NAME=kdat" <<< "$out" || r=1
 	grep -qx "DAT_IB_DEVICE_NAME=$dev" <<< "$out" || r=1
 	grep -qx "DAT_IB_PORT_NUMBER=$port" <<< "$out" || r=1
+	# dat_ib_open_query reads the same line.
+	grep -qx "oq.DAT_IB_DEVICE_NAME=$dev" <<< "$out" || r=1
+	grep -qx "oq.DAT_IB_PORT_NUMBER=$port" <<< "$out" || r=1
 	[ $r = 0 ] || sed 's/^/# /' <<< "$out"
-	result $r "dat.conf instance data $what opens kdat on $dev port $port"
+	result $r "dat.conf instance data $what opens kdat on $dev port $port, by dat_ia_open and dat_ib_open_query"
 done
 ip link del "$vlan" 2> /dev/null
 

@@ -15,7 +15,8 @@
  *       providers must fold it into the same RDMA CM port.
  *   interop_cm -q IA
  *       open IA, print the provider-specific attributes that say which
- *       port it is on ("DAT_IB_DEVICE_NAME=rxe0" ...), close it.
+ *       port it is on ("DAT_IB_DEVICE_NAME=rxe0" ...), close it; then the
+ *       same through dat_ib_open_query, each line prefixed "oq.".
  *
  * tests/dat/interop.sh runs it over kdat and OFA's cma provider, each as
  * client and as server.
@@ -31,6 +32,7 @@
 #include <sys/mman.h>
 
 #include <dat2/udat.h>
+#include <dat2/dat_ib_extensions.h>
 
 #define TMO	(20 * 1000 * 1000)	/* 20 s per event, in microseconds */
 #define MIB	(1 << 20)
@@ -454,7 +456,19 @@ static int query(char *name)
 	for (i = 0; i < pa.num_provider_specific_attr; i++)
 		printf("%s=%s\n", pa.provider_specific_attr[i].name,
 		       pa.provider_specific_attr[i].value);
-	return dat_ia_close(h, DAT_CLOSE_ABRUPT_FLAG) != DAT_SUCCESS;
+	if (dat_ia_close(h, DAT_CLOSE_ABRUPT_FLAG) != DAT_SUCCESS)
+		return 1;
+	/* The same through dat_ib_open_query, each line prefixed "oq.". */
+	r = dat_ib_open_query(name, &h, DAT_IA_FIELD_ALL, &ia,
+			      DAT_PROVIDER_FIELD_ALL, &pa);
+	if (r != DAT_SUCCESS) {
+		printf("dat_ib_open_query %s: %#x\n", name, (unsigned int)r);
+		return 1;
+	}
+	for (i = 0; i < pa.num_provider_specific_attr; i++)
+		printf("oq.%s=%s\n", pa.provider_specific_attr[i].name,
+		       pa.provider_specific_attr[i].value);
+	return dat_ib_close_query(h) != DAT_SUCCESS;
 }
 
 int main(int argc, char **argv)
