@@ -198,19 +198,20 @@ int kd_gid_netdev(const char *dev, uint32_t port, unsigned int index,
 }
 
 /*
- * Whether @netdev carries a GID of port @port of @dev: GID 0 only (a
- * RoCE port's default GID, its own network device) when @all is false,
- * else every entry of the table, in order. The table has a file per
- * entry (1024 on rxe); reading them all is the slow path.
+ * Whether @netdev carries a GID of port @port of @dev: GID 0 (a RoCE
+ * port's default GID, its own network device) when @rest is false, else
+ * every entry after it, in order (the caller looked at GID 0 already).
+ * The table has a file per entry (1024 on rxe); reading them all is the
+ * slow path.
  */
 static bool kd_port_carries(const char *dev, uint32_t port,
-			    const char *netdev, bool all)
+			    const char *netdev, bool rest)
 {
 	char name[IF_NAMESIZE + 2];
 	unsigned int i;
 	int ret;
 
-	for (i = 0; i == 0 || all; i++) {
+	for (i = rest ? 1 : 0; i == 0 || rest; i++) {
 		ret = kd_gid_netdev(dev, port, i, name, sizeof(name));
 		if (ret == -ENOENT)
 			break;
@@ -222,8 +223,8 @@ static bool kd_port_carries(const char *dev, uint32_t port,
 
 /*
  * The RDMA port behind network device @netdev: the one whose GIDs it
- * carries (RoCE: first the ports whose default GID is its, then any
- * GID, for a VLAN device), else the RDMA device of its parent (IPoIB),
+ * carries (RoCE: first the ports whose default GID is its, then the
+ * other GIDs, for a VLAN device), else the RDMA device of its parent (IPoIB),
  * port dev_port + 1. @want, when not 0, is the port wanted. 0 or -1.
  */
 static int kd_netdev_port(const char *netdev, uint32_t want, char *dev,
