@@ -295,6 +295,15 @@ static void test_connect_reject(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/* Connect @c to qualifier @q again, for round @round (reset first). */
+static void connect_round(struct side *c, DAT_CONN_QUAL q, int round)
+{
+	if (round)
+		OK(dat_ep_reset(c->ep));
+	OK(dat_ep_connect(c->ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
+			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+}
+
 /*
  * A reply whose private data cannot be read fails (DAT_INVALID_PARAMETER)
  * and leaves the CR as it was: answerable (queried, then rejected), and
@@ -317,11 +326,7 @@ static void test_cr_reply_refused_keeps_cr(void)
 	side_open(&s, NULL);
 	OK(dat_psp_create(s.ia, q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
 	for (round = 0; round < 2; round++) {
-		if (round)
-			OK(dat_ep_reset(c.ep));
-		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO,
-				  0, NULL, DAT_QOS_BEST_EFFORT,
-				  DAT_CONNECT_DEFAULT_FLAG));
+		connect_round(&c, q, round);
 		wait_event(s.cr_evd, &ev);
 		KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
 		cr = ev.event_data.cr_arrival_event_data.cr_handle;
@@ -395,11 +400,7 @@ static void test_cr_no_memory_keeps_request(void)
 	OK(dat_evd_create(s.ia, 8, cno, DAT_EVD_CR_FLAG, &crevd));
 	OK(dat_psp_create(s.ia, q, crevd, DAT_PSP_CONSUMER_FLAG, &s.psp));
 	for (round = 0; round < 2; round++) {
-		if (round)
-			OK(dat_ep_reset(c.ep));
-		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO,
-				  0, NULL, DAT_QOS_BEST_EFFORT,
-				  DAT_CONNECT_DEFAULT_FLAG));
+		connect_round(&c, q, round);
 		OK(dat_cno_wait(cno, TMO, &got));
 		KTAP_EXPECT(got == crevd);
 		if (round == 1) {
@@ -3172,6 +3173,21 @@ static uint64_t soft_value(const DAT_EVENT *ev)
 	return (uintptr_t)ev->event_data.software_event_data.pointer;
 }
 
+/* The software events @from..@to - 1 come off @evd in order, then none. */
+static void expect_soft_events(DAT_EVD_HANDLE evd, int from, int to)
+{
+	DAT_EVENT ev;
+	int i;
+
+	for (i = from; i < to; i++) {
+		OK(dat_evd_dequeue(evd, &ev));
+		if (soft_value(&ev) != (uint64_t)i)
+			KTAP_FAIL("event %d is %llu", i,
+				  (unsigned long long)soft_value(&ev));
+	}
+	EXPECT_DAT(dat_evd_dequeue(evd, &ev), DAT_QUEUE_EMPTY);
+}
+
 /*
  * Unwaitable: a blocked waiter returns DAT_INVALID_STATE at once, new
  * waits too (also with the events there already); events still queue and
@@ -3278,13 +3294,7 @@ static void test_evd_resize(void)
 		OK(dat_evd_post_se(evd, &se));
 	}
 	EXPECT_DAT(dat_evd_post_se(evd, &se), DAT_QUEUE_FULL);
-	for (i = 0; i < 8; i++) {
-		OK(dat_evd_dequeue(evd, &ev));
-		if (soft_value(&ev) != (uint64_t)i)
-			KTAP_FAIL("event %d is %llu", i,
-				  (unsigned long long)soft_value(&ev));
-	}
-	EXPECT_DAT(dat_evd_dequeue(evd, &ev), DAT_QUEUE_EMPTY);
+	expect_soft_events(evd, 0, 8);
 	/* Smaller than it was, with events queued that fit. */
 	se = soft_event(42);
 	OK(dat_evd_post_se(evd, &se));
@@ -3371,13 +3381,7 @@ static void test_evd_resize_no_address_space(void)
 	OK(dat_evd_resize(evd, 4096));
 	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
 	KTAP_EXPECT_EQ(ep.evd_qlen, 4096);
-	for (i = 1; i < 4; i++) {
-		OK(dat_evd_dequeue(evd, &ev));
-		if (soft_value(&ev) != (uint64_t)i)
-			KTAP_FAIL("event %d is %llu", i,
-				  (unsigned long long)soft_value(&ev));
-	}
-	EXPECT_DAT(dat_evd_dequeue(evd, &ev), DAT_QUEUE_EMPTY);
+	expect_soft_events(evd, 1, 4);
 	se = soft_event(4);
 	OK(dat_evd_post_se(evd, &se));
 	OK(dat_evd_wait(evd, TMO, 1, &ev, NULL));
