@@ -18,6 +18,10 @@
 #  - the ioctl path (KDAT_RINGS=0): POST and EVD_WAIT ioctls (one per
 #    DTO, one per dequeue), nothing else.
 #
+# Each case also prints the poller's sleeps during the loop, by reason
+# (the kdat_poller_sleep tracepoint), and a case over its limit the
+# guest's busiest tasks: what a poller backed off for.
+#
 # "Nothing else" is what catches a library that reads the clock, yields
 # or asks the kernel anything in dat_ep_post_* or dat_evd_dequeue: the
 # testbed's guest keeps time with the HPET, which has no vDSO, so even a
@@ -83,12 +87,20 @@ traced() {
 	for e in "$T"/events/syscalls/sys_enter_*/enable; do
 		echo 1 > "$e"
 	done
+	# The poller's sleeps, to say why a loop rang doorbells.
+	[ -w $T/events/kdat/kdat_poller_sleep/enable ] &&
+		echo 1 > $T/events/kdat/kdat_poller_sleep/enable
 	echo 1 > $T/tracing_on
 	out=$(env "$envv" timeout 300 "$bench" "$ia" "$KDAT_TEST_IP" "$@" 2>&1)
 	echo 0 > $T/tracing_on
 	echo "$out"
 	awk -v wake="$wake" -v wt="$wait_" -v post="$post" '
 	/^#/ { next }
+	/kdat_poller_sleep:/ {
+		if (marks == 1 && match($0, /why=[a-z]+/))
+			sleeps[substr($0, RSTART + 4, RLENGTH - 4)]++
+		next
+	}
 	{
 		who = $1
 		sub(/-[0-9]+$/, "", who)
@@ -126,6 +138,8 @@ traced() {
 			print "calls no_loop_traced 1"
 		for (k in n)
 			print "calls", k, n[k]
+		for (k in sleeps)
+			print "sleeps", k, sleeps[k]
 		print "traced"
 	}' $T/trace
 }
@@ -164,9 +178,12 @@ check() {
 		fi
 	done < <(grep '^calls ' <<< "$out")
 	[ -z "$others" ] || { echo "# other calls in the loop:$others"; r=1; }
+	grep '^sleeps ' <<< "$out" | sed 's/^sleeps /#   poller sleeps in the loop, /'
 	if [ "$r" = 0 ] && ! awk -v m="$mine" -v p="$posted" -v x="$max" \
 		'BEGIN { exit !(m <= x * p) }'; then
 		echo "# $mine calls for $posted DTOs: over $max per DTO"
+		# What else wanted the CPUs (a poller backs off for it).
+		ps -eo pid,comm,pcpu,stat --sort=-pcpu | head -6 | sed 's/^/#   /'
 		r=1
 	fi
 	result "$r" "$label, $*: only ${allowed// /, } in the loop, <= $max per DTO ($mine for ${posted:-?})"

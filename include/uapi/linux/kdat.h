@@ -1482,7 +1482,10 @@ enum kdat_ring_kind {
  *                  struct kdat_sqe_ext) and the queue's maximum number of
  *                  segments, (@out_entry_size - header) / 24, rounded up
  *                  to a cache line: compute the segments from it
- * @out_map_size: out: bytes to map
+ * @out_map_size: out: bytes to map: @out_off.entries + @out_entries *
+ *                @out_entry_size, rounded up to a page (so known before
+ *                the ring is made: libdat reserves the address space of
+ *                an EVD's resized ring first)
  * @__reserved: 0
  * @out_mmap_offset: out: the offset to pass to mmap (a cookie, page
  *                   aligned); the mapping must be MAP_SHARED, at most
