@@ -168,15 +168,22 @@ static u32 kdat_sq_drain(struct kdat_ring *r, u32 tail)
 /*
  * Take everything published on @r now, in the caller's context: an EP
  * state change (disconnect, reset) comes after the DTOs posted before it.
+ * Up to the tail read once, at the start: a thread that goes on
+ * publishing meanwhile cannot keep the caller (and the file's locks) in
+ * here; what it publishes later is the poller's or the next doorbell's.
  */
 void kdat_sq_ring_flush(struct kdat_ring *r)
 {
+	u32 tail;
+
 	if (!r)
 		return;
 	mutex_lock(&r->kfile->ring_lock);
-	if (!list_empty(&r->node))
-		while (kdat_sq_drain(r, kdat_ring_tail(r)))
-			;
+	if (!list_empty(&r->node)) {
+		tail = kdat_ring_tail(r);
+		while (kdat_sq_drain(r, tail))
+			cond_resched();
+	}
 	mutex_unlock(&r->kfile->ring_lock);
 }
 
