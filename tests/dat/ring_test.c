@@ -1132,6 +1132,84 @@ static void test_srq_resize_counts_ring(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+struct flooder {
+	struct ring *r;
+	struct side *side;
+	volatile bool stop;
+	unsigned long published;
+};
+
+/*
+ * Publish sends on a ring as fast as its slots free, every free slot at
+ * once, no doorbell, for 5 s at most (the clock read now and then: on the
+ * testbed's hpet it is a system call).
+ */
+static void *flood(void *arg)
+{
+	struct flooder *f = arg;
+	double t0 = now_s();
+	uint32_t t = *f->r->tail, h, n = 0;
+
+	while (!f->stop && ((++n & 4095) || now_s() - t0 < 5)) {
+		h = ld(f->r->head);
+		if ((int32_t)(t - h) > (int32_t)f->r->mask)
+			continue;
+		while ((int32_t)(t - h) <= (int32_t)f->r->mask) {
+			sqe_fill(slot(f->r, t), KDAT_DTO_SEND, t,
+				 f->side->lctx, f->side->buf, 8);
+			t++;
+			f->published++;
+		}
+		__atomic_store_n(f->r->tail, t, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/*
+ * A disconnect takes what the EP's rings hold first, in the caller's
+ * context. A thread that goes on publishing meanwhile (as fast as slots
+ * free, with no poller and no doorbell) must not keep it there: the
+ * flush takes what was published when it began (one full ring here), and
+ * the disconnect returns at once, not when the publisher stops (5 s).
+ * Before, the flush read the tail again after each batch and took the
+ * refills too, for as long as the publisher kept up, holding the file's
+ * ring lock.
+ */
+static void test_flush_bounded(void)
+{
+	struct flooder f = { 0 };
+	struct rawpair p;
+	pthread_t th;
+	double t0, took;
+
+	rawpair_open(&p, 16, 64);
+	KTAP_EXPECT_EQ(poller_set(p.csq.fd, KDAT_POLLER_NONE,
+				  KDAT_POLLER_ANY_CPU, 0), 0);
+	poller_wait(false);
+	f.r = &p.csq;
+	f.side = &p.c;
+	KTAP_EXPECT(!pthread_create(&th, NULL, flood, &f));
+	usleep(100000);		/* the ring is full: nobody takes from it */
+	t0 = now_s();
+	OK(dat_ep_disconnect(p.c.ep, DAT_CLOSE_ABRUPT_FLAG));
+	took = now_s() - t0;
+	f.stop = true;
+	KTAP_EXPECT(!pthread_join(th, NULL));
+	ktap_diag("disconnect took %.3f s beside a publisher (%lu entries)",
+		  took, f.published);
+	if (took > 2)
+		KTAP_FAIL("the disconnect took %.3f s: it followed the publisher",
+			  took);
+	/*
+	 * A full ring before, the flush took it, the publisher filled it
+	 * again and waits: nobody takes more (no poller, no doorbell). A
+	 * flush that read the tail again took the refills too.
+	 */
+	if (f.published > 2 * (p.csq.mask + 1))
+		KTAP_FAIL("%lu entries published: the flush took more than the %u published before it",
+			  f.published, p.csq.mask + 1);
+}
+
 static void fdinfo_diag(int fd);
 
 /* The number after @key in @fd's poller line of fdinfo; -1 if none. */
@@ -1614,6 +1692,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_ext_entries),
 	KTAP_CASE(test_evd_ring_largest),
 	KTAP_CASE(test_srq_resize_counts_ring),
+	KTAP_CASE(test_flush_bounded),
 };
 
 int main(void)
