@@ -301,6 +301,12 @@ struct kdat_cno {
 	struct kdat_ia *ia;
 	spinlock_t lock;
 	u32 triggered;			/* EVD handle, 0: none; under lock */
+	/*
+	 * The proxy agent's trigger (KDAT_IOCTL_CNO_AGENT): @armed keeps the
+	 * next one in @agent_evd, once. Under lock.
+	 */
+	bool armed;
+	u32 agent_evd;
 	wait_queue_head_t wq;
 };
 
@@ -854,6 +860,7 @@ int kdat_evd_commit(struct kdat_evd *evd, u32 n);
 
 int kdat_cmd_cno_create(struct kdat_ucmd *ucmd);
 int kdat_cmd_cno_wait(struct kdat_ucmd *ucmd);
+int kdat_cmd_cno_agent(struct kdat_ucmd *ucmd);
 int kdat_cmd_evd_modify_cno(struct kdat_ucmd *ucmd);
 int kdat_cmd_evd_post_se(struct kdat_ucmd *ucmd);
 int kdat_cmd_evd_modify(struct kdat_ucmd *ucmd);

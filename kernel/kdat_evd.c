@@ -39,6 +39,10 @@ static void kdat_cno_trigger(struct kdat_cno *cno, struct kdat_evd *evd)
 	spin_lock(&cno->lock);
 	if (!cno->triggered)
 		cno->triggered = evd->obj.handle;
+	if (cno->armed) {
+		cno->armed = false;
+		cno->agent_evd = evd->obj.handle;
+	}
 	spin_unlock(&cno->lock);
 	wake_up(&cno->wq);
 }
@@ -816,6 +820,78 @@ int kdat_cmd_cno_wait(struct kdat_ucmd *ucmd)
 	if (!ret) {
 		cmd->out_evd_handle = h;
 		ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
+	}
+	kdat_obj_put(&cno->obj);
+	return ret;
+}
+
+/*
+ * Take the trigger kept for the agent into @h. True when there is one, or
+ * when none can come (not armed: @h is 0).
+ */
+static bool kdat_cno_agent_take(struct kdat_cno *cno, u32 *h)
+{
+	unsigned long flags;
+	bool done;
+
+	spin_lock_irqsave(&cno->lock, flags);
+	*h = cno->agent_evd;
+	cno->agent_evd = 0;
+	done = *h || !cno->armed;
+	spin_unlock_irqrestore(&cno->lock, flags);
+	return done;
+}
+
+/*
+ * A CNO's OS Wait Proxy Agent. libdat arms the CNO when the Consumer gives
+ * it an agent and a thread of its own waits for the trigger and calls the
+ * agent; the trigger is kept apart from the consumer's (kdat_cno_take()),
+ * so that an agent and a dat_cno_wait() both hear it.
+ */
+int kdat_cmd_cno_agent(struct kdat_ucmd *ucmd)
+{
+	struct kdat_cno_agent *cmd = ucmd->cmd;
+	struct kdat_cno *cno;
+	unsigned long flags;
+	u32 h = 0;
+	int ret = 0;
+
+	if (cmd->op < KDAT_CNO_AGENT_ARM || cmd->op > KDAT_CNO_AGENT_WAIT)
+		return -EINVAL;
+	cno = kdat_get(ucmd->kfile, cmd->cno_handle, struct kdat_cno,
+		       KDAT_OBJ_CNO);
+	if (!cno)
+		return -EBADF;
+	if (cmd->op == KDAT_CNO_AGENT_WAIT) {
+		if (wait_event_interruptible(cno->wq,
+					     kdat_cno_agent_take(cno, &h) ||
+					     READ_ONCE(cno->obj.dead)))
+			ret = -EINTR;
+		else if (READ_ONCE(cno->obj.dead))
+			ret = -EBADF;
+		else if (!h)
+			ret = -EBUSY;
+	} else {
+		spin_lock_irqsave(&cno->lock, flags);
+		if (cmd->op == KDAT_CNO_AGENT_DISARM) {
+			cno->armed = false;
+			cno->agent_evd = 0;
+		} else if (!cno->agent_evd) {
+			cno->armed = true;
+		}
+		spin_unlock_irqrestore(&cno->lock, flags);
+		wake_up_all(&cno->wq);
+	}
+	if (!ret) {
+		cmd->out_evd_handle = h;
+		ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
+	}
+	if (ret && h) {
+		/* Not answered: the trigger stays for the next wait. */
+		spin_lock_irqsave(&cno->lock, flags);
+		if (!cno->agent_evd && !cno->armed)
+			cno->agent_evd = h;
+		spin_unlock_irqrestore(&cno->lock, flags);
 	}
 	kdat_obj_put(&cno->obj);
 	return ret;

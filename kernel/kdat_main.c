@@ -149,6 +149,7 @@ union kdat_ucmd_buffer {
 	struct kdat_ring_wake ring_wake;
 	struct kdat_poller_set poller_set;
 	struct kdat_ah_query ah_query;
+	struct kdat_cno_agent cno_agent;
 };
 
 struct kdat_ioctl_op {
@@ -241,6 +242,8 @@ static const struct kdat_ioctl_op kdat_ioctl_ops[] = {
 		      struct kdat_poller_set, __reserved),
 	KDAT_IOCTL_OP(KDAT_IOCTL_AH_QUERY, kdat_cmd_ah_query,
 		      struct kdat_ah_query, private_data),
+	KDAT_IOCTL_OP(KDAT_IOCTL_CNO_AGENT, kdat_cmd_cno_agent,
+		      struct kdat_cno_agent, out_evd_handle),
 };
 
 static long kdat_fops_ioctl(struct file *filp, unsigned int cmd,

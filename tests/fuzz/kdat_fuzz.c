@@ -180,7 +180,7 @@ enum op_kind {
 	X(RING_MUNMAP, 12, 0) X(BUF_REMAP, 8, 0)			\
 	X(BAD_IOCTL, 10, 0) X(FOREIGN_FILE, 15, 0)		\
 	X(CONNECT_PAIR, 12, 0) X(FORK_CHILD, 4, 1)		\
-	X(REOPEN, 2, 1) X(AH_QUERY, 15, 0)
+	X(REOPEN, 2, 1) X(AH_QUERY, 15, 0) X(CNO_AGENT, 15, 0)
 	OPLIST
 #undef X
 	NOPS
@@ -768,8 +768,9 @@ static void disarm_intr(void)
 static bool may_wait(unsigned long cmd)
 {
 	return cmd == KDAT_IOCTL_EVD_WAIT || cmd == KDAT_IOCTL_CNO_WAIT ||
+	       cmd == KDAT_IOCTL_CNO_AGENT ||
 	       _IOC_TYPE(cmd) != KDAT_TYPE || _IOC_NR(cmd) < KDAT_CMD_BASE ||
-	       _IOC_NR(cmd) > KDAT_CMD_AH_QUERY || _IOC_DIR(cmd);
+	       _IOC_NR(cmd) > KDAT_CMD_CNO_AGENT || _IOC_DIR(cmd);
 }
 
 static void thread_timer(struct thr *t)
@@ -1226,6 +1227,15 @@ static void op_cno_wait(void)
 	KIO(KDAT_IOCTL_CNO_WAIT, c, __reserved);
 	if (intr)
 		disarm_intr();
+}
+
+/* A CNO's agent trigger: arm, disarm, or wait (kio() interrupts it). */
+static void op_cno_agent(void)
+{
+	struct kdat_cno_agent c = { .cno_handle = ph(H_CNO, 0, NULL) };
+
+	c.op = M32(KDAT_CNO_AGENT_ARM + rn(T->r, 3));
+	KIO(KDAT_IOCTL_CNO_AGENT, c, out_evd_handle);
 }
 
 static void rand_attr(struct kdat_ep_attr *a)
@@ -2415,6 +2425,7 @@ static const struct opdef ops[NOPS] = {
 	[OP_FORK_CHILD] = { "FORK_CHILD", op_fork_child, 1 },
 	[OP_REOPEN] = { "REOPEN", op_reopen, 1 },
 	[OP_AH_QUERY] = { "AH_QUERY", op_ah_query, 0 },
+	[OP_CNO_AGENT] = { "CNO_AGENT", op_cno_agent, 0 },
 };
 
 static unsigned int op_weight[NOPS] = {

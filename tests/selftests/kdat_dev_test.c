@@ -772,6 +772,15 @@ static int fill_cno_wait(int fd, void *buf)
 	return ETIMEDOUT;	/* nothing triggers it */
 }
 
+static int fill_cno_agent(int fd, void *buf)
+{
+	struct kdat_cno_agent *c = buf;
+
+	c->cno_handle = mk_cno(fd, ia_open_ok(fd));
+	c->op = KDAT_CNO_AGENT_DISARM;
+	return 0;
+}
+
 static int fill_evd_modify_cno(int fd, void *buf)
 {
 	struct kdat_evd_modify_cno *c = buf;
@@ -908,6 +917,7 @@ static const struct size_case size_cases[] = {
 	SC(RING_CREATE, struct kdat_ring_create, out_off, fill_ring_create),
 	SC(RING_WAKE, struct kdat_ring_wake, flags, fill_ring_wake),
 	SC(AH_QUERY, struct kdat_ah_query, private_data, fill_ah_query),
+	SC(CNO_AGENT, struct kdat_cno_agent, out_evd_handle, fill_cno_agent),
 };
 
 static void size_protocol_one(const struct size_case *sc)

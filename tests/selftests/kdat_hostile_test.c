@@ -757,7 +757,13 @@ static void *wait_forever(void *arg)
 	struct waiter *w = arg;
 	struct kdat_event ev;
 
-	if (w->cno) {
+	if (w->cno == 2) {
+		struct kdat_cno_agent c = { .size = sizeof(c),
+					    .cno_handle = w->h,
+					    .op = KDAT_CNO_AGENT_WAIT };
+
+		w->ret = kioctl(w->fd, KDAT_IOCTL_CNO_AGENT, &c);
+	} else if (w->cno) {
 		struct kdat_cno_wait c = { .size = sizeof(c),
 					   .cno_handle = w->h,
 					   .timeout_us = KDAT_WAIT_FOREVER };
@@ -807,7 +813,21 @@ static void *wait_forever_tid(void *arg)
 	return wait_forever(a->w);
 }
 
-/* A thread waits for ever on an EVD or a CNO; another destroys it. */
+static int cno_agent(int fd, uint32_t cno, uint32_t op, uint32_t *evd)
+{
+	struct kdat_cno_agent c = { .size = sizeof(c), .cno_handle = cno,
+				    .op = op };
+	int ret = kioctl(fd, KDAT_IOCTL_CNO_AGENT, &c);
+
+	if (evd)
+		*evd = ret ? 0 : c.out_evd_handle;
+	return ret;
+}
+
+/*
+ * A thread waits for ever on an EVD, a CNO or a CNO's agent trigger (@cno
+ * 0, 1, 2); another destroys it.
+ */
 static void destroy_ends_wait(int cno)
 {
 	struct waiter w = { .cno = cno };
@@ -820,6 +840,9 @@ static void destroy_ends_wait(int cno)
 	ia = ia_open_ok(w.fd);
 	w.h = cno ? mk_cno(w.fd, ia) : evd_new(w.fd, ia, KDAT_EVD_SOFTWARE,
 					      8, 0);
+	if (cno == 2)
+		KTAP_EXPECT_RET(cno_agent(w.fd, w.h, KDAT_CNO_AGENT_ARM, NULL),
+				0);
 	KTAP_EXPECT(pthread_create(&t, NULL, wait_forever_tid, &a) == 0);
 	/* Asleep in the wait, holding its reference. */
 	t0 = now_s();
@@ -844,6 +867,93 @@ static void destroy_ends_evd_wait(void)
 static void destroy_ends_cno_wait(void)
 {
 	destroy_ends_wait(1);
+}
+
+static void destroy_ends_cno_agent_wait(void)
+{
+	destroy_ends_wait(2);
+}
+
+/* Start a thread in the agent wait of @w (armed or not); it sleeps. */
+static void agent_waiter_start(struct waiter *w, struct tid_arg *a,
+			       pthread_t *t)
+{
+	double t0 = now_s();
+
+	w->cno = 2;
+	a->w = w;
+	a->tid = 0;
+	KTAP_EXPECT(pthread_create(t, NULL, wait_forever_tid, a) == 0);
+	while (!a->tid || !thread_sleeps(a->tid)) {
+		KTAP_EXPECT(now_s() - t0 < 20);
+		usleep(1000);
+	}
+}
+
+/*
+ * The agent's trigger (KDAT_IOCTL_CNO_AGENT): kept once, after ARM, for
+ * the agent's wait; a consumer's CNO_WAIT gets the same trigger; DISARM
+ * drops it and wakes the agent's waiter (EBUSY); a bad op is EINVAL.
+ */
+static void cno_agent_rules(void)
+{
+	struct kdat_cno_wait cw = { .size = sizeof(cw),
+				    .timeout_us = 200000 };
+	struct waiter w = { 0 };
+	struct tid_arg a;
+	uint32_t ia, cno, evd, got;
+	pthread_t t;
+	int fd = dev_open();
+
+	ia = ia_open_ok(fd);
+	cno = mk_cno(fd, ia);
+	evd = evd_new(fd, ia, KDAT_EVD_SOFTWARE, 8, cno);
+	cw.cno_handle = cno;
+	KTAP_EXPECT_RET(cno_agent(fd, cno, 0, NULL), EINVAL);
+	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_WAIT + 1, NULL),
+			EINVAL);
+	KTAP_EXPECT_RET(cno_agent(fd, evd, KDAT_CNO_AGENT_ARM, NULL), EBADF);
+	/* Not armed: nothing to wait for. */
+	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_WAIT, &got), EBUSY);
+	/* Armed: both hear the trigger, the agent once. */
+	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_ARM, NULL), 0);
+	KTAP_EXPECT_RET(post_se(fd, evd), 0);
+	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_WAIT, &got), 0);
+	KTAP_EXPECT(got == evd);
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_CNO_WAIT, &cw), 0);
+	KTAP_EXPECT(cw.out_evd_handle == evd);
+	KTAP_EXPECT_RET(post_se(fd, evd), 0);
+	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_WAIT, &got), EBUSY);
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_CNO_WAIT, &cw), 0);
+	/* A trigger kept survives a second ARM, not a DISARM. */
+	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_ARM, NULL), 0);
+	KTAP_EXPECT_RET(post_se(fd, evd), 0);
+	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_ARM, NULL), 0);
+	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_WAIT, &got), 0);
+	KTAP_EXPECT(got == evd);
+	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_ARM, NULL), 0);
+	KTAP_EXPECT_RET(post_se(fd, evd), 0);
+	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_DISARM, NULL), 0);
+	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_WAIT, &got), EBUSY);
+	/* A sleeping agent wait: DISARM wakes it; a trigger answers it. */
+	w.fd = fd;
+	w.h = cno;
+	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_ARM, NULL), 0);
+	agent_waiter_start(&w, &a, &t);
+	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_ARM, NULL), 0);
+	usleep(50000);
+	KTAP_EXPECT(thread_sleeps(a.tid));	/* ARM: sleeps on */
+	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_DISARM, NULL), 0);
+	pthread_join(t, NULL);
+	KTAP_EXPECT_RET(w.ret, EBUSY);
+	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_ARM, NULL), 0);
+	agent_waiter_start(&w, &a, &t);
+	KTAP_EXPECT_RET(post_se(fd, evd), 0);
+	pthread_join(t, NULL);
+	KTAP_EXPECT_RET(w.ret, 0);
+	KTAP_EXPECT_RET(destroy(fd, evd), 0);
+	KTAP_EXPECT_RET(destroy(fd, cno), 0);
+	KTAP_EXPECT(close(fd) == 0);
 }
 
 /*
@@ -1986,6 +2096,8 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(srq_resize_commits_cqs),
 	KTAP_CASE(destroy_ends_evd_wait),
 	KTAP_CASE(destroy_ends_cno_wait),
+	KTAP_CASE(destroy_ends_cno_agent_wait),
+	KTAP_CASE(cno_agent_rules),
 	KTAP_CASE(ioctl_size_capped),
 	KTAP_CASE(rsp_refused_keeps_nothing),
 	KTAP_CASE(cr_replies_race),

@@ -123,6 +123,7 @@ enum {
 	KDAT_CMD_RING_WAKE,
 	KDAT_CMD_POLLER_SET,
 	KDAT_CMD_AH_QUERY,
+	KDAT_CMD_CNO_AGENT,
 };
 
 /**
@@ -1158,6 +1159,38 @@ struct kdat_evd_modify_cno {
 };
 
 #define KDAT_IOCTL_EVD_MODIFY_CNO	_IO(KDAT_TYPE, KDAT_CMD_EVD_MODIFY_CNO)
+
+enum kdat_cno_agent_op {
+	KDAT_CNO_AGENT_ARM = 1,
+	KDAT_CNO_AGENT_DISARM,
+	KDAT_CNO_AGENT_WAIT,
+};
+
+/**
+ * struct kdat_cno_agent - KDAT_IOCTL_CNO_AGENT: the trigger of a CNO's OS
+ *     Wait Proxy Agent (dat_cno_create, dat_cno_modify_agent)
+ * @size: sizeof(struct kdat_cno_agent)
+ * @cno_handle: in
+ * @op: in: KDAT_CNO_AGENT_ARM: keep the CNO's next trigger for its agent,
+ *      once (DAT: once invoked, the agent is no longer associated with
+ *      the CNO); a trigger kept and not taken stays. KDAT_CNO_AGENT_DISARM:
+ *      keep none, and drop one kept. KDAT_CNO_AGENT_WAIT: sleep until a
+ *      trigger is kept, and take it. Arming and disarming wake the agent's
+ *      waiters. A consumer's KDAT_IOCTL_CNO_WAIT and the agent's wait each
+ *      get the trigger: neither takes the other's.
+ *      WAIT answers EBUSY when the CNO is not armed and keeps no trigger
+ *      (at once, or when disarmed while it slept), EINTR on a signal, and
+ *      EBADF once the CNO is destroyed; it has no timeout.
+ * @out_evd_handle: out (WAIT): the EVD whose event triggered the CNO
+ */
+struct kdat_cno_agent {
+	__u32 size;
+	__u32 cno_handle;
+	__u32 op;
+	__u32 out_evd_handle;
+};
+
+#define KDAT_IOCTL_CNO_AGENT	_IO(KDAT_TYPE, KDAT_CMD_CNO_AGENT)
 
 /**
  * struct kdat_rmr_create - KDAT_IOCTL_RMR_CREATE: an unbound RMR
