@@ -157,6 +157,8 @@ struct kd_evd {
 	int closing;
 	/* As the kernel last agreed (kd_evd_modify()): dat_evd_query, waits. */
 	int disabled, unwaitable;
+	/* A wait's spin on the ring before it sleeps, in looks (dat_evd.c). */
+	uint32_t spin;
 	uint64_t cntrs[DCNT_EVD_ALL_COUNTERS];	/* dat_ext.c */
 };
 
