@@ -40,9 +40,9 @@ SETUP_STAMP := setup
 LIB := user/libdat.so
 LIB_SONAME := libdat.so.2
 LIB_OBJS := user/kdat_lowlevel.o user/dat_core.o user/dat_ring.o \
-	    user/dat_ia.o user/dat_mem.o user/dat_evd.o user/dat_ep.o \
-	    user/dat_cm.o user/dat_srq.o user/dat_dto.o user/dat_ext.o \
-	    user/dat_ud.o \
+	    user/dat_ia.o user/dat_mem.o user/dat_evd.o user/dat_cno.o \
+	    user/dat_ep.o user/dat_cm.o user/dat_srq.o user/dat_dto.o \
+	    user/dat_ext.o user/dat_ud.o \
 	    user/dat_provider.o user/dat_registry.o user/dat_api.o
 LIB_HDRS := include/uapi/linux/kdat.h user/kdat_lowlevel.h \
 	    user/dat_internal.h user/dat_ring.h

@@ -236,6 +236,9 @@ void kd_obj_free(struct kd_obj *o)
 	case DAT_HANDLE_TYPE_SRQ:
 		kd_ring_unmap(((struct kd_srq *)o)->ring);
 		break;
+	case DAT_HANDLE_TYPE_CNO:
+		kd_cno_release((struct kd_cno *)o);
+		return;
 	default:
 		break;
 	}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * libdat Event Dispatchers and CNOs. Kernel events become DAT events
+ * libdat Event Dispatchers. Kernel events become DAT events
  * here; dequeue and wait read an EVD's completion ring with no system
  * call when it has one (dat_ring.h), else go by ioctl.
  */
@@ -722,92 +722,4 @@ DAT_RETURN kd_evd_wait(DAT_EVD_HANDLE evd_handle,
 		return DAT_INVALID_STATE;
 	kd_count(&evd->cntrs[DCNT_EVD_WAIT], 1);
 	return kd_evd_take(evd, threshold, timeout, event, nmore);
-}
-
-DAT_RETURN kd_cno_create(DAT_IA_HANDLE ia_handle,
-			 DAT_OS_WAIT_PROXY_AGENT agent,
-			 DAT_CNO_HANDLE *cno_handle)
-{
-	struct kdat_cno_create c = { .size = sizeof(c) };
-	struct kd_ia *ia = ia_handle;
-	struct kd_cno *cno;
-	DAT_RETURN ret;
-
-	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
-		return DAT_INVALID_HANDLE;
-	if (!cno_handle)
-		return DAT_INVALID_PARAMETER;
-	c.ia_handle = ia->obj.kh;
-	ret = kd_ioctl(ia, KDAT_IOCTL_CNO_CREATE, &c);
-	if (ret)
-		return ret;
-	cno = calloc(1, sizeof(*cno));
-	if (!cno) {
-		kd_destroy_kh(ia, c.out_cno_handle);
-		return DAT_INSUFFICIENT_RESOURCES;
-	}
-	cno->agent = agent;
-	kd_obj_init(&cno->obj, ia, DAT_HANDLE_TYPE_CNO, c.out_cno_handle);
-	*cno_handle = cno;
-	return DAT_SUCCESS;
-}
-
-DAT_RETURN kd_cno_free(DAT_CNO_HANDLE cno_handle)
-{
-	if (!kd_check(cno_handle, DAT_HANDLE_TYPE_CNO))
-		return DAT_INVALID_HANDLE;
-	return kd_destroy(cno_handle);
-}
-
-DAT_RETURN kd_cno_modify_agent(DAT_CNO_HANDLE cno_handle,
-			       DAT_OS_WAIT_PROXY_AGENT agent)
-{
-	struct kd_cno *cno = cno_handle;
-
-	if (!kd_check(cno, DAT_HANDLE_TYPE_CNO))
-		return DAT_INVALID_HANDLE;
-	cno->agent = agent;
-	return DAT_SUCCESS;
-}
-
-DAT_RETURN kd_cno_wait(DAT_CNO_HANDLE cno_handle,
-		       DAT_TIMEOUT timeout,
-		       DAT_EVD_HANDLE *evd_handle)
-{
-	struct kdat_cno_wait c = { .size = sizeof(c) };
-	struct kd_cno *cno = cno_handle;
-	DAT_RETURN ret;
-
-	if (!kd_check(cno, DAT_HANDLE_TYPE_CNO))
-		return DAT_INVALID_HANDLE;
-	if (!evd_handle)
-		return DAT_INVALID_PARAMETER;
-	c.cno_handle = cno->obj.kh;
-	c.timeout_us = timeout == DAT_TIMEOUT_INFINITE ? KDAT_WAIT_FOREVER :
-							 timeout;
-	ret = kd_ioctl(cno->obj.ia, KDAT_IOCTL_CNO_WAIT, &c);
-	if (ret) {
-		*evd_handle = DAT_HANDLE_NULL;	/* not triggered */
-		return ret;
-	}
-	*evd_handle = (DAT_EVD_HANDLE)kd_table_find(c.out_evd_handle);
-	return DAT_SUCCESS;
-}
-
-DAT_RETURN kd_cno_query(DAT_CNO_HANDLE cno_handle,
-			DAT_CNO_PARAM_MASK mask,
-			DAT_CNO_PARAM *param)
-{
-	struct kd_cno *cno = cno_handle;
-
-	(void)mask;
-	if (!kd_check(cno, DAT_HANDLE_TYPE_CNO))
-		return DAT_INVALID_HANDLE;
-	if (!param)
-		return DAT_INVALID_PARAMETER;
-	memset(param, 0, sizeof(*param));
-	param->ia_handle = cno->obj.ia;
-	param->proxy_type = DAT_PROXY_TYPE_AGENT;
-	param->proxy.agent = cno->agent;
-	return DAT_SUCCESS;
 }

@@ -138,7 +138,11 @@ struct kd_rmr {
 
 struct kd_cno {
 	struct kd_obj obj;
-	DAT_OS_WAIT_PROXY_AGENT agent;
+	pthread_mutex_t lock;
+	DAT_OS_WAIT_PROXY_AGENT agent;	/* under lock */
+	bool helper;			/* its thread runs (dat_cno.c); lock */
+	bool gone;			/* destroyed; the helper frees; lock */
+	int helper_fd;			/* the helper's own descriptor */
 };
 
 struct kd_evd {
@@ -366,6 +370,9 @@ bool kd_check(const void *h, int type);
 void kd_obj_free(struct kd_obj *o);
 void kd_destroy_kh(struct kd_ia *ia, uint32_t kh);
 DAT_RETURN kd_destroy(struct kd_obj *o);
+
+/* dat_cno.c */
+void kd_cno_release(struct kd_cno *cno);
 
 /* dat_ring.c */
 bool kd_rings_wanted(void);

@@ -2147,6 +2147,183 @@ static void test_wait_spin(void)
 	KTAP_EXPECT(off[1] >= SPIN_ROUNDS * 9 / 10);
 }
 
+/* What a CNO's proxy agent saw (test_cno_agent). */
+struct agent_rec {
+	int calls;			/* atomic */
+	void *instance;
+	DAT_EVD_HANDLE evd;
+	DAT_EVENT_NUMBER dequeued;	/* 0: it dequeued nothing */
+	bool dequeue;			/* the agent dequeues the event */
+	int sleep_ms;			/* and then sleeps */
+};
+
+static void agent_fn(DAT_PVOID instance, DAT_EVD_HANDLE evd)
+{
+	struct agent_rec *a = instance;
+	DAT_EVENT ev;
+
+	a->instance = instance;
+	a->evd = evd;
+	if (a->dequeue && dat_evd_dequeue(evd, &ev) == DAT_SUCCESS)
+		a->dequeued = ev.event_number;
+	if (a->sleep_ms)
+		usleep(a->sleep_ms * 1000);
+	__atomic_add_fetch(&a->calls, 1, __ATOMIC_RELEASE);
+}
+
+/* Wait up to @ms for @a to have been called @n times; its count. */
+static int agent_calls(struct agent_rec *a, int n, int ms)
+{
+	int got;
+
+	while ((got = __atomic_load_n(&a->calls, __ATOMIC_ACQUIRE)) < n &&
+	       ms-- > 0)
+		usleep(1000);
+	return got;
+}
+
+/* The threads of this process. */
+static int task_count(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int n = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Wait up to 10 s for the process to have @n threads; its count. */
+static int tasks_settle(int n)
+{
+	int ms, got = task_count();
+
+	for (ms = 0; got != n && ms < 10000; ms += 20) {
+		usleep(20000);
+		got = task_count();
+	}
+	return got;
+}
+
+static void post_se(DAT_EVD_HANDLE evd, void *p)
+{
+	DAT_EVENT ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.event_number = DAT_SOFTWARE_EVENT;
+	ev.event_data.software_event_data.pointer = p;
+	OK(dat_evd_post_se(evd, &ev));
+}
+
+/*
+ * A CNO's OS Wait Proxy Agent is called, once, with its instance data and
+ * the EVD, when the CNO is triggered; then the CNO has no agent, until
+ * dat_cno_modify_agent gives it one again. A dat_cno_wait hears the same
+ * trigger. An agent taken away is not called. A CNO freed, or its IA
+ * closed, with an agent armed (or in it) leaves no thread behind.
+ */
+static void test_cno_agent(void)
+{
+	struct agent_rec a = { 0 }, b = { .dequeue = true };
+	DAT_OS_WAIT_PROXY_AGENT ag = { &a, agent_fn }, bg = { &b, agent_fn };
+	DAT_OS_WAIT_PROXY_AGENT none = DAT_OS_WAIT_PROXY_AGENT_NULL;
+	DAT_EVD_HANDLE evd, got;
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE aevd = DAT_HANDLE_NULL;
+	DAT_CNO_PARAM cp;
+	DAT_CNO_HANDLE cno;
+	DAT_EVENT ev;
+	int base;
+
+	OK(dat_ia_open(ia_name, 8, &aevd, &ia));
+	base = task_count();
+	OK(dat_cno_create(ia, ag, &cno));
+	KTAP_EXPECT(task_count() == base + 1);	/* the agent's thread */
+	OK(dat_cno_query(cno, DAT_CNO_FIELD_ALL, &cp));
+	KTAP_EXPECT(cp.proxy.agent.instance_data == &a &&
+		    cp.proxy.agent.proxy_agent_func == agent_fn);
+	OK(dat_evd_create(ia, 4, cno, DAT_EVD_SOFTWARE_FLAG, &evd));
+	usleep(100000);
+	KTAP_EXPECT(agent_calls(&a, 1, 0) == 0);	/* not triggered */
+
+	/* Triggered: the agent is called once, and so is a waiter woken. */
+	post_se(evd, &a);
+	KTAP_EXPECT(agent_calls(&a, 1, 10000) == 1);
+	KTAP_EXPECT(a.instance == &a && a.evd == evd);
+	OK(dat_cno_wait(cno, TMO, &got));
+	KTAP_EXPECT(got == evd);
+	OK(dat_cno_query(cno, DAT_CNO_FIELD_ALL, &cp));
+	KTAP_EXPECT(!cp.proxy.agent.proxy_agent_func);	/* dissociated */
+	KTAP_EXPECT(tasks_settle(base) == base);
+	OK(dat_evd_dequeue(evd, &ev));
+	post_se(evd, &a);
+	OK(dat_cno_wait(cno, TMO, &got));
+	usleep(200000);
+	KTAP_EXPECT(agent_calls(&a, 2, 0) == 1);	/* once only */
+	OK(dat_evd_dequeue(evd, &ev));
+
+	/* Given again: called again; the agent may use the EVD. */
+	OK(dat_cno_modify_agent(cno, bg));
+	post_se(evd, &b);
+	KTAP_EXPECT(agent_calls(&b, 1, 10000) == 1);
+	KTAP_EXPECT(b.evd == evd && b.dequeued == DAT_SOFTWARE_EVENT);
+	OK(dat_cno_wait(cno, TMO, &got));
+	EXPECT_DAT(dat_evd_dequeue(evd, &ev), DAT_QUEUE_EMPTY);
+
+	/* Replaced before the trigger: the new agent only. */
+	OK(dat_cno_modify_agent(cno, ag));
+	OK(dat_cno_modify_agent(cno, bg));
+	post_se(evd, &b);
+	KTAP_EXPECT(agent_calls(&b, 2, 10000) == 2);
+	KTAP_EXPECT(agent_calls(&a, 2, 0) == 1);
+	OK(dat_cno_wait(cno, TMO, &got));
+
+	/* Taken away before the trigger: not called, its thread gone. */
+	KTAP_EXPECT(tasks_settle(base) == base);
+	OK(dat_cno_modify_agent(cno, ag));
+	KTAP_EXPECT(task_count() == base + 1);
+	OK(dat_cno_modify_agent(cno, none));
+	KTAP_EXPECT(tasks_settle(base) == base);
+	post_se(evd, &a);
+	OK(dat_cno_wait(cno, TMO, &got));
+	usleep(200000);
+	KTAP_EXPECT(agent_calls(&a, 2, 0) == 1);
+	OK(dat_evd_dequeue(evd, &ev));
+
+	/* Freed while armed: the thread ends. */
+	OK(dat_cno_modify_agent(cno, ag));
+	OK(dat_evd_modify_cno(evd, DAT_HANDLE_NULL));
+	OK(dat_cno_free(cno));
+	KTAP_EXPECT(tasks_settle(base) == base);
+
+	/* Freed while its agent runs: the thread frees it after. */
+	a.sleep_ms = 300;
+	OK(dat_cno_create(ia, ag, &cno));
+	OK(dat_evd_modify_cno(evd, cno));
+	post_se(evd, &a);
+	OK(dat_cno_wait(cno, TMO, &got));
+	usleep(50000);
+	OK(dat_evd_modify_cno(evd, DAT_HANDLE_NULL));
+	OK(dat_cno_free(cno));
+	KTAP_EXPECT(agent_calls(&a, 2, 10000) == 2);
+	KTAP_EXPECT(tasks_settle(base) == base);
+	OK(dat_evd_dequeue(evd, &ev));
+	a.sleep_ms = 0;
+
+	/* The IA closed under an armed agent: no thread is left. */
+	KTAP_EXPECT(tasks_settle(base) == base);
+	OK(dat_cno_create(ia, ag, &cno));
+	KTAP_EXPECT(task_count() == base + 1);
+	OK(dat_evd_free(evd));
+	OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+	KTAP_EXPECT(tasks_settle(base) == base);
+	KTAP_EXPECT(agent_calls(&a, 3, 0) == 2);
+}
+
 /*
  * RMR bind: the peer writes through the rmr_context into the bound range
  * only; the bind completes on the EP's request EVD with its cookie;
@@ -5025,6 +5202,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_evd_wait),
 	KTAP_CASE(test_fence),
 	KTAP_CASE(test_cno),
+	KTAP_CASE(test_cno_agent),
 	KTAP_CASE(test_wait_spin),
 	KTAP_CASE(test_rmr),
 	KTAP_CASE(test_rmr_bind_privileges),
