@@ -303,10 +303,13 @@ struct kdat_cno {
 	u32 triggered;			/* EVD handle, 0: none; under lock */
 	/*
 	 * The proxy agent's trigger (KDAT_IOCTL_CNO_AGENT): @armed keeps the
-	 * next one in @agent_evd, once. Under lock.
+	 * next one in @agent_evd, once, for the arming numbered @agent_seq
+	 * (ARM and DISARM count; @kept_seq: the arming the kept one is
+	 * for). Under lock.
 	 */
 	bool armed;
 	u32 agent_evd;
+	u32 agent_seq, kept_seq;
 	wait_queue_head_t wq;
 };
 

@@ -42,6 +42,7 @@ static void kdat_cno_trigger(struct kdat_cno *cno, struct kdat_evd *evd)
 	if (cno->armed) {
 		cno->armed = false;
 		cno->agent_evd = evd->obj.handle;
+		cno->kept_seq = cno->agent_seq;
 	}
 	spin_unlock(&cno->lock);
 	wake_up(&cno->wq);
@@ -826,16 +827,17 @@ int kdat_cmd_cno_wait(struct kdat_ucmd *ucmd)
 }
 
 /*
- * Take the trigger kept for the agent into @h. True when there is one, or
- * when none can come (not armed: @h is 0).
+ * Take the trigger kept for the agent into @h, its arming into @seq. True
+ * when there is one, or when none can come (not armed: @h is 0).
  */
-static bool kdat_cno_agent_take(struct kdat_cno *cno, u32 *h)
+static bool kdat_cno_agent_take(struct kdat_cno *cno, u32 *h, u32 *seq)
 {
 	unsigned long flags;
 	bool done;
 
 	spin_lock_irqsave(&cno->lock, flags);
 	*h = cno->agent_evd;
+	*seq = cno->kept_seq;
 	cno->agent_evd = 0;
 	done = *h || !cno->armed;
 	spin_unlock_irqrestore(&cno->lock, flags);
@@ -853,10 +855,11 @@ int kdat_cmd_cno_agent(struct kdat_ucmd *ucmd)
 	struct kdat_cno_agent *cmd = ucmd->cmd;
 	struct kdat_cno *cno;
 	unsigned long flags;
-	u32 h = 0;
+	u32 h = 0, seq = 0;
 	int ret = 0;
 
-	if (cmd->op < KDAT_CNO_AGENT_ARM || cmd->op > KDAT_CNO_AGENT_WAIT)
+	if (cmd->__reserved || cmd->op < KDAT_CNO_AGENT_ARM ||
+	    cmd->op > KDAT_CNO_AGENT_WAIT)
 		return -EINVAL;
 	cno = kdat_get(ucmd->kfile, cmd->cno_handle, struct kdat_cno,
 		       KDAT_OBJ_CNO);
@@ -864,7 +867,7 @@ int kdat_cmd_cno_agent(struct kdat_ucmd *ucmd)
 		return -EBADF;
 	if (cmd->op == KDAT_CNO_AGENT_WAIT) {
 		if (wait_event_interruptible(cno->wq,
-					     kdat_cno_agent_take(cno, &h) ||
+					     kdat_cno_agent_take(cno, &h, &seq) ||
 					     READ_ONCE(cno->obj.dead)))
 			ret = -EINTR;
 		else if (READ_ONCE(cno->obj.dead))
@@ -873,24 +876,24 @@ int kdat_cmd_cno_agent(struct kdat_ucmd *ucmd)
 			ret = -EBUSY;
 	} else {
 		spin_lock_irqsave(&cno->lock, flags);
-		if (cmd->op == KDAT_CNO_AGENT_DISARM) {
-			cno->armed = false;
-			cno->agent_evd = 0;
-		} else if (!cno->agent_evd) {
-			cno->armed = true;
-		}
+		cno->armed = cmd->op == KDAT_CNO_AGENT_ARM;
+		cno->agent_evd = 0;
+		seq = ++cno->agent_seq;
 		spin_unlock_irqrestore(&cno->lock, flags);
 		wake_up_all(&cno->wq);
 	}
 	if (!ret) {
 		cmd->out_evd_handle = h;
+		cmd->out_seq = seq;
 		ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
 	}
 	if (ret && h) {
-		/* Not answered: the trigger stays for the next wait. */
+		/* Not answered: it stays, unless armed or disarmed since. */
 		spin_lock_irqsave(&cno->lock, flags);
-		if (!cno->agent_evd && !cno->armed)
+		if (!cno->agent_evd && !cno->armed && seq == cno->agent_seq) {
 			cno->agent_evd = h;
+			cno->kept_seq = seq;
+		}
 		spin_unlock_irqrestore(&cno->lock, flags);
 	}
 	kdat_obj_put(&cno->obj);

@@ -243,7 +243,7 @@ static const struct kdat_ioctl_op kdat_ioctl_ops[] = {
 	KDAT_IOCTL_OP(KDAT_IOCTL_AH_QUERY, kdat_cmd_ah_query,
 		      struct kdat_ah_query, private_data),
 	KDAT_IOCTL_OP(KDAT_IOCTL_CNO_AGENT, kdat_cmd_cno_agent,
-		      struct kdat_cno_agent, out_evd_handle),
+		      struct kdat_cno_agent, __reserved),
 };
 
 static long kdat_fops_ioctl(struct file *filp, unsigned int cmd,

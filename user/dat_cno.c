@@ -29,16 +29,22 @@ static bool kd_agent_set(const DAT_OS_WAIT_PROXY_AGENT *a)
 	return a->proxy_agent_func != NULL;
 }
 
-/* Arm or disarm @cno's agent trigger in the kernel. */
-static DAT_RETURN kd_cno_arm(struct kd_cno *cno, bool arm)
+/*
+ * Arm or disarm @cno's agent trigger in the kernel; the change's number
+ * in @seq. cno->lock held.
+ */
+static DAT_RETURN kd_cno_arm(struct kd_cno *cno, bool arm, uint32_t *seq)
 {
 	struct kdat_cno_agent c = {
 		.size = sizeof(c),
 		.cno_handle = cno->obj.kh,
 		.op = arm ? KDAT_CNO_AGENT_ARM : KDAT_CNO_AGENT_DISARM,
 	};
+	DAT_RETURN ret = kd_ioctl(cno->obj.ia, KDAT_IOCTL_CNO_AGENT, &c);
 
-	return kd_ioctl(cno->obj.ia, KDAT_IOCTL_CNO_AGENT, &c);
+	if (ret == DAT_SUCCESS)
+		*seq = c.out_seq;
+	return ret;
 }
 
 static void kd_cno_free_mem(struct kd_cno *cno)
@@ -63,12 +69,18 @@ static void *kd_cno_helper(void *arg)
 		c.size = sizeof(c);
 		c.cno_handle = cno->obj.kh;
 		c.op = KDAT_CNO_AGENT_WAIT;
-		err = ioctl(fd, KDAT_IOCTL_CNO_AGENT, &c) ? errno : 0;
-		if (err == EINTR)
-			continue;
+		do
+			err = ioctl(fd, KDAT_IOCTL_CNO_AGENT, &c) ? errno : 0;
+		while (err == EINTR);
 		evd = err ? NULL : kd_table_find(c.out_evd_handle);
 		pthread_mutex_lock(&cno->lock);
-		if (!err && !cno->gone && kd_agent_set(&cno->agent)) {
+		/*
+		 * A trigger of the arming that gave the CNO its agent: one
+		 * taken just before dat_cno_modify_agent armed it again is
+		 * the replaced agent's, and the new one is not called.
+		 */
+		if (!err && !cno->gone && kd_agent_set(&cno->agent) &&
+		    c.out_seq == cno->seq) {
 			/* Called once: then no longer the CNO's agent. */
 			agent = cno->agent;
 			cno->agent = DAT_OS_WAIT_PROXY_AGENT_NULL;
@@ -129,24 +141,31 @@ static DAT_RETURN kd_cno_helper_start(struct kd_cno *cno)
 static DAT_RETURN kd_cno_set_agent(struct kd_cno *cno,
 				   DAT_OS_WAIT_PROXY_AGENT agent)
 {
+	uint32_t seq;
 	DAT_RETURN ret;
 
 	if (!kd_agent_set(&agent)) {
-		ret = kd_cno_arm(cno, false);	/* wakes the helper: it ends */
-		if (ret == DAT_SUCCESS)
+		/* Wakes the helper: it ends. */
+		ret = kd_cno_arm(cno, false, &seq);
+		if (ret == DAT_SUCCESS) {
 			cno->agent = agent;
+			cno->seq = seq;
+		}
 		return ret;
 	}
-	ret = kd_cno_arm(cno, true);
+	ret = kd_cno_arm(cno, true, &seq);
 	if (ret)
 		return ret;
 	ret = kd_cno_helper_start(cno);
 	if (ret) {
-		if (!kd_agent_set(&cno->agent))
-			kd_cno_arm(cno, false);
+		/* Back to the agent it had: armed for it, or none. */
+		if (!kd_agent_set(&cno->agent) ||
+		    kd_cno_arm(cno, true, &cno->seq))
+			kd_cno_arm(cno, false, &seq);
 		return ret;
 	}
 	cno->agent = agent;
+	cno->seq = seq;
 	return DAT_SUCCESS;
 }
 

@@ -140,6 +140,7 @@ struct kd_cno {
 	struct kd_obj obj;
 	pthread_mutex_t lock;
 	DAT_OS_WAIT_PROXY_AGENT agent;	/* under lock */
+	uint32_t seq;			/* the kernel's arming for it; lock */
 	bool helper;			/* its thread runs (dat_cno.c); lock */
 	bool gone;			/* destroyed; the helper frees; lock */
 	int helper_fd;			/* the helper's own descriptor */

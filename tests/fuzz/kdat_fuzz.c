@@ -1235,7 +1235,8 @@ static void op_cno_agent(void)
 	struct kdat_cno_agent c = { .cno_handle = ph(H_CNO, 0, NULL) };
 
 	c.op = M32(KDAT_CNO_AGENT_ARM + rn(T->r, 3));
-	KIO(KDAT_IOCTL_CNO_AGENT, c, out_evd_handle);
+	c.__reserved = M32(0);
+	KIO(KDAT_IOCTL_CNO_AGENT, c, __reserved);
 }
 
 static void rand_attr(struct kdat_ep_attr *a)

@@ -917,7 +917,7 @@ static const struct size_case size_cases[] = {
 	SC(RING_CREATE, struct kdat_ring_create, out_off, fill_ring_create),
 	SC(RING_WAKE, struct kdat_ring_wake, flags, fill_ring_wake),
 	SC(AH_QUERY, struct kdat_ah_query, private_data, fill_ah_query),
-	SC(CNO_AGENT, struct kdat_cno_agent, out_evd_handle, fill_cno_agent),
+	SC(CNO_AGENT, struct kdat_cno_agent, __reserved, fill_cno_agent),
 };
 
 static void size_protocol_one(const struct size_case *sc)

@@ -813,6 +813,8 @@ static void *wait_forever_tid(void *arg)
 	return wait_forever(a->w);
 }
 
+static uint32_t agent_seq;	/* out_seq of cno_agent()'s last answer */
+
 static int cno_agent(int fd, uint32_t cno, uint32_t op, uint32_t *evd)
 {
 	struct kdat_cno_agent c = { .size = sizeof(c), .cno_handle = cno,
@@ -821,6 +823,7 @@ static int cno_agent(int fd, uint32_t cno, uint32_t op, uint32_t *evd)
 
 	if (evd)
 		*evd = ret ? 0 : c.out_evd_handle;
+	agent_seq = ret ? 0 : c.out_seq;
 	return ret;
 }
 
@@ -892,8 +895,9 @@ static void agent_waiter_start(struct waiter *w, struct tid_arg *a,
 
 /*
  * The agent's trigger (KDAT_IOCTL_CNO_AGENT): kept once, after ARM, for
- * the agent's wait; a consumer's CNO_WAIT gets the same trigger; DISARM
- * drops it and wakes the agent's waiter (EBUSY); a bad op is EINVAL.
+ * the agent's wait, with the arming's number; a consumer's CNO_WAIT gets
+ * the same trigger; ARM again or DISARM drops one kept; DISARM wakes the
+ * agent's waiter (EBUSY); a bad op or reserved field is EINVAL.
  */
 static void cno_agent_rules(void)
 {
@@ -901,7 +905,7 @@ static void cno_agent_rules(void)
 				    .timeout_us = 200000 };
 	struct waiter w = { 0 };
 	struct tid_arg a;
-	uint32_t ia, cno, evd, got;
+	uint32_t ia, cno, evd, got, seq;
 	pthread_t t;
 	int fd = dev_open();
 
@@ -913,24 +917,40 @@ static void cno_agent_rules(void)
 	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_WAIT + 1, NULL),
 			EINVAL);
 	KTAP_EXPECT_RET(cno_agent(fd, evd, KDAT_CNO_AGENT_ARM, NULL), EBADF);
+	{
+		struct kdat_cno_agent c = { .size = sizeof(c),
+					    .cno_handle = cno,
+					    .op = KDAT_CNO_AGENT_ARM,
+					    .__reserved = 1 };
+
+		KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_CNO_AGENT, &c), EINVAL);
+	}
 	/* Not armed: nothing to wait for. */
 	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_WAIT, &got), EBUSY);
-	/* Armed: both hear the trigger, the agent once. */
+	/* Armed: both hear the trigger, the agent once, with its arming. */
 	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_ARM, NULL), 0);
+	seq = agent_seq;
 	KTAP_EXPECT_RET(post_se(fd, evd), 0);
 	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_WAIT, &got), 0);
 	KTAP_EXPECT(got == evd);
+	KTAP_EXPECT_EQ(agent_seq, seq);
 	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_CNO_WAIT, &cw), 0);
 	KTAP_EXPECT(cw.out_evd_handle == evd);
 	KTAP_EXPECT_RET(post_se(fd, evd), 0);
 	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_WAIT, &got), EBUSY);
 	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_CNO_WAIT, &cw), 0);
-	/* A trigger kept survives a second ARM, not a DISARM. */
+	/* ARM again drops a kept trigger: the next is the new arming's. */
 	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_ARM, NULL), 0);
+	seq = agent_seq;
 	KTAP_EXPECT_RET(post_se(fd, evd), 0);
 	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_ARM, NULL), 0);
+	KTAP_EXPECT(agent_seq != seq);
+	seq = agent_seq;
+	KTAP_EXPECT_RET(post_se(fd, evd), 0);
 	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_WAIT, &got), 0);
 	KTAP_EXPECT(got == evd);
+	KTAP_EXPECT_EQ(agent_seq, seq);
+	/* DISARM drops a kept trigger. */
 	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_ARM, NULL), 0);
 	KTAP_EXPECT_RET(post_se(fd, evd), 0);
 	KTAP_EXPECT_RET(cno_agent(fd, cno, KDAT_CNO_AGENT_DISARM, NULL), 0);

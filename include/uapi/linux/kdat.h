@@ -1173,21 +1173,28 @@ enum kdat_cno_agent_op {
  * @cno_handle: in
  * @op: in: KDAT_CNO_AGENT_ARM: keep the CNO's next trigger for its agent,
  *      once (DAT: once invoked, the agent is no longer associated with
- *      the CNO); a trigger kept and not taken stays. KDAT_CNO_AGENT_DISARM:
- *      keep none, and drop one kept. KDAT_CNO_AGENT_WAIT: sleep until a
- *      trigger is kept, and take it. Arming and disarming wake the agent's
- *      waiters. A consumer's KDAT_IOCTL_CNO_WAIT and the agent's wait each
- *      get the trigger: neither takes the other's.
+ *      the CNO); a trigger kept for an earlier arming and not taken is
+ *      dropped. KDAT_CNO_AGENT_DISARM: keep none, and drop one kept.
+ *      KDAT_CNO_AGENT_WAIT: sleep until a trigger is kept, and take it.
+ *      Arming and disarming wake the agent's waiters. A consumer's
+ *      KDAT_IOCTL_CNO_WAIT and the agent's wait each get the trigger:
+ *      neither takes the other's.
  *      WAIT answers EBUSY when the CNO is not armed and keeps no trigger
  *      (at once, or when disarmed while it slept), EINTR on a signal, and
  *      EBADF once the CNO is destroyed; it has no timeout.
  * @out_evd_handle: out (WAIT): the EVD whose event triggered the CNO
+ * @out_seq: out: ARM, DISARM: the number of this change; WAIT: the number
+ *      of the arming the trigger was kept for (a trigger taken just before
+ *      an arming is told from one after it)
+ * @__reserved: 0
  */
 struct kdat_cno_agent {
 	__u32 size;
 	__u32 cno_handle;
 	__u32 op;
 	__u32 out_evd_handle;
+	__u32 out_seq;
+	__u32 __reserved;
 };
 
 #define KDAT_IOCTL_CNO_AGENT	_IO(KDAT_TYPE, KDAT_CMD_CNO_AGENT)
