@@ -449,8 +449,9 @@ static int64_t kd_now_us(void)
  * microseconds later, sooner than a sleep and a wake-up take (on the
  * testbed's guest a wait that slept took 50-120 us where the completion
  * came after 20), and a thread that sleeps is woken on the poller's CPU,
- * which then gives it up. The spin is for DTO EVDs only, and learns per
- * EVD: a wait that slept after its spin sets the EVD's budget to the spin
+ * which then gives it up. The spin is for DTO EVDs only, and not with
+ * KDAT_POLLER=none (the mode for a process per core, where a post is
+ * taken in the poster's own call). It learns per EVD: a wait that slept after its spin sets the EVD's budget to the spin
  * that would have found its event, up to KDAT_WAIT_SPIN_US (environment,
  * default 100; 0: never spin), or halves it, down to a sixteenth, when its
  * event came later than that. The spin counts looks at the ring, not
@@ -486,13 +487,15 @@ static inline bool kd_cq_has(const struct kd_ring *r, uint32_t want)
 static void kd_spin_setup(void)
 {
 	const char *e = getenv("KDAT_WAIT_SPIN_US");
+	const char *mode = getenv("KDAT_POLLER");
 	unsigned long us = e ? strtoul(e, NULL, 0) : KD_WAIT_SPIN_US;
 	uint32_t tail = 0, head = 0;
 	struct kd_ring probe = { .tail = &tail, .head = &head };
 	int64_t t0, t1;
 	uint32_t i, n = 0;
 
-	if (!us)
+	/* No poller: a post completes in the poster's call, a process per core. */
+	if (!us || (mode && !strcmp(mode, "none")))
 		return;
 	if (us > 10000)
 		us = 10000;
