@@ -102,7 +102,7 @@ static void *kd_cno_helper(void *arg)
 	return NULL;
 }
 
-/* Start @cno's helper thread; cno->lock held, the kernel armed. */
+/* Start @cno's helper thread, unless it runs; cno->lock held. */
 static DAT_RETURN kd_cno_helper_start(struct kd_cno *cno)
 {
 	sigset_t all, old;
@@ -153,17 +153,17 @@ static DAT_RETURN kd_cno_set_agent(struct kd_cno *cno,
 		}
 		return ret;
 	}
+	/*
+	 * The helper first, so that a failure changes nothing. Until the
+	 * kernel is armed its wait answers EBUSY; it then waits for this
+	 * lock, and waits again if the CNO has an agent by then, or ends.
+	 */
+	ret = kd_cno_helper_start(cno);
+	if (ret)
+		return ret;
 	ret = kd_cno_arm(cno, true, &seq);
 	if (ret)
 		return ret;
-	ret = kd_cno_helper_start(cno);
-	if (ret) {
-		/* Back to the agent it had: armed for it, or none. */
-		if (!kd_agent_set(&cno->agent) ||
-		    kd_cno_arm(cno, true, &cno->seq))
-			kd_cno_arm(cno, false, &seq);
-		return ret;
-	}
 	cno->agent = agent;
 	cno->seq = seq;
 	return DAT_SUCCESS;

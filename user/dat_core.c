@@ -162,7 +162,9 @@ int kd_proc_get(void)
 	if (kd_proc.fd < 0) {
 		kd_proc.fd = kdat_open();
 		if (kd_proc.fd >= 0)
-			kd_poller_setup(kd_proc.fd);
+			__atomic_store_n(&kd_proc.poller_mode,
+					 kd_poller_setup(kd_proc.fd),
+					 __ATOMIC_RELAXED);
 	}
 	fd = kd_proc.fd;
 	if (fd >= 0)

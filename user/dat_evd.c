@@ -448,11 +448,11 @@ static int64_t kd_now_us(void)
  * a poller, a DTO posted a moment ago completes on another CPU some
  * microseconds later, sooner than a sleep and a wake-up take (on the
  * testbed's guest a wait that slept took 50-120 us where the completion
- * came after 20), and a thread that sleeps is woken on the poller's CPU,
- * which then gives it up. The spin is for DTO EVDs only, and not with
- * KDAT_POLLER=none (the mode for a process per core, where a post is
- * taken in the poster's own call). It learns per EVD: a wait that slept after its spin sets the EVD's budget to the spin
- * that would have found its event, up to KDAT_WAIT_SPIN_US (environment,
+ * came after 20). The spin is for DTO EVDs only, and not when the file
+ * has no poller (KDAT_POLLER=none, the mode for a process per core, where
+ * a post is taken in the poster's own call). It learns per EVD: a wait
+ * that slept after its spin sets the EVD's budget to the spin that would
+ * have found its event, up to KDAT_WAIT_SPIN_US (environment,
  * default 100; 0: never spin), or halves it, down to a sixteenth, when its
  * event came later than that. The spin counts looks at the ring, not
  * clock reads (a clock read is a system call where there is no vDSO):
@@ -487,7 +487,6 @@ static inline bool kd_cq_has(const struct kd_ring *r, uint32_t want)
 static void kd_spin_setup(void)
 {
 	const char *e = getenv("KDAT_WAIT_SPIN_US");
-	const char *mode = getenv("KDAT_POLLER");
 	unsigned long us = e ? strtoul(e, NULL, 0) : KD_WAIT_SPIN_US;
 	uint32_t tail = 0, head = 0;
 	struct kd_ring probe = { .tail = &tail, .head = &head };
@@ -495,7 +494,8 @@ static void kd_spin_setup(void)
 	uint32_t i, n = 0;
 
 	/* No poller: a post completes in the poster's call, a process per core. */
-	if (!us || (mode && !strcmp(mode, "none")))
+	if (!us || __atomic_load_n(&kd_proc.poller_mode, __ATOMIC_RELAXED) ==
+		   KDAT_POLLER_NONE)
 		return;
 	if (us > 10000)
 		us = 10000;

@@ -93,6 +93,7 @@ struct kd_proc {
 	pthread_mutex_t lock;
 	int fd;
 	unsigned int nr_ia;
+	uint32_t poller_mode;		/* KDAT_POLLER_*, as the kernel took it */
 	struct kd_obj *by_kh[KD_TABLE_SIZE];
 	struct kd_obj *by_ptr[KD_TABLE_SIZE];
 };
@@ -377,7 +378,7 @@ void kd_cno_release(struct kd_cno *cno);
 
 /* dat_ring.c */
 bool kd_rings_wanted(void);
-void kd_poller_setup(int fd);
+uint32_t kd_poller_setup(int fd);
 bool kd_debug(void);
 struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh, uint32_t kind,
 			    bool *made);

@@ -32,9 +32,9 @@ bool kd_rings_wanted(void)
  * default) has a poller that spins while it has a CPU of its own and its
  * spinning pays, KDAT_POLLER=spin one that spins while it has a CPU;
  * KDAT_POLLER_CPU=N pins it. A setting the kernel refuses is said on
- * stderr and the default kept.
+ * stderr and the default kept. Returns the mode the file has.
  */
-void kd_poller_setup(int fd)
+uint32_t kd_poller_setup(int fd)
 {
 	const char *mode = getenv("KDAT_POLLER"), *cpu = getenv("KDAT_POLLER_CPU");
 	struct kdat_poller_set p = {
@@ -43,7 +43,7 @@ void kd_poller_setup(int fd)
 	};
 
 	if (!mode && !cpu)
-		return;
+		return KDAT_POLLER_ADAPTIVE;
 	if (mode && !strcmp(mode, "none"))
 		p.mode = KDAT_POLLER_NONE;
 	else if (mode && !strcmp(mode, "spin"))
@@ -53,9 +53,12 @@ void kd_poller_setup(int fd)
 			mode);
 	if (cpu)
 		p.cpu = atoi(cpu);
-	if (ioctl(fd, KDAT_IOCTL_POLLER_SET, &p))
+	if (ioctl(fd, KDAT_IOCTL_POLLER_SET, &p)) {
 		fprintf(stderr, "libdat: KDAT_POLLER=%s KDAT_POLLER_CPU=%s: %s\n",
 			mode ? mode : "", cpu ? cpu : "", strerror(errno));
+		return KDAT_POLLER_ADAPTIVE;
+	}
+	return p.mode;
 }
 
 void kd_ring_unmap(struct kd_ring *r)

@@ -2063,19 +2063,19 @@ static void test_cno(void)
 #define SPIN_ROUNDS 200
 
 /*
- * The poller of libdat's /dev/kdat descriptor (fdinfo): its sleeps so far
- * (idle, shared and unpaid), or -1 when it does not poll now.
+ * The /proc/self/fdinfo file of libdat's /dev/kdat descriptor, open for
+ * reading (NULL if there is none); with @count, how many /dev/kdat
+ * descriptors the process has in *@count (all 1024 looked at: without
+ * it, the first found ends the search, for callers in a timed loop).
  */
-static long poller_sleeps(void)
+static FILE *kdat_fdinfo(int *count)
 {
-	char path[300], target[300], line[256];
-	long idle, shared, unpaid, ret = -1;
+	char path[300], target[300];
+	FILE *f = NULL;
+	int fd, found = 0;
 	ssize_t n;
-	int fd;
 
-	for (fd = 0; fd < 1024; fd++) {
-		FILE *f;
-
+	for (fd = 0; fd < 1024 && (count || !f); fd++) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 		n = readlink(path, target, sizeof(target) - 1);
 		if (n < 0)
@@ -2083,16 +2083,33 @@ static long poller_sleeps(void)
 		target[n] = 0;
 		if (strcmp(target, "/dev/kdat"))
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-		f = fopen(path, "r");
-		while (f && fgets(line, sizeof(line), f))
-			if (sscanf(line, "poller: %*d polling cpu %*d files %*u idle_sleeps %ld shared_sleeps %ld backoff_ms %*u unpaid_sleeps %ld",
-				   &idle, &shared, &unpaid) == 3)
-				ret = idle + shared + unpaid;
-		if (f)
-			fclose(f);
-		break;
+		if (!found++) {
+			snprintf(path, sizeof(path), "/proc/self/fdinfo/%d",
+				 fd);
+			f = fopen(path, "r");
+		}
 	}
+	if (count)
+		*count = found;
+	return f;
+}
+
+/*
+ * The poller of libdat's /dev/kdat descriptor (fdinfo): its sleeps so far
+ * (idle, shared and unpaid), or -1 when it does not poll now.
+ */
+static long poller_sleeps(void)
+{
+	long idle, shared, unpaid, ret = -1;
+	FILE *f = kdat_fdinfo(NULL);
+	char line[256];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "poller: %*d polling cpu %*d files %*u idle_sleeps %ld shared_sleeps %ld backoff_ms %*u unpaid_sleeps %ld",
+			   &idle, &shared, &unpaid) == 3)
+			ret = idle + shared + unpaid;
+	if (f)
+		fclose(f);
 	return ret;
 }
 
@@ -3952,37 +3969,23 @@ static void test_poller_mode(void)
 	const char *rings = getenv("KDAT_RINGS"), *mode = getenv("KDAT_POLLER");
 	bool want = !(rings && !strcmp(rings, "0")) &&
 		    !(mode && !strcmp(mode, "none"));
-	char path[300], target[300], line[256];
-	int fd, found = 0, tid = -1;
+	int found, tid = -1;
+	char line[256];
 	struct pair p;
-	ssize_t n;
+	FILE *f;
 
 	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
 	pair_still_works(&p);
-	for (fd = 0; fd < 1024; fd++) {
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n < 0)
-			continue;
-		target[n] = 0;
-		if (strcmp(target, "/dev/kdat"))
-			continue;
-		found++;
-		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-		f = fopen(path, "r");
-		KTAP_EXPECT(f);
-		while (fgets(line, sizeof(line), f))
-			if (!strncmp(line, "poller:\t", 8)) {
-				ktap_diag("%.*s", (int)strcspn(line, "\n"),
-					  line);
-				tid = strcmp(line + 8, "none\n") ?
-				      atoi(line + 8) : 0;
-			}
-		fclose(f);
-	}
+	f = kdat_fdinfo(&found);
 	KTAP_EXPECT(found == 1);
+	KTAP_EXPECT(f);
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "poller:\t", 8)) {
+			ktap_diag("%.*s", (int)strcspn(line, "\n"), line);
+			tid = strcmp(line + 8, "none\n") ? atoi(line + 8) : 0;
+		}
+	if (f)
+		fclose(f);
 	KTAP_EXPECT(tid >= 0);
 	KTAP_EXPECT((tid > 0) == want);
 	pair_close(&p);
