@@ -375,12 +375,30 @@ MODULE_PARM_DESC(ack_timeout,
 		 "RC local ACK timeout of new connections, 4.096 us x 2^N (1..31; 0: the RDMA CM's own)");
 
 /* Before the QP reaches RTS, on either side. */
-static void kdat_ep_set_ack_timeout(struct rdma_cm_id *id)
+/*
+ * The minimum RNR NAK timer of new connections' QPs, in the IB encoding:
+ * how long a peer whose send found no receive posted here waits before it
+ * sends again. The RDMA CM leaves it at 0, which IB reads as 655.36 ms:
+ * a receiver a moment late with its receive cost its sender 0.66 s per
+ * NAK (on rxe, two processes exchanging 64 B sends at depth 1 ran at a
+ * few hundred messages a second). 12 is 0.64 ms, the value OFA's
+ * socket-CM providers set (DAPL_RNR_TIMER); rxe waits at least a jiffy.
+ */
+static unsigned int rnr_timer = IB_RNR_TIMER_000_64;
+module_param(rnr_timer, uint, 0644);
+MODULE_PARM_DESC(rnr_timer,
+		 "RC minimum RNR NAK timer of new connections, IB encoding (0..31; 0: 655 ms, 12: 0.64 ms)");
+
+/* An RC connection's timers, before its QP reaches RTR, on either side. */
+static void kdat_ep_set_timers(struct rdma_cm_id *id)
 {
 	unsigned int t = READ_ONCE(ack_timeout);
+	unsigned int rnr = READ_ONCE(rnr_timer);
 
 	if (t && t < 32)
 		rdma_set_ack_timeout(id, t);
+	if (rnr < 32 && id->qp_type == IB_QPT_RC)
+		rdma_set_min_rnr_timer(id, rnr);
 }
 
 static void kdat_ep_ka_arm(struct kdat_ep *ep)
@@ -578,7 +596,7 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		param.retry_count = min(READ_ONCE(retry_count), 7U);
 		param.rnr_retry_count = 7;
 		param.qp_num = ep->qp->qp_num;
-		kdat_ep_set_ack_timeout(id);
+		kdat_ep_set_timers(id);
 		ret = kdat_ep_modify(ep, id, IB_QPS_INIT);
 		if (!ret)
 			ret = rdma_connect_locked(id, &param);
@@ -727,7 +745,7 @@ int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
 	}
 	param.qp_num = ep->qp->qp_num;
 	/* From here on a failure costs the request: ECONNABORTED. */
-	kdat_ep_set_ack_timeout(id);
+	kdat_ep_set_timers(id);
 	ret = kdat_ep_qp_connect(ep, id);
 	if (!ret) {
 		kdat_ep_set_state(ep,

@@ -889,6 +889,58 @@ static void pair_still_works(struct pair *p)
 }
 
 /*
+ * A send that finds no receive is NAKed (RNR) and sent again after the
+ * receiver's minimum RNR timer: kdat's module parameter rnr_timer, 0.64
+ * ms by default (IB encoding 12), where the RDMA CM leaves 0, read as
+ * 655 ms. A receive posted 50 ms after the send has its message within
+ * 300 ms (rxe waits at least a jiffy); with 655 ms it took 0.6 s.
+ */
+static void test_rnr_wait_short(void)
+{
+	FILE *f = fopen("/sys/module/kdat/parameters/rnr_timer", "r");
+	struct timespec t0, t1;
+	DAT_LMR_TRIPLET t, r;
+	unsigned int rnr;
+	struct pair p;
+	char why[80];
+	double took;
+	int n;
+
+	only_in_ring_mode();
+	n = f ? fscanf(f, "%u", &rnr) : 0;
+	if (f)
+		fclose(f);
+	if (n != 1)
+		ktap_skip("no /sys/module/kdat/parameters/rnr_timer");
+	/* 27 is 123 ms; 0 and 28-31 are 164-655 ms. */
+	if (!rnr || rnr > 27) {
+		snprintf(why, sizeof(why),
+			 "kdat's rnr_timer is %u: this case wants one under 123 ms",
+			 rnr);
+		ktap_skip(why);
+	}
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	t = seg(&p.cb, 0, 64);
+	r = seg(&p.sb, 0, 64);
+	OK(dat_ep_post_send(p.c.ep, 1, &t, cookie(1), 0));
+	usleep(50 * 1000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	OK(dat_ep_post_recv(p.s.ep, 1, &r, cookie(2), 0));
+	expect_dto(p.s.dto_evd, 2, DAT_DTO_SUCCESS, 64);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	took = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	expect_dto(p.c.dto_evd, 1, DAT_DTO_SUCCESS, 64);
+	ktap_diag("rnr_timer %u: the message came %.1f ms after its receive",
+		  rnr, took * 1e3);
+	if (took > 0.3)
+		KTAP_FAIL("the message came %.0f ms after its receive, want < 300",
+			  took * 1e3);
+	state_is(p.c.ep, DAT_EP_STATE_CONNECTED);
+	pair_still_works(&p);
+	pair_close(&p);
+}
+
+/*
  * dat_ep_recv_query counts every receive posted and not completed, and
  * dat_ep_get_status says the receive side is busy, from the post's return
  * on: in ring mode also while the entry waits in the ring for the kernel.
@@ -5238,6 +5290,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_recv_iov_fill_order),
 	KTAP_CASE(test_recv_too_small),
 	KTAP_CASE(test_late_receiver),
+	KTAP_CASE(test_rnr_wait_short),
 	KTAP_CASE(test_broken_under_free),
 	KTAP_CASE(test_rdma_write_read),
 	KTAP_CASE(test_err_segment_past_end),
