@@ -68,6 +68,7 @@ static DAT_RETURN kd_evd_modify(DAT_EVD_HANDLE evd_handle, uint32_t op,
 {
 	struct kdat_evd_modify c = { .size = sizeof(c), .op = op };
 	struct kd_evd *evd = evd_handle;
+	struct kd_ring *nr = NULL;
 	size_t resv_len = 0;
 	void *resv = NULL;
 	DAT_RETURN ret;
@@ -102,14 +103,18 @@ static DAT_RETURN kd_evd_modify(DAT_EVD_HANDLE evd_handle, uint32_t op,
 		return DAT_INVALID_STATE;
 	/*
 	 * The kernel moves the events to a new ring, which must then be
-	 * mapped: its address space is had first, so that once the kernel
-	 * has resized nothing is left to fail for want of it. Without it,
-	 * DAT_INSUFFICIENT_RESOURCES and nothing changed.
+	 * mapped: its address space and the struct that describes it are
+	 * had first, so that once the kernel has resized nothing is left to
+	 * fail for want of memory. Without them, DAT_INSUFFICIENT_RESOURCES
+	 * and nothing changed.
 	 */
 	if (evd->ring) {
 		resv = kd_ring_reserve(evd->ring, (uint32_t)qlen + 1,
 				       &resv_len);
-		if (!resv) {
+		nr = resv ? calloc(1, sizeof(*nr)) : NULL;
+		if (!nr) {
+			if (resv)
+				munmap(resv, resv_len);
 			kd_evd_release(evd);
 			return DAT_INSUFFICIENT_RESOURCES;
 		}
@@ -122,7 +127,7 @@ static DAT_RETURN kd_evd_modify(DAT_EVD_HANDLE evd_handle, uint32_t op,
 
 		evd->ring = kd_ring_map_at(evd->obj.ia, evd->obj.kh,
 					   KDAT_RING_EVD, NULL, resv,
-					   resv_len);
+					   resv_len, nr);
 		kd_ring_unmap(old);
 		/*
 		 * Only where the kernel refused the mapping itself: the EVD
@@ -133,6 +138,7 @@ static DAT_RETURN kd_evd_modify(DAT_EVD_HANDLE evd_handle, uint32_t op,
 			ret = DAT_INTERNAL_ERROR;
 	} else if (resv) {
 		munmap(resv, resv_len);
+		free(nr);
 	}
 	kd_evd_release(evd);
 	return ret;

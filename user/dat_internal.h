@@ -383,7 +383,8 @@ bool kd_debug(void);
 struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh, uint32_t kind,
 			    bool *made);
 struct kd_ring *kd_ring_map_at(struct kd_ia *ia, uint32_t kh, uint32_t kind,
-			       bool *made, void *at, size_t at_len);
+			       bool *made, void *at, size_t at_len,
+			       struct kd_ring *r);
 void *kd_ring_reserve(const struct kd_ring *r, uint32_t want, size_t *len);
 void kd_ring_unmap(struct kd_ring *r);
 

@@ -84,7 +84,7 @@ void kd_ring_unmap(struct kd_ring *r)
 struct kd_ring *kd_ring_map(struct kd_ia *ia, uint32_t kh,
 			    uint32_t kind, bool *made)
 {
-	return kd_ring_map_at(ia, kh, kind, made, NULL, 0);
+	return kd_ring_map_at(ia, kh, kind, made, NULL, 0, NULL);
 }
 
 /*
@@ -112,17 +112,18 @@ void *kd_ring_reserve(const struct kd_ring *r, uint32_t want, size_t *len)
 /*
  * kd_ring_map(), the ring mapped over @at (@at_len bytes that
  * kd_ring_reserve() gave) when it is of that size; @at is the ring's or
- * unmapped when this returns.
+ * unmapped when this returns. @r, if not NULL, is the zeroed struct to
+ * describe the ring in, allocated ahead (the ring's or freed when this
+ * returns).
  */
 struct kd_ring *kd_ring_map_at(struct kd_ia *ia, uint32_t kh,
 			       uint32_t kind, bool *made, void *at,
-			       size_t at_len)
+			       size_t at_len, struct kd_ring *r)
 {
 	struct kdat_ring_create c = {
 		.size = sizeof(c), .handle = kh, .kind = kind,
 		.flags = kind == KDAT_RING_SEND ? KDAT_RING_CREATE_SQE_EXT : 0,
 	};
-	struct kd_ring *r;
 	uint8_t *m;
 	int ret;
 
@@ -138,16 +139,17 @@ struct kd_ring *kd_ring_map_at(struct kd_ia *ia, uint32_t kh,
 		at = NULL;
 	}
 	if (ret)
-		return NULL;
+		goto fail;
 	m = mmap(at, c.out_map_size, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | (at ? MAP_FIXED : 0), ia->fd,
 		 (off_t)c.out_mmap_offset);
 	if (m == MAP_FAILED) {
 		if (at)
 			munmap(at, at_len);
-		return NULL;
+		goto fail;
 	}
-	r = calloc(1, sizeof(*r));
+	if (!r)
+		r = calloc(1, sizeof(*r));
 	if (!r) {
 		munmap(m, c.out_map_size);
 		return NULL;
@@ -169,4 +171,8 @@ struct kd_ring *kd_ring_map_at(struct kd_ia *ia, uint32_t kh,
 		     sizeof(struct kdat_lmr_triplet);
 	pthread_mutex_init(&r->lock, NULL);
 	return r;
+
+fail:
+	free(r);
+	return NULL;
 }

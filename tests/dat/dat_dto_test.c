@@ -3741,6 +3741,46 @@ static unsigned long vm_bytes(void)
  * no dequeue could reach. Without rings (KDAT_RINGS=0) nothing is
  * mapped and the resize is done.
  */
+/* A software EVD of 8 on @s, opened here, holding events 0, 1 and 2. */
+static DAT_EVD_HANDLE evd_of_three(struct side *s)
+{
+	DAT_EVD_HANDLE evd;
+	DAT_EVENT se;
+	int i;
+
+	side_open(s, NULL);
+	OK(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG,
+			  &evd));
+	for (i = 0; i < 3; i++) {
+		se = soft_event(i);
+		OK(dat_evd_post_se(evd, &se));
+	}
+	return evd;
+}
+
+/*
+ * evd_of_three()'s EVD after a resize to @qlen that answered @ret: with a
+ * ring (@ring) refused and nothing changed, without one done; event 0
+ * comes first either way (dequeued here).
+ */
+static void resize_refused_with_ring(DAT_EVD_HANDLE evd, DAT_RETURN ret,
+				     bool ring, DAT_COUNT qlen)
+{
+	DAT_EVD_PARAM ep;
+	DAT_EVENT ev;
+
+	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
+	if (ring) {
+		EXPECT_DAT(ret, DAT_INSUFFICIENT_RESOURCES);
+		KTAP_EXPECT_EQ(ep.evd_qlen, 8);
+	} else {
+		EXPECT_DAT(ret, DAT_SUCCESS);
+		KTAP_EXPECT_EQ(ep.evd_qlen, qlen);
+	}
+	OK(dat_evd_dequeue(evd, &ev));
+	KTAP_EXPECT(soft_value(&ev) == 0);
+}
+
 static void test_evd_resize_no_address_space(void)
 {
 	const char *rings = getenv("KDAT_RINGS");
@@ -3751,15 +3791,8 @@ static void test_evd_resize_no_address_space(void)
 	DAT_EVENT se, ev;
 	DAT_RETURN ret;
 	struct side s;
-	int i;
 
-	side_open(&s, NULL);
-	OK(dat_evd_create(s.ia, 8, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG,
-			  &evd));
-	for (i = 0; i < 3; i++) {
-		se = soft_event(i);
-		OK(dat_evd_post_se(evd, &se));
-	}
+	evd = evd_of_three(&s);
 	KTAP_EXPECT(getrlimit(RLIMIT_AS, &old) == 0);
 	/* Room for 64 KiB more; a ring of 4096 events takes 256 KiB. */
 	lim.rlim_cur = vm_bytes() + 65536;
@@ -3767,17 +3800,8 @@ static void test_evd_resize_no_address_space(void)
 	KTAP_EXPECT(setrlimit(RLIMIT_AS, &lim) == 0);
 	ret = dat_evd_resize(evd, 4096);
 	KTAP_EXPECT(setrlimit(RLIMIT_AS, &old) == 0);
-	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
-	if (ring) {
-		EXPECT_DAT(ret, DAT_INSUFFICIENT_RESOURCES);
-		KTAP_EXPECT_EQ(ep.evd_qlen, 8);
-	} else {
-		EXPECT_DAT(ret, DAT_SUCCESS);
-		KTAP_EXPECT_EQ(ep.evd_qlen, 4096);
-	}
 	/* The events are there, in order, and the EVD takes more. */
-	OK(dat_evd_dequeue(evd, &ev));
-	KTAP_EXPECT(soft_value(&ev) == 0);
+	resize_refused_with_ring(evd, ret, ring, 4096);
 	se = soft_event(3);
 	OK(dat_evd_post_se(evd, &se));
 	/* With room for it, the same resize is done. */
@@ -3789,6 +3813,40 @@ static void test_evd_resize_no_address_space(void)
 	OK(dat_evd_post_se(evd, &se));
 	OK(dat_evd_wait(evd, TMO, 1, &ev, NULL));
 	KTAP_EXPECT(soft_value(&ev) == 4);
+	OK(dat_evd_free(evd));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+/*
+ * The same where the memory that describes the new ring cannot be had
+ * (calloc failing): with a completion ring, DAT_INSUFFICIENT_RESOURCES
+ * before the kernel resizes, and nothing changed. (Before, that calloc
+ * came after the resize: the EVD was resized, its events out of reach in
+ * a ring not mapped, and the answer DAT_INTERNAL_ERROR.) Without rings
+ * nothing is allocated and the resize is done.
+ */
+static void test_evd_resize_no_memory(void)
+{
+	const char *rings = getenv("KDAT_RINGS");
+	bool ring = !(rings && !strcmp(rings, "0"));
+	DAT_EVD_HANDLE evd;
+	DAT_EVD_PARAM ep;
+	DAT_RETURN ret;
+	DAT_EVENT se;
+	struct side s;
+
+	evd = evd_of_three(&s);
+	__atomic_store_n(&calloc_fail, 1, __ATOMIC_RELAXED);
+	ret = dat_evd_resize(evd, 64);
+	__atomic_store_n(&calloc_fail, 0, __ATOMIC_RELAXED);
+	resize_refused_with_ring(evd, ret, ring, 64);
+	/* Then the resize is done. */
+	OK(dat_evd_resize(evd, 64));
+	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
+	KTAP_EXPECT_EQ(ep.evd_qlen, 64);
+	se = soft_event(3);
+	OK(dat_evd_post_se(evd, &se));
+	expect_soft_events(evd, 1, 4);
 	OK(dat_evd_free(evd));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
@@ -5346,6 +5404,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_evd_disable),
 	KTAP_CASE(test_evd_resize),
 	KTAP_CASE(test_evd_resize_no_address_space),
+	KTAP_CASE(test_evd_resize_no_memory),
 	KTAP_CASE(test_srq_resize),
 	KTAP_CASE(test_ep_modify),
 	KTAP_CASE(test_lmr_from_lmr),
