@@ -374,7 +374,6 @@ module_param(ack_timeout, uint, 0644);
 MODULE_PARM_DESC(ack_timeout,
 		 "RC local ACK timeout of new connections, 4.096 us x 2^N (1..31; 0: the RDMA CM's own)");
 
-/* Before the QP reaches RTS, on either side. */
 /*
  * The minimum RNR NAK timer of new connections' QPs, in the IB encoding:
  * how long a peer whose send found no receive posted here waits before it
