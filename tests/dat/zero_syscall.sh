@@ -16,7 +16,13 @@
 #  - rings with no poller (KDAT_POLLER=none): no call but the doorbell,
 #    and at most one per post;
 #  - the ioctl path (KDAT_RINGS=0): POST and EVD_WAIT ioctls (one per
-#    DTO, one per dequeue), nothing else.
+#    DTO, one per dequeue), nothing else;
+#  - an unmodified dapltest -T P client (Debian's, built for OFA's
+#    libdat2) beside its server, start to exit: with the spinning poller
+#    fewer than one of kdat's posts, doorbells and waits per 20 WQEs,
+#    with the adaptive one at most one per WQE (its own calls, the
+#    clock's and the setup's, are not counted against it). Skipped
+#    without dapltest.
 #
 # Each case also prints the poller's sleeps during the loop, by reason
 # (the kdat_poller_sleep tracepoint), and a case over its limit the
@@ -33,7 +39,6 @@ set -uo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bench=$TOP/user/kdat-bench
-T=/sys/kernel/tracing
 work=$(mktemp -d)
 
 skip_all() {
@@ -44,104 +49,29 @@ skip_all() {
 [ -n "${KDAT_TEST_DEV:-}" ] || skip_all "no RDMA device (KDAT_TEST_DEV)"
 [ -n "${KDAT_TEST_IP:-}" ] || skip_all "no address (KDAT_TEST_IP)"
 [ -x "$bench" ] || skip_all "$bench not built (make tools)"
-if [ ! -d $T/events ]; then
-	mount -t tracefs nodev $T 2>/dev/null || skip_all "no tracefs"
-fi
-[ -w $T/events/syscalls/enable ] ||
-	skip_all "no syscalls trace events (root? CONFIG_FTRACE_SYSCALLS?)"
+# shellcheck source=tests/dat/calls.sh
+. "$TOP/tests/dat/calls.sh"
+# rdma_listeners, wait_rdma_listen
+# shellcheck source=tests/dat/providers.sh
+. "$TOP/tests/dat/providers.sh"
+calls_setup "$TOP" || skip_all "$calls_why"
 ia=$KDAT_TEST_DEV:${KDAT_TEST_PORT:-1}
-
-trace_off() {
-	echo 0 > $T/tracing_on
-	echo 0 > $T/events/enable
-}
-trap 'trace_off; rm -rf "$work"' EXIT
-
-# The ioctl numbers of kdat's calls: KDAT_CMD_BASE (0x80) + the place in
-# the uapi header's enum.
-cmd_nr() {
-	awk -v want="$1" '/^enum \{/ { f = 1; next }
-		f && /KDAT_CMD_/ { sub(/,.*/, "", $1);
-			if ($1 == want) { printf "%x\n", 128 + n; exit } n++ }
-		f && /^\};/ { exit }' "$TOP/include/uapi/linux/kdat.h"
-}
-wake=$(cmd_nr KDAT_CMD_RING_WAKE)
-wait_=$(cmd_nr KDAT_CMD_EVD_WAIT)
-post=$(cmd_nr KDAT_CMD_POST)
-if [ -z "$wake" ] || [ -z "$wait_" ] || [ -z "$post" ]; then
-	echo "Bail out! kdat's ioctl numbers not found in the uapi header"
-	exit 1
-fi
+KDAT=kdat-$KDAT_TEST_DEV-${KDAT_TEST_PORT:-1}
+"$TOP/scripts/kdat-datconf" > "$work/dat.conf"
+export DAT_OVERRIDE=$work/dat.conf PATH=$TOP/user:$PATH
+trap 'calls_stop; rm -rf "$work"' EXIT
 
 # traced ENV ARGS...: run kdat-bench with its system calls traced; prints
-# its output line, then "calls NAME COUNT" for each kind of call in the
-# loop (ioctl_wake, ioctl_wait, ioctl_post, ioctl_other, and the others
-# by name).
+# its output line, then calls_count's lines for its measured loop.
 traced() {
 	local envv=$1 out
 
 	shift
-	trace_off
-	echo > $T/trace
-	echo 8192 > $T/buffer_size_kb
-	for e in "$T"/events/syscalls/sys_enter_*/enable; do
-		echo 1 > "$e"
-	done
-	# The poller's sleeps, to say why a loop rang doorbells.
-	[ -w $T/events/kdat/kdat_poller_sleep/enable ] &&
-		echo 1 > $T/events/kdat/kdat_poller_sleep/enable
-	echo 1 > $T/tracing_on
+	calls_start
 	out=$(env "$envv" timeout 300 "$bench" "$ia" "$KDAT_TEST_IP" "$@" 2>&1)
-	echo 0 > $T/tracing_on
+	calls_stop
 	echo "$out"
-	awk -v wake="$wake" -v wt="$wait_" -v post="$post" '
-	/^#/ { next }
-	/kdat_poller_sleep:/ {
-		if (marks == 1 && match($0, /why=[a-z]+/))
-			sleeps[substr($0, RSTART + 4, RLENGTH - 4)]++
-		next
-	}
-	{
-		who = $1
-		sub(/-[0-9]+$/, "", who)
-		if (who != "kdat-bench")
-			next
-		ev = ""
-		for (i = 1; i < NF; i++)
-			if ($i ~ /^[0-9]+\.[0-9]+:$/) { ev = $(i + 1); break }
-		if (ev !~ /^sys_/)
-			next
-		name = ev
-		sub(/^sys_/, "", name)
-		sub(/\(.*/, "", name)
-		if (name == "getppid") { marks++; next }
-		if (marks != 1)
-			next
-		if (name == "ioctl") {
-			c = $0
-			sub(/.*cmd: /, "", c)
-			sub(/[,)].*/, "", c)
-			c = substr(c, length(c) - 1)
-			if (c == wake)
-				name = "ioctl_wake"
-			else if (c == wt)
-				name = "ioctl_wait"
-			else if (c == post)
-				name = "ioctl_post"
-			else
-				name = "ioctl_other"
-		}
-		n[name]++
-	}
-	END {
-		if (marks < 2)
-			print "calls no_loop_traced 1"
-		for (k in n)
-			print "calls", k, n[k]
-		for (k in sleeps)
-			print "sleeps", k, sleeps[k]
-		print "traced"
-	}' $T/trace
+	calls_count kdat-bench 1
 }
 
 n=0 fail=0
@@ -189,8 +119,65 @@ check() {
 	result "$r" "$label, $*: only ${allowed// /, } in the loop, <= $max per DTO ($mine for ${posted:-?})"
 }
 
+# dapltest_check MODE MAX: an unmodified dapltest -T P client (Debian's,
+# built for OFA's libdat2, on kdat through its dat.conf line) making
+# $DAPL_I RDMA writes of 64 B, depth 16, polling (-m p), beside its
+# server, KDAT_POLLER=MODE for both; every call of the client and its
+# threads from start to exit counted. kdat's posts, doorbells and waits
+# at most MAX per WQE; its other calls are dapltest's own (its
+# gettimeofday, a system call on a clocksource without a vDSO) and the
+# objects' setup.
+DAPL_I=20000
+skipped=0
+dapltest_check() {
+	local mode=$1 max=$2 spid cpid dog before out r=0 mine=0 kind count
+
+	if ! command -v dapltest > /dev/null; then
+		n=$((n + 1))
+		skipped=$((skipped + 1))
+		echo "ok $n # SKIP dapltest client, KDAT_POLLER=$mode: no dapltest (dapl2-utils)"
+		return
+	fi
+	export KDAT_POLLER=$mode
+	before=$(rdma_listeners)
+	timeout 300 dapltest -T S -D "$KDAT" > "$work/ds" 2>&1 &
+	spid=$!
+	wait_rdma_listen "$before" 60 || r=1
+	calls_start
+	# Its own process (no timeout(1) between): its calls are counted by
+	# its process id. The watchdog ends a client that hangs.
+	dapltest -T P -D "$KDAT" -s "$KDAT_TEST_IP" -i $DAPL_I \
+		-p 16 -m p RW 64 1 > "$work/dc" 2>&1 &
+	cpid=$!
+	(sleep 300; kill "$cpid") 2> /dev/null &
+	dog=$!
+	wait $cpid || r=1
+	kill $dog 2> /dev/null
+	calls_stop
+	timeout 60 dapltest -T Q -D "$KDAT" -s "$KDAT_TEST_IP" > /dev/null 2>&1
+	wait $spid
+	unset KDAT_POLLER
+	grep -q '^raw:' "$work/dc" ||
+		{ echo "# the client did not finish:"; sed 's/^/#   /' "$work/dc"; r=1; }
+	out=$(calls_count "$cpid" 0)
+	grep -qx traced <<< "$out" || { echo "# the trace was not read"; r=1; }
+	while read -r _ kind count; do
+		echo "#   $kind: $count"
+		case $kind in
+		ioctl_wake | ioctl_wait | ioctl_post) mine=$((mine + count)) ;;
+		esac
+	done < <(grep '^calls ' <<< "$out")
+	grep '^sleeps ' <<< "$out" | sed 's/^sleeps /#   poller sleeps, /'
+	if [ "$r" = 0 ] && ! awk -v m="$mine" -v p="$DAPL_I" -v x="$max" \
+		'BEGIN { exit !(m <= x * p) }'; then
+		echo "# $mine calls for $DAPL_I WQEs: over $max per WQE"
+		r=1
+	fi
+	result "$r" "dapltest -T P client, KDAT_POLLER=$mode: <= $max kdat posts, doorbells and waits per WQE ($mine for $DAPL_I)"
+}
+
 echo "TAP version 13"
-echo "1..8"
+echo "1..10"
 check "rings, spinning poller" KDAT_POLLER=spin "ioctl_wake ioctl_wait" \
 	0.05 rate 64 64 20000
 check "rings, spinning poller" KDAT_POLLER=spin "ioctl_wake ioctl_wait" \
@@ -207,5 +194,7 @@ check "rings, no poller" KDAT_POLLER=none "ioctl_wake" 1 \
 # finds nothing too).
 check "ioctls" KDAT_RINGS=0 "ioctl_post ioctl_wait" 4 rate 64 64 20000
 check "ioctls" KDAT_RINGS=0 "ioctl_post ioctl_wait" 4 lat 64 2000
-echo "# Totals: pass:$((n - fail)) fail:$fail skip:0"
+dapltest_check spin 0.05
+dapltest_check adaptive 1
+echo "# Totals: pass:$((n - fail - skipped)) fail:$fail skip:$skipped"
 [ "$fail" = 0 ]
