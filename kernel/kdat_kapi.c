@@ -318,11 +318,13 @@ EXPORT_SYMBOL_GPL(kdat_rmr_create);
  * @cookie: returned in that event
  * @completion_flags: 0 or KDAT_COMPLETION_SUPPRESS
  * @rmr_context: the context for the peer's struct kdat_rmr_triplet, valid
- *               once the event reports success
+ *               once the event reports success; 0 when nothing was bound
+ *               (an unbind, or @ep DISCONNECTED: the bind is flushed, its
+ *               event says so, and the binding before it stands)
  *
  * Context: process context; may sleep.
- * Return: 0; -EACCES/-EPERM/-EINVAL as for an IOV segment; -EBUSY (@ep not
- * connected); -ENOMEM (@ep's send queue is full).
+ * Return: 0; -EACCES/-EPERM/-EINVAL as for an IOV segment; -EBUSY (@ep
+ * neither connected nor disconnected); -ENOMEM (@ep's send queue is full).
  */
 int kdat_rmr_bind(struct kdat_rmr *rmr, struct kdat_lmr *lmr, u64 va,
 		  u64 length, u32 mem_priv, struct kdat_ep *ep, u64 cookie,

@@ -225,7 +225,7 @@ static const struct kdat_ioctl_op kdat_ioctl_ops[] = {
 	KDAT_IOCTL_OP(KDAT_IOCTL_RMR_CREATE, kdat_cmd_rmr_create,
 		      struct kdat_rmr_create, out_rmr_handle),
 	KDAT_IOCTL_OP(KDAT_IOCTL_RMR_BIND, kdat_cmd_rmr_bind,
-		      struct kdat_rmr_bind, __reserved),
+		      struct kdat_rmr_bind, out_flags),
 	KDAT_IOCTL_OP(KDAT_IOCTL_EVD_POST_SE, kdat_cmd_evd_post_se,
 		      struct kdat_evd_post_se, pointer),
 	KDAT_IOCTL_OP(KDAT_IOCTL_EVD_MODIFY, kdat_cmd_evd_modify,

@@ -640,7 +640,7 @@ int kdat_rmr_bind_do(struct kdat_file *kfile, struct kdat_rmr_bind *cmd)
 	struct ib_mr *mr;
 	int ret;
 
-	if (cmd->__reserved ||
+	if (cmd->out_flags ||
 	    cmd->completion_flags & ~KDAT_COMPLETION_SUPPRESS)
 		return -EINVAL;
 	rmr = kdat_get(kfile, cmd->rmr_handle, struct kdat_rmr, KDAT_OBJ_RMR);
@@ -685,6 +685,7 @@ int kdat_rmr_bind_do(struct kdat_file *kfile, struct kdat_rmr_bind *cmd)
 	verdict = kdat_ep_allowed(READ_ONCE(ep->state), KDAT_EP_OP_RMR_BIND);
 	if (verdict == KDAT_EP_FLUSH) {
 		ev.status = KDAT_DTO_ERR_FLUSHED;	/* nothing bound */
+		cmd->out_flags = KDAT_RMR_BIND_FLUSHED;
 		ret = 0;
 	} else if (verdict != KDAT_EP_DO) {
 		ret = -EBUSY;

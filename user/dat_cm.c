@@ -190,6 +190,9 @@ static DAT_RETURN kd_cr_reply(struct kd_cr *cr, unsigned long cmd,
 	if (ret == DAT_SUCCESS)
 		kd_count(&ia->cntrs[ep ? DCNT_IA_SP_CR_ACCEPTED :
 					 DCNT_IA_SP_CR_REJECTED], 1);
+	/* Passive now: nothing to duplicate (kd_ep_dup_connect()). */
+	if (ret == DAT_SUCCESS && ep)
+		__atomic_store_n(&ep->active_qual, 0, __ATOMIC_RELAXED);
 	/* Answered, or gone in the kernel: our copy goes too. */
 	if (ret == DAT_SUCCESS || !kd_cr_kept(cr)) {
 		struct kd_psp *psp = cr->psp;

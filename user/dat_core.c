@@ -241,6 +241,9 @@ void kd_obj_free(struct kd_obj *o)
 	case DAT_HANDLE_TYPE_CNO:
 		kd_cno_release((struct kd_cno *)o);
 		return;
+	case DAT_HANDLE_TYPE_RMR:
+		pthread_mutex_destroy(&((struct kd_rmr *)o)->lock);
+		break;
 	default:
 		break;
 	}

@@ -358,6 +358,7 @@ DAT_RETURN kd_ep_connect(DAT_EP_HANDLE ep_handle,
 {
 	struct kdat_ep_connect c = { .size = sizeof(c) };
 	struct kd_ep *ep = ep_handle;
+	DAT_RETURN ret;
 
 	(void)qos;
 	(void)flags;
@@ -390,7 +391,11 @@ DAT_RETURN kd_ep_connect(DAT_EP_HANDLE ep_handle,
 							 timeout;
 	c.private_data = (uintptr_t)pdata;
 	c.private_data_len = pdata_size;
-	return kd_ep_ioctl(ep, KDAT_IOCTL_EP_CONNECT, &c);
+	ret = kd_ep_ioctl(ep, KDAT_IOCTL_EP_CONNECT, &c);
+	if (ret == DAT_SUCCESS)
+		__atomic_store_n(&ep->active_qual, conn_qual,
+				 __ATOMIC_RELAXED);
+	return ret;
 }
 
 DAT_RETURN kd_ep_disconnect(DAT_EP_HANDLE ep_handle,
@@ -577,20 +582,29 @@ DAT_RETURN kd_ep_dup_connect(DAT_EP_HANDLE ep_handle,
 			     DAT_TIMEOUT timeout, DAT_COUNT pdata_size,
 			     const DAT_PVOID pdata, DAT_QOS qos)
 {
+	struct kd_ep *dup = dup_handle;
 	struct sockaddr_storage remote;
 	struct kdat_ep_query q;
+	DAT_CONN_QUAL qual;
 	DAT_RETURN ret;
 
 	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP) ||
-	    !kd_check(dup_handle, DAT_HANDLE_TYPE_EP))
+	    !kd_check(dup, DAT_HANDLE_TYPE_EP))
 		return DAT_INVALID_HANDLE;
-	ret = kd_ep_fetch(dup_handle, &q);
+	ret = kd_ep_fetch(dup, &q);
 	if (ret)
 		return ret;
 	if (q.state != KDAT_EP_STATE_CONNECTED)
 		return DAT_INVALID_STATE;
+	/*
+	 * Connected by an accept, it has no remote Service Point: its peer
+	 * connected from a port that nothing listens on.
+	 */
+	qual = __atomic_load_n(&dup->active_qual, __ATOMIC_RELAXED);
+	if (!qual)
+		return DAT_INVALID_PARAMETER;
 	kd_sockaddr_from_kdat(&q.remote, &remote);
-	return kd_ep_connect(ep_handle, (DAT_IA_ADDRESS_PTR)&remote,
-			     ntohs(q.remote.port), timeout, pdata_size, pdata,
-			     qos, DAT_CONNECT_DEFAULT_FLAG);
+	return kd_ep_connect(ep_handle, (DAT_IA_ADDRESS_PTR)&remote, qual,
+			     timeout, pdata_size, pdata, qos,
+			     DAT_CONNECT_DEFAULT_FLAG);
 }

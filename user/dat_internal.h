@@ -135,6 +135,14 @@ struct kd_lmr {
 struct kd_rmr {
 	struct kd_obj obj;
 	struct kd_pz *pz;
+	/*
+	 * Its binding as the kernel last made it (dat_rmr_query): the range,
+	 * the privileges, the context; zeros when unbound. Under @lock.
+	 */
+	pthread_mutex_t lock;
+	DAT_LMR_TRIPLET bound;
+	DAT_MEM_PRIV_FLAGS mem_priv;
+	DAT_RMR_CONTEXT context;
 };
 
 struct kd_cno {
@@ -217,6 +225,12 @@ struct kd_ep {
 	DAT_EP_ATTR attr;
 	unsigned char pdata[KDAT_PRIVATE_DATA_BUF];
 	struct sockaddr_storage remote, local;
+	/*
+	 * The qualifier its last connect asked for (dat_ep_dup_connect's
+	 * target); 0 once it accepted a request: a passive EP has no remote
+	 * Service Point. Atomic: another thread may dup from it.
+	 */
+	DAT_CONN_QUAL active_qual;
 	uint64_t cntrs[DCNT_EP_ALL_COUNTERS];	/* dat_ext.c */
 	/* A UD EP (dat_ud.c): datagrams of at most @ud_mtu bytes. */
 	bool ud;

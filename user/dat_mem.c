@@ -204,6 +204,7 @@ DAT_RETURN kd_rmr_create(DAT_PZ_HANDLE pz_handle,
 		return DAT_INSUFFICIENT_RESOURCES;
 	}
 	rmr->pz = pz;
+	pthread_mutex_init(&rmr->lock, NULL);
 	kd_obj_init(&rmr->obj, pz->obj.ia, DAT_HANDLE_TYPE_RMR,
 		    c.out_rmr_handle);
 	*rmr_handle = rmr;
@@ -224,7 +225,7 @@ DAT_RETURN kd_rmr_bind(DAT_RMR_HANDLE rmr_handle,
 	struct kd_rmr *rmr = rmr_handle;
 	DAT_RETURN ret;
 
-	(void)lmr_handle;	/* the triplet names the LMR */
+	(void)lmr_handle;	/* the triplet names the LMR, as OFA's */
 	if (!kd_check(rmr, DAT_HANDLE_TYPE_RMR) ||
 	    !kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
 		return DAT_INVALID_HANDLE;
@@ -238,7 +239,21 @@ DAT_RETURN kd_rmr_bind(DAT_RMR_HANDLE rmr_handle,
 	c.mem_priv = mem_priv;
 	c.completion_flags = flags;
 	c.cookie = cookie.as_64;
+	/* Held across the call: the record follows the kernel's order. */
+	pthread_mutex_lock(&rmr->lock);
 	ret = kd_ioctl(rmr->obj.ia, KDAT_IOCTL_RMR_BIND, &c);
+	/* Flushed on a DISCONNECTED EP: the old binding stands. */
+	if (ret == DAT_SUCCESS && !(c.out_flags & KDAT_RMR_BIND_FLUSHED)) {
+		if (c.length) {
+			rmr->bound = *triplet;
+			rmr->mem_priv = mem_priv;
+		} else {
+			memset(&rmr->bound, 0, sizeof(rmr->bound));
+			rmr->mem_priv = DAT_MEM_PRIV_NONE_FLAG;
+		}
+		rmr->context = c.out_rmr_context;
+	}
+	pthread_mutex_unlock(&rmr->lock);
 	if (ret == DAT_SUCCESS && rmr_context)
 		*rmr_context = c.out_rmr_context;
 	return ret;
@@ -265,6 +280,11 @@ DAT_RETURN kd_rmr_query(DAT_RMR_HANDLE rmr_handle,
 	memset(param, 0, sizeof(*param));
 	param->ia_handle = rmr->obj.ia;
 	param->pz_handle = rmr->pz;
+	pthread_mutex_lock(&rmr->lock);
+	param->lmr_triplet = rmr->bound;
+	param->mem_priv = rmr->mem_priv;
+	param->rmr_context = rmr->context;
+	pthread_mutex_unlock(&rmr->lock);
 	param->rmr_scope = DAT_RMR_SCOPE_PZ;
 	param->va_type = DAT_VA_TYPE_VA;
 	return DAT_SUCCESS;

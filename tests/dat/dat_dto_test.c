@@ -2534,6 +2534,111 @@ static void test_rmr(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
+/* dat_rmr_query reports @rmr bound to @t with @priv and @ctx. */
+static void rmr_bound_is(DAT_RMR_HANDLE rmr, const DAT_LMR_TRIPLET *t,
+			 DAT_MEM_PRIV_FLAGS priv, DAT_RMR_CONTEXT ctx)
+{
+	DAT_RMR_PARAM p;
+
+	memset(&p, 0xa5, sizeof(p));
+	OK(dat_rmr_query(rmr, DAT_RMR_FIELD_ALL, &p));
+	if (p.lmr_triplet.lmr_context != t->lmr_context ||
+	    p.lmr_triplet.virtual_address != t->virtual_address ||
+	    p.lmr_triplet.segment_length != t->segment_length)
+		KTAP_FAIL("bound to %#x %#llx +%llu, want %#x %#llx +%llu",
+			  p.lmr_triplet.lmr_context,
+			  (unsigned long long)p.lmr_triplet.virtual_address,
+			  (unsigned long long)p.lmr_triplet.segment_length,
+			  t->lmr_context,
+			  (unsigned long long)t->virtual_address,
+			  (unsigned long long)t->segment_length);
+	if (p.mem_priv != priv || p.rmr_context != ctx)
+		KTAP_FAIL("mem_priv %#x context %#x, want %#x %#x", p.mem_priv,
+			  p.rmr_context, priv, ctx);
+	KTAP_EXPECT(p.rmr_scope == DAT_RMR_SCOPE_PZ &&
+		    p.va_type == DAT_VA_TYPE_VA);
+}
+
+/* Wait for @x's bind event: @status. */
+static void bind_event_is(struct side *x, DAT_RMR_HANDLE rmr, int status)
+{
+	DAT_EVENT ev;
+
+	wait_event(x->dto_evd, &ev);
+	KTAP_EXPECT(ev.event_number == DAT_RMR_BIND_COMPLETION_EVENT);
+	KTAP_EXPECT(ev.event_data.rmr_completion_event_data.rmr_handle == rmr);
+	if ((int)ev.event_data.rmr_completion_event_data.status != status)
+		KTAP_FAIL("bind status %d, want %d",
+			  ev.event_data.rmr_completion_event_data.status,
+			  status);
+}
+
+/*
+ * dat_rmr_query returns the binding the last successful dat_rmr_bind
+ * made: none at first and after an unbind, each rebind's range,
+ * privileges and context; a refused bind changes nothing, nor does one
+ * flushed on a DISCONNECTED EP (the kernel kept the binding before it).
+ */
+static void test_rmr_query(void)
+{
+	const DAT_MEM_PRIV_FLAGS wr = DAT_MEM_PRIV_REMOTE_WRITE_FLAG,
+				 rd = DAT_MEM_PRIV_REMOTE_READ_FLAG;
+	DAT_LMR_TRIPLET none = { 0 }, a, b;
+	DAT_RMR_CONTEXT ca, cb, cf = 0x5a5a;
+	DAT_RMR_COOKIE rck = { .as_64 = 3 };
+	struct side c, s;
+	struct buf rb, ro;
+	DAT_RMR_HANDLE rmr;
+
+	side_open(&c, NULL);
+	side_open(&s, NULL);
+	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG |
+		DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
+	buf_reg(&s, &ro, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG);
+	OK(dat_rmr_create(s.pz, &rmr));
+	rmr_bound_is(rmr, &none, DAT_MEM_PRIV_NONE_FLAG, 0);
+	connect_pair(&c, &s, false);
+
+	a = seg(&rb, 0, 512);
+	OK(dat_rmr_bind(rmr, rb.lmr, &a, wr, DAT_VA_TYPE_VA, s.ep, rck, 0,
+			&ca));
+	bind_event_is(&s, rmr, DAT_RMR_BIND_SUCCESS);
+	rmr_bound_is(rmr, &a, wr, ca);
+	/* Refused: remote write on a read-only LMR. Nothing changes. */
+	b = seg(&ro, 0, 256);
+	EXPECT_DAT(dat_rmr_bind(rmr, ro.lmr, &b, wr, DAT_VA_TYPE_VA, s.ep,
+				rck, 0, &cb), DAT_PRIVILEGES_VIOLATION);
+	rmr_bound_is(rmr, &a, wr, ca);
+	/* A rebind replaces it, suppressed event or not. */
+	OK(dat_rmr_bind(rmr, ro.lmr, &b, rd, DAT_VA_TYPE_VA, s.ep, rck,
+			DAT_COMPLETION_SUPPRESS_FLAG, &cb));
+	rmr_bound_is(rmr, &b, rd, cb);
+	/* Unbound: zeros. */
+	b.segment_length = 0;
+	OK(dat_rmr_bind(rmr, ro.lmr, &b, rd, DAT_VA_TYPE_VA, s.ep, rck, 0,
+			NULL));
+	bind_event_is(&s, rmr, DAT_RMR_BIND_SUCCESS);
+	rmr_bound_is(rmr, &none, DAT_MEM_PRIV_NONE_FLAG, 0);
+	OK(dat_rmr_bind(rmr, rb.lmr, &a, wr, DAT_VA_TYPE_VA, s.ep, rck, 0,
+			&ca));
+	bind_event_is(&s, rmr, DAT_RMR_BIND_SUCCESS);
+	rmr_bound_is(rmr, &a, wr, ca);
+
+	/* Flushed on a DISCONNECTED EP: the binding before it stands. */
+	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_GRACEFUL_FLAG));
+	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	state_is(s.ep, DAT_EP_STATE_DISCONNECTED);
+	b = seg(&rb, 1024, 128);
+	OK(dat_rmr_bind(rmr, rb.lmr, &b, rd, DAT_VA_TYPE_VA, s.ep, rck, 0,
+			&cf));
+	bind_event_is(&s, rmr, DAT_RMR_BIND_FAILURE);
+	rmr_bound_is(rmr, &a, wr, ca);
+	OK(dat_rmr_free(rmr));
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
 /*
  * Bind @rmr to @len bytes of @b at @off with @priv, on @x's EP; its event
  * must come, a success.
@@ -3485,11 +3590,15 @@ static void test_evd_wait_beside(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
-/* dat_ep_dup_connect: a second EP to where the first one is connected. */
+/*
+ * dat_ep_dup_connect: a second EP to where the first one is connected. An
+ * EP connected by an accept has no remote Service Point to connect to:
+ * DAT_INVALID_PARAMETER, and nothing is started.
+ */
 static void test_dup_connect(void)
 {
 	struct side c, s;
-	DAT_EP_HANDLE c2, s2;
+	DAT_EP_HANDLE c2, c3, s2;
 	DAT_EP_ATTR a = ep_attr();
 	DAT_EVENT ev;
 
@@ -3506,10 +3615,31 @@ static void test_dup_connect(void)
 	OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s2, 0,
 			 NULL));
 	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
 	state_is(c2, DAT_EP_STATE_CONNECTED);
-	/* Not from an EP that is not connected. */
-	EXPECT_DAT(dat_ep_dup_connect(c.ep, s2, TMO, 0, NULL,
+	state_is(s2, DAT_EP_STATE_CONNECTED);
+	/* Not to an EP that is already connected. */
+	EXPECT_DAT(dat_ep_dup_connect(c.ep, c2, TMO, 0, NULL,
 				      DAT_QOS_BEST_EFFORT), DAT_INVALID_STATE);
+	/* Not from one that accepted (s2, s.ep): no Service Point. */
+	OK(dat_ep_create(c.ia, c.pz, c.dto_evd, c.dto_evd, c.conn_evd, &a,
+			 &c3));
+	EXPECT_DAT(dat_ep_dup_connect(c3, s2, TMO, 0, NULL,
+				      DAT_QOS_BEST_EFFORT),
+		   DAT_INVALID_PARAMETER);
+	EXPECT_DAT(dat_ep_dup_connect(c3, s.ep, TMO, 0, NULL,
+				      DAT_QOS_BEST_EFFORT),
+		   DAT_INVALID_PARAMETER);
+	state_is(c3, DAT_EP_STATE_UNCONNECTED);
+	/* From one that was itself duplicated: to the same PSP. */
+	OK(dat_ep_dup_connect(c3, c2, TMO, 0, NULL, DAT_QOS_BEST_EFFORT));
+	wait_event(s.cr_evd, &ev);
+	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+	OK(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle, 0,
+			 NULL));
+	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_PEER_REJECTED,
+			  NULL);
+	EXPECT_DAT(dat_evd_dequeue(c.conn_evd, &ev), DAT_QUEUE_EMPTY);
 	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
@@ -5382,6 +5512,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_wait_spin),
 	KTAP_CASE(test_rmr),
 	KTAP_CASE(test_rmr_bind_privileges),
+	KTAP_CASE(test_rmr_query),
 	KTAP_CASE(test_lmr_free_bound_rmr),
 	KTAP_CASE(test_bad_rmr_context),
 	KTAP_CASE(test_solicited_wait),

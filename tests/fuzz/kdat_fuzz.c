@@ -1075,8 +1075,9 @@ static void op_rmr_bind(void)
 	if (pct(r, 15))
 		c.length = 0;		/* unbind */
 	c.cookie = rnd(r);
-	c.__reserved = M32(0);
-	if (!KIO(KDAT_IOCTL_RMR_BIND, c, __reserved))
+	c.out_flags = M32(0);
+	if (!KIO(KDAT_IOCTL_RMR_BIND, c, out_flags) &&
+	    !(c.out_flags & KDAT_RMR_BIND_FLUSHED))
 		h_set_rctx(c.rmr_handle, c.out_rmr_context);
 }
 

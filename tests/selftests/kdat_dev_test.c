@@ -909,7 +909,7 @@ static const struct size_case size_cases[] = {
 	   fill_evd_modify_cno),
 	SC(RMR_CREATE, struct kdat_rmr_create, out_rmr_handle,
 	   fill_rmr_create),
-	SC(RMR_BIND, struct kdat_rmr_bind, __reserved, fill_rmr_bind),
+	SC(RMR_BIND, struct kdat_rmr_bind, out_flags, fill_rmr_bind),
 	SC(EVD_POST_SE, struct kdat_evd_post_se, pointer, fill_evd_post_se),
 	SC(EVD_MODIFY, struct kdat_evd_modify, qlen, fill_evd_modify),
 	SC(SRQ_RESIZE, struct kdat_srq_resize, __reserved, fill_srq_resize),

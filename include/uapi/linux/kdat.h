@@ -1240,8 +1240,11 @@ struct kdat_rmr_create {
  * @addr: in: start of the range, inside the LMR (EINVAL)
  * @length: in
  * @cookie: in: returned in the KDAT_EVENT_RMR_BIND_COMPLETION event
- * @out_rmr_context: out: what the peer names the range by
- * @__reserved: 0
+ * @out_rmr_context: out: what the peer names the range by (0: unbound)
+ * @out_flags: in: 0 (EINVAL otherwise); out: KDAT_RMR_BIND_FLUSHED when
+ *             the EP was DISCONNECTED: nothing was bound or unbound, the
+ *             RMR keeps its binding, and the event reports the flush
+ *             (a kernel before this flag leaves 0 here)
  */
 struct kdat_rmr_bind {
 	__u32 size;
@@ -1254,8 +1257,10 @@ struct kdat_rmr_bind {
 	__aligned_u64 length;
 	__aligned_u64 cookie;
 	__u32 out_rmr_context;
-	__u32 __reserved;
+	__u32 out_flags;
 };
+
+#define KDAT_RMR_BIND_FLUSHED	(1U << 0)
 
 #define KDAT_IOCTL_RMR_BIND	_IO(KDAT_TYPE, KDAT_CMD_RMR_BIND)
 
