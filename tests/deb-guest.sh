@@ -26,7 +26,7 @@ echo "TAP version 13"
 echo "1..6"
 
 r=0
-lsmod | grep -q '^kdat ' && { echo "# kdat is loaded already"; r=1; }
+grep -q '^kdat ' /proc/modules && { echo "# kdat is loaded already"; r=1; }
 modprobe kdat || r=1
 f=$(modinfo -n kdat)
 echo "# modprobe kdat: $f"
@@ -57,7 +57,7 @@ timeout 120 dtest -s -P "$p" -b 65536 -B 10 > "$work/srv" 2>&1 &
 spid=$!
 # The client asks the server for its parameters over TCP: once it listens.
 for ((i = 0; i < 300; i++)); do
-	ss -ltnpH 2> /dev/null | grep -q "\"dtest\"" && break
+	grep -q "\"dtest\"" <<< "$(ss -ltnpH 2> /dev/null)" && break
 	sleep 0.1
 done
 timeout 120 dtest -P "$p" -b 65536 -B 10 -h "$KDAT_TEST_IP" > "$work/cli" 2>&1 || r=1
@@ -71,8 +71,9 @@ result $r "Debian's dtest -b 65536 -B 10 over kdat, through the dat.conf the ins
 /usr/bin/kdat-bench "$KDAT_TEST_DEV:$port" "$KDAT_TEST_IP" lat 64 500 > "$work/bench" 2>&1
 r=$?
 sed 's/^/# /' "$work/bench"
-ldd /usr/bin/kdat-bench | grep -q 'libdat\.so\.2 => /\(usr/\)\?lib/' ||
-	{ ldd /usr/bin/kdat-bench | sed 's/^/# ldd: /'; r=1; }
+linked=$(ldd /usr/bin/kdat-bench)
+grep -q 'libdat\.so\.2 => /\(usr/\)\?lib/' <<< "$linked" ||
+	{ sed 's/^/# ldd: /' <<< "$linked"; r=1; }
 result $r "/usr/bin/kdat-bench on the installed libdat"
 
 r=0

@@ -119,7 +119,7 @@ for k in "${kernels[@]}"; do
 	*) { echo "# $k: modinfo: ${f:-nothing}"; diag < "$work/modinfo"; }
 		r=1 ;;
 	esac
-	modinfo -k "$k" -F vermagic kdat | grep -q "^$k " ||
+	grep -q "^$k " <<< "$(modinfo -k "$k" -F vermagic kdat)" ||
 		{ echo "# $k: vermagic is not $k's"; r=1; }
 done
 check $r "modinfo -k KERNEL kdat: the DKMS module, that kernel's vermagic"
@@ -128,7 +128,7 @@ check $r "modinfo -k KERNEL kdat: the DKMS module, that kernel's vermagic"
 conf=/etc/modprobe.d/kdat.conf
 r=0
 [ -f "$conf" ] || { echo "# no $conf"; r=1; }
-dpkg-query -W -f='${Conffiles}\n' kdat-dkms | grep -q " $conf " ||
+grep -q " $conf " <<< "$(dpkg-query -W -f='${Conffiles}\n' kdat-dkms)" ||
 	{ echo "# $conf is no conffile of kdat-dkms"; r=1; }
 params=$(modinfo -k "${kernels[0]}" -F parm kdat | cut -d: -f1)
 [ -n "$params" ] || { echo "# modinfo lists no parameter"; r=1; }
@@ -182,7 +182,11 @@ if command -v cc > /dev/null && command -v pkg-config > /dev/null; then
 	cc -o "$work/prog" "$TOP/tests/dat/dat_life_helper.c" \
 		$(pkg-config --cflags --libs libdat) > "$work/cc" 2>&1 ||
 		{ diag < "$work/cc"; r=1; }
-	[ $r != 0 ] || ldd "$work/prog" | grep -q 'libdat\.so\.2 => /' || r=1
+	if [ $r = 0 ]; then
+		linked=$(ldd "$work/prog")
+		grep -q 'libdat\.so\.2 => /' <<< "$linked" ||
+			{ diag <<< "$linked"; r=1; }
+	fi
 	check $r "a DAT program builds with pkg-config libdat, links to it"
 else
 	n=$((n + 1))
@@ -252,9 +256,9 @@ else
 	r=0
 	/usr/sbin/kdat-libdat2 install > "$work/divert" 2>&1 || { diag < "$work/divert"; r=1; }
 	divert=1
-	/usr/sbin/kdat-libdat2 status | grep -q ' is libdat;' || r=1
+	grep -q ' is libdat;' <<< "$(/usr/sbin/kdat-libdat2 status)" || r=1
 	cmp -s "$libdat2" /usr/lib/*/kdat/libdat2.so.2 || { echo "# $libdat2 is not libdat's copy"; r=1; }
-	dpkg-divert --list "$libdat2" | grep -q 'local diversion' || r=1
+	grep -q 'local diversion' <<< "$(dpkg-divert --list "$libdat2")" || r=1
 	check $r "kdat-libdat2 install: $libdat2 is libdat (a local diversion)"
 fi
 
@@ -281,7 +285,7 @@ check $r "none of their $(wc -l < "$work/files") files is left"
 # 17b: the purge undid kdat-libdat2 and took /etc/kdat with it.
 r=0
 if [ "$divert" = 1 ]; then
-	dpkg-divert --list "$libdat2" | grep -q . && { echo "# still diverted: $(dpkg-divert --list "$libdat2")"; r=1; }
+	[ -n "$(dpkg-divert --list "$libdat2")" ] && { echo "# still diverted: $(dpkg-divert --list "$libdat2")"; r=1; }
 	dpkg -V libdapl2 > "$work/verify" 2>&1 || { diag < "$work/verify"; r=1; }
 fi
 [ ! -e /etc/kdat ] || { echo "# left: /etc/kdat"; r=1; }

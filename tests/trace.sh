@@ -53,7 +53,7 @@ want=$((4 * (N + N / 10 + 1)))
 [ $rc = 0 ] && [ "$posts" -ge "$want" ] && [ "$comps" -ge "$want" ]
 result $? "kdat_post and kdat_complete: $want DTOs of a ping-pong at least, each seen"
 r=0
-[ -n "$tgid" ] && ! grep 'kdat:kdat_post:' "$work/bench.txt" | grep -qv "tgid=$tgid " || r=1
+[ -n "$tgid" ] && [ "$(grep 'kdat:kdat_post:' "$work/bench.txt" | grep -cv "tgid=$tgid ")" = 0 ] || r=1
 result $r "every post names the program's process (tgid), also from the poller's context"
 [ "$(grep -c 'kdat:kdat_conn_event:.* event=0x4001 ' "$work/bench.txt")" -ge 2 ]
 result $? "kdat_conn_event: ESTABLISHED on both EPs"

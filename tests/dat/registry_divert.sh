@@ -53,7 +53,7 @@ before=$(tree)
 r=$?
 cmp -s "$TOP/user/libdat2.so.2" "$root$LIBDAT2_FILE" || r=1
 cmp -s "$real" "$libdir/kdat-libdat2/$(basename "$real")" || r=1
-dpkg-divert --root "$root" --list | grep -q "kdat-libdat2" || r=1
+grep -q "kdat-libdat2" <<< "$(dpkg-divert --root "$root" --list)" || r=1
 sed 's/^/# /' "$root/out"
 check $r "install: libdat in libdat2's place, libdat2 kept aside"
 
@@ -81,7 +81,7 @@ else
 	echo "ok $n an unmodified DAT binary runs on libdat # SKIP no dtest (dapl2-utils)"
 fi
 
-"$TOP/scripts/libdat2-divert" status | grep -q "is libdat" &&
+grep -q "is libdat" <<< "$("$TOP/scripts/libdat2-divert" status)" &&
 	check 0 "status: libdat" || check 1 "status: libdat"
 
 # uninstall: the package's file back, nothing of ours left.

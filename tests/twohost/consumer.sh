@@ -47,7 +47,7 @@ for run in "${runs[@]}"; do
 			addr="$KDAT_TEST_IP" &
 		ipid=$!
 		for _ in $(seq 600); do
-			consumer_log "$mark" | grep -q 'server: listening' && break
+			grep -q 'server: listening' <<< "$(consumer_log "$mark")" && break
 			sleep 0.1
 		done
 		barrier "$i-up" || r=1
