@@ -183,8 +183,8 @@ for p in "$KDAT" "$OFA"; do
 			timeout "$limit" dapltest -T $kind -s "$ip" -D "$p" $args \
 				> "$work/cli" 2>&1 || r=1
 			grep -qi 'error\|fail\|cannot' "$work/cli" && r=1
-			tail -n +"$((lines + 1))" "$work/srv" |
-				grep -qi 'error\|fail\|cannot' && r=1
+			grep -qi 'error\|fail\|cannot' <<< \
+				"$(tail -n +"$((lines + 1))" "$work/srv")" && r=1
 			if [ $r != 0 ]; then
 				{ grep -hi 'error\|fail\|cannot' "$work/cli"
 				  tail -n +"$((lines + 1))" "$work/srv" |
