@@ -279,7 +279,8 @@ static u32 kdat_poller_flag(struct kdat_poller *p, bool on)
 /*
  * The poller gives its CPU up when another task has wanted it at every
  * look for this long, and this many looks (a kworker that runs for a few
- * microseconds, or one slow pass, does not count).
+ * microseconds, or one slow pass, does not count); or when it waited this
+ * long for a CPU, runnable, between two looks (it was preempted).
  */
 #define KDAT_POLL_SHARED_US	500
 #define KDAT_POLL_SHARED_LOOKS	8
@@ -300,6 +301,19 @@ static u32 kdat_poller_flag(struct kdat_poller *p, bool on)
 static unsigned long kdat_poller_double(unsigned long b)
 {
 	return clamp(2 * b, 1UL, (unsigned long)HZ / 4);
+}
+
+/*
+ * The time the current task has spent runnable on a runqueue, waiting
+ * for a CPU (ns); 0 without the scheduler's accounting of it.
+ */
+static u64 kdat_run_delay(void)
+{
+#ifdef CONFIG_SCHED_INFO
+	return READ_ONCE(current->sched_info.run_delay);
+#else
+	return 0;
+#endif
 }
 
 static void kdat_poller_back_off(struct kdat_poller *p, int why)
@@ -353,20 +367,24 @@ static void kdat_poller_sleep(struct kdat_poller *p, int why)
  * and it backs off, the processes posting from their own context, when
  * other tasks have wanted its CPU (an application, rxe's ksoftirqd,
  * another poller) at each of KDAT_POLL_SHARED_LOOKS looks over
- * KDAT_POLL_SHARED_US, or when less than poll_busy_pct of a window went
- * to passes that took entries (the processes post seldom: a doorbell
- * each costs less than a CPU spinning between them).
+ * KDAT_POLL_SHARED_US, or it waited KDAT_POLL_SHARED_US for its CPU
+ * between two looks (preempted, it leaves the rings unflagged, and each
+ * process waits for it instead of posting), or when less than
+ * poll_busy_pct of a window went to passes that took entries (the
+ * processes post seldom: a doorbell each costs less than a CPU spinning
+ * between them).
  */
 static int kdat_poller_fn(void *data)
 {
 	struct kdat_poller *p = data;
 	ktime_t now, idle_since, alone_at, window, last;
+	u64 waited = kdat_run_delay(), delay;
 	unsigned int shared = 0, pct;
 	s64 busy = 0;
 
 	idle_since = alone_at = window = last = ktime_get();
 	while (!kthread_should_stop()) {
-		bool alone = single_task_running();
+		bool alone = single_task_running(), preempted;
 		int why = -1;
 		u32 done;
 
@@ -384,15 +402,20 @@ static int kdat_poller_fn(void *data)
 			busy += ktime_to_ns(ktime_sub(now, last));
 		}
 		last = now;
-		if (alone) {
+		/* Its wait for a CPU since the last look, a woken one's too. */
+		delay = kdat_run_delay();
+		preempted = delay - waited >= KDAT_POLL_SHARED_US * NSEC_PER_USEC;
+		waited = delay;
+		if (alone && !preempted) {
 			alone_at = now;
 			shared = 0;
 			p->shared_backoff = 0;	/* its CPU is its own */
 		} else {
 			shared++;
 		}
-		if (shared >= KDAT_POLL_SHARED_LOOKS &&
-		    ktime_us_delta(now, alone_at) >= KDAT_POLL_SHARED_US) {
+		if (preempted || (shared >= KDAT_POLL_SHARED_LOOKS &&
+				  ktime_us_delta(now, alone_at) >=
+				  KDAT_POLL_SHARED_US)) {
 			why = KDAT_POLL_SHARED;
 		} else if (!done && ktime_us_delta(now, idle_since) >=
 				    READ_ONCE(poll_idle_us)) {

@@ -1361,6 +1361,8 @@ static void test_poller_yields_cpu(void)
 	ktap_diag("beside a busy loop: %d doorbells for 1000 pings", rang);
 	fdinfo_diag(p.csq.fd);
 	KTAP_EXPECT(rang > 900);
+	/* It slept for its CPU: not idle (200 ms), nor unpaid (spinning). */
+	KTAP_EXPECT(poller_field(p.csq.fd, " shared_sleeps ") > 0);
 	kill(hog, SIGKILL);
 	KTAP_EXPECT(waitpid(hog, &status, 0) == hog);
 
