@@ -75,7 +75,7 @@ dtest_case() {
 		spid=$!
 		wait_tcp_listen "$spid" 60
 		barrier "dtest-$tag-up" || r=1
-		wait "$spid" || r=1
+		wait "$spid" || { echo "# dtest server exited $?"; r=1; }
 	else
 		barrier "dtest-$tag-up" || r=1
 		# shellcheck disable=SC2086
@@ -83,7 +83,7 @@ dtest_case() {
 			-h "$KDAT_PEER_IP" > "$out" 2>&1 || r=1
 	fi
 	grep -q 'DAPL Test Complete. PASSED' "$out" || r=1
-	[ $r = 0 ] || tail -5 "$out" | sed 's/^/# /'
+	[ $r = 0 ] || tail -15 "$out" | sed 's/^/# /'
 	barrier "dtest-$tag-done" "$limit" || true
 	result $r "dtest $mode, $(what "$pair"): the $([ $server = 1 ] &&
 		echo server || echo client) passes"
@@ -101,11 +101,12 @@ dapltest_case() {
 		barrier "dapltest-$tag-up" || true
 		barrier "dapltest-$tag-done" $((4 * limit)) || true
 		r=0
-		wait "$spid" || r=1
-		if grep -qi 'error\|fail' "$work/dt-srv"; then
+		wait "$spid" || { echo "# dapltest server exited $?"; r=1; }
+		grep -qi 'error\|fail' "$work/dt-srv" && r=1
+		if [ $r != 0 ]; then
 			grep -hi 'error\|fail' "$work/dt-srv" | head -5 |
-				sed 's/^/# server: /'
-			r=1
+				sed 's/^/# server said: /'
+			tail -10 "$work/dt-srv" | sed 's/^/# server: /'
 		fi
 		result $r "dapltest server, $(what "$pair"): ends at -T Q, no failure reported"
 		return
