@@ -8,6 +8,8 @@
 # reports its own side: the client's and the server's verdicts are both
 # cases.
 #
+# dtest runs with KDAT_DEBUG=1: a DTO that fails says its status.
+#
 # tests/twohost/across.sh [full|check]: full (the default; make
 # twohost-long) runs every tool in the four pairings, 336 s; check (make
 # check) runs them all kdat to kdat, and with the server on one provider
@@ -71,7 +73,8 @@ dtest_case() {
 	local pair=$1 mode=$2 tag=$3 out=$work/dtest-$3 r=0 spid
 	if [ $server = 1 ]; then
 		# shellcheck disable=SC2086 # the mode is a list of options
-		timeout "$limit" dtest -s -P "$(ia "$pair")" $mode > "$out" 2>&1 &
+		KDAT_DEBUG=1 timeout "$limit" dtest -s -P "$(ia "$pair")" $mode \
+			> "$out" 2>&1 &
 		spid=$!
 		wait_tcp_listen "$spid" 60
 		barrier "dtest-$tag-up" || r=1
@@ -79,11 +82,19 @@ dtest_case() {
 	else
 		barrier "dtest-$tag-up" || r=1
 		# shellcheck disable=SC2086
-		timeout "$limit" dtest -P "$(ia "$pair")" $mode \
+		KDAT_DEBUG=1 timeout "$limit" dtest -P "$(ia "$pair")" $mode \
 			-h "$KDAT_PEER_IP" > "$out" 2>&1 || r=1
 	fi
 	grep -q 'DAPL Test Complete. PASSED' "$out" || r=1
-	[ $r = 0 ] || tail -15 "$out" | sed 's/^/# /'
+	# The errors last: the lines just above a failed case are what a
+	# CI report's summary shows (scripts/tap-failures).
+	if [ $r != 0 ]; then
+		tail -15 "$out" | sed 's/^/# /'
+		# rxe's counters: retries, RNR and sequence errors seen.
+		rdma statistic show 2> /dev/null | sed 's/^/# /'
+		grep -hi 'error\|fail\|^libdat:' "$out" | head -5 |
+			sed 's/^/# said: /'
+	fi
 	barrier "dtest-$tag-done" "$limit" || true
 	result $r "dtest $mode, $(what "$pair"): the $([ $server = 1 ] &&
 		echo server || echo client) passes"
@@ -104,9 +115,9 @@ dapltest_case() {
 		wait "$spid" || { echo "# dapltest server exited $?"; r=1; }
 		grep -qi 'error\|fail' "$work/dt-srv" && r=1
 		if [ $r != 0 ]; then
+			tail -10 "$work/dt-srv" | sed 's/^/# server: /'
 			grep -hi 'error\|fail' "$work/dt-srv" | head -5 |
 				sed 's/^/# server said: /'
-			tail -10 "$work/dt-srv" | sed 's/^/# server: /'
 		fi
 		result $r "dapltest server, $(what "$pair"): ends at -T Q, no failure reported"
 		return
