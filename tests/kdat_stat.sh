@@ -163,11 +163,14 @@ kill -9 "$cli" 2> /dev/null
 
 # Dumps beside objects made and destroyed: short ping-pongs (a server and
 # a client), and ping-pongs killed mid-way, while kdat-stat runs in a
-# loop; 6 rounds, 3 on a slow kernel (KDAT_T_SLOW: the debug kernel).
+# loop; 6 rounds, 3 on a slow kernel (KDAT_T_SLOW: the debug kernel), and
+# more (up to 20) until the loop has made 5 dumps: on the debug kernel a
+# dump and the JSON check can take as long as a round.
 r=0
 rounds=$(( ${KDAT_T_SLOW:-1} > 1 ? 3 : 6 ))
 (
-	for ((i = 0; i < rounds; i++)); do
+	for ((i = 0; i < 20; i++)); do
+		[ $i -ge $rounds ] && [ -e "$work/dumped" ] && break
 		pair 0 $((7700 + i)) 50
 		wait "$cli" "$srv"
 		pair 0 $((7800 + i)) 100000000
@@ -183,6 +186,7 @@ while kill -0 "$churn" 2> /dev/null; do
 	"$STAT" -j > "$work/jj" || r=1
 	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$work/jj" || r=1
 	dumps=$((dumps + 1))
+	[ $dumps = 5 ] && touch "$work/dumped"
 done
 wait "$churn"
 [ $dumps -ge 5 ] || r=1
