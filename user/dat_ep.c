@@ -569,8 +569,13 @@ DAT_RETURN kd_ep_recv_query(DAT_EP_HANDLE ep_handle,
 	ret = kd_ep_fetch(ep, &q);
 	if (ret)
 		return ret;
+	/*
+	 * On an SRQ the device takes a buffer for a message as it arrives
+	 * and says nothing until it completes: nobody can tell how many the
+	 * EP holds.
+	 */
 	if (nbufs)
-		*nbufs = q.out_recv_posted + ring;
+		*nbufs = ep->srq ? DAT_VALUE_UNKNOWN : q.out_recv_posted + ring;
 	if (span)
 		*span = DAT_VALUE_UNKNOWN;
 	return DAT_SUCCESS;

@@ -1812,8 +1812,13 @@ static void test_srq_three_eps(void)
 	{
 		DAT_LMR_TRIPLET r = seg(&rb, 0, 16);
 
+		DAT_COUNT nbufs = 0;
+
 		EXPECT_DAT(dat_ep_post_recv(sep[0], 1, &r, cookie(99), 0),
 			   DAT_INVALID_PARAMETER);
+		/* What it holds of the SRQ's buffers nobody can tell. */
+		OK(dat_ep_recv_query(sep[0], &nbufs, NULL));
+		KTAP_EXPECT_EQ(nbufs, DAT_VALUE_UNKNOWN);
 	}
 	/* The SRQ is in use: it cannot go. */
 	EXPECT_DAT(dat_srq_free(srq), DAT_INVALID_STATE);
