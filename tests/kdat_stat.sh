@@ -160,6 +160,7 @@ grep -q "^pid $bench " "$work/nobody" && r=1
 grep -q "^pid $srv kdat-bench:" <<< "$("$STAT")" || r=1
 result $r "another user sees their own objects and none of root's; root sees theirs"
 kill -9 "$cli" 2> /dev/null
+wait "$cli" 2> /dev/null
 
 # Dumps beside objects made and destroyed: short ping-pongs (a server and
 # a client), and ping-pongs killed mid-way, while kdat-stat runs in a
@@ -193,7 +194,7 @@ wait "$churn"
 result $r "$dumps dumps, text and JSON, beside programs making, destroying and killed with their objects"
 
 # Killed: nothing of its pid is left.
-kill -9 "$bench" "$other"
+kill -9 "$bench" "$other" 2> /dev/null
 wait "$bench" "$other" 2> /dev/null
 r=0
 for ((i = 0; i < 100; i++)); do
