@@ -1811,7 +1811,6 @@ static void test_srq_three_eps(void)
 				  s.conn_evd, srq, &a, &sep[0]));
 	{
 		DAT_LMR_TRIPLET r = seg(&rb, 0, 16);
-
 		DAT_COUNT nbufs = 0;
 
 		EXPECT_DAT(dat_ep_post_recv(sep[0], 1, &r, cookie(99), 0),
