@@ -279,8 +279,9 @@ static u32 kdat_poller_flag(struct kdat_poller *p, bool on)
 /*
  * The poller gives its CPU up when another task has wanted it at every
  * look for this long, and this many looks (a kworker that runs for a few
- * microseconds, or one slow pass, does not count); or when it waited this
- * long for a CPU, runnable, between two looks (it was preempted).
+ * microseconds, or one slow pass, does not count); or, unless it spins
+ * (KDAT_POLLER_SPIN), when it waited this long for a CPU, runnable,
+ * between two looks (it was preempted).
  */
 #define KDAT_POLL_SHARED_US	500
 #define KDAT_POLL_SHARED_LOOKS	8
@@ -372,7 +373,11 @@ static void kdat_poller_sleep(struct kdat_poller *p, int why)
  * process waits for it instead of posting), or when less than
  * poll_busy_pct of a window went to passes that took entries (the
  * processes post seldom: a doorbell each costs less than a CPU spinning
- * between them).
+ * between them). A spinning poller (KDAT_POLLER_SPIN: its CPU was given
+ * to it) backs off for the first reason only: it waits for a CPU as
+ * often as the softirq work its own posts make (rxe's) runs on its CPU,
+ * and as often as a doorbell wakes it where the process runs; neither
+ * says that another task wants the CPU, and each back-off doubles.
  */
 static int kdat_poller_fn(void *data)
 {
@@ -404,7 +409,8 @@ static int kdat_poller_fn(void *data)
 		last = now;
 		/* Its wait for a CPU since the last look, a woken one's too. */
 		delay = kdat_run_delay();
-		preempted = delay - waited >= KDAT_POLL_SHARED_US * NSEC_PER_USEC;
+		preempted = !p->spin &&
+			    delay - waited >= KDAT_POLL_SHARED_US * NSEC_PER_USEC;
 		waited = delay;
 		if (alone && !preempted) {
 			alone_at = now;
