@@ -198,7 +198,13 @@ DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
 				return r;
 			}
 		}
-		ia->async_evd = *async_evd_handle;
+		/*
+		 * DAT_EVD_ASYNC_EXISTS: another open has the async EVD, and
+		 * this one none in scope (udat.h); dat_ia_query says so.
+		 * Another value is kept as given.
+		 */
+		ia->async_evd = *async_evd_handle == DAT_EVD_ASYNC_EXISTS ?
+				DAT_EVD_OUT_OF_SCOPE : *async_evd_handle;
 	}
 	*ia_handle = ia;
 	return DAT_SUCCESS;

@@ -2969,11 +2969,16 @@ static void test_graceful_disconnect(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
-/* dat_ia_query: the IA's address is its port's, the limits are set. */
+/*
+ * dat_ia_query: the IA's address is its port's, the limits are set. An IA
+ * opened with DAT_EVD_ASYNC_EXISTS (another open has the async EVD) has
+ * none in scope: DAT_EVD_OUT_OF_SCOPE (udat.h).
+ */
 static void test_ia_query(void)
 {
+	DAT_EVD_HANDLE aevd, exists = DAT_EVD_ASYNC_EXISTS;
 	DAT_PROVIDER_ATTR pa;
-	DAT_EVD_HANDLE aevd;
+	DAT_IA_HANDLE ia2;
 	DAT_IA_ATTR ia;
 	struct side s;
 	const struct sockaddr_in *sin;
@@ -2990,6 +2995,12 @@ static void test_ia_query(void)
 	KTAP_EXPECT(ia.max_lmr_block_size > 0 && ia.max_message_size > 0);
 	KTAP_EXPECT(!strcmp(pa.provider_name, ia_name));
 	KTAP_EXPECT(pa.srq_supported == DAT_TRUE);
+
+	OK(dat_ia_open(ia_name, 8, &exists, &ia2));
+	KTAP_EXPECT(exists == DAT_EVD_ASYNC_EXISTS);	/* none created */
+	OK(dat_ia_query(ia2, &aevd, 0, NULL, 0, NULL));
+	KTAP_EXPECT(aevd == DAT_EVD_OUT_OF_SCOPE);
+	OK(dat_ia_close(ia2, DAT_CLOSE_GRACEFUL_FLAG));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
