@@ -1376,6 +1376,119 @@ static void test_poller_yields_cpu(void)
 }
 
 /*
+ * On CPU 0, a SCHED_FIFO task that busy-waits 2 ms of every 20 until
+ * killed: it preempts whatever runs there at once and is never runnable
+ * when another task looks. 0 when SCHED_FIFO is refused.
+ */
+static pid_t preempt_cpu0(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	pid_t parent = getpid(), pid;
+	int ready[2];
+	char ok = 0;
+
+	KTAP_EXPECT(!pipe(ready));
+	pid = fork();
+	KTAP_EXPECT(pid >= 0);
+	if (!pid) {
+		cpu_set_t one;
+		double t0;
+
+		close(ready[0]);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(1);
+		CPU_ZERO(&one);
+		CPU_SET(0, &one);
+		ok = !sched_setaffinity(0, sizeof(one), &one) &&
+		     !sched_setscheduler(0, SCHED_FIFO, &sp);
+		if (write(ready[1], &ok, 1) != 1 || !ok)
+			_exit(1);
+		for (;;) {
+			t0 = now_s();
+			while (now_s() - t0 < 0.002)
+				;
+			usleep(18000);
+		}
+	}
+	close(ready[1]);
+	if (read(ready[0], &ok, 1) != 1 || !ok) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = 0;
+	}
+	close(ready[0]);
+	return pid;
+}
+
+/*
+ * A poller that waited half a millisecond for its CPU between two looks
+ * was preempted: the adaptive poller backs off for it (until it runs
+ * again its rings stay unflagged, and the process waits for it instead of
+ * posting), the spinning one does not (KDAT_POLLER_SPIN: the CPU was
+ * given to it, and its waits are mostly the softirq work of its own
+ * posts). Pinned to CPU 0 beside a SCHED_FIFO task there that preempts it
+ * for 2 ms of every 20, with pings from CPU 1 for a second each (the pay
+ * rule off, the idle spin long): the adaptive poller sleeps for its CPU
+ * at most bursts, the spinning one at few if any (only the looks rule
+ * sends it away: another task runnable at its looks for half a
+ * millisecond).
+ */
+/*
+ * Pinned to CPU 0 in @mode (set while the process may run there), pings
+ * from CPU 1 for a second; the poller's shared_sleeps.
+ */
+static long preempted_sleeps(struct rawpair *p, uint32_t mode,
+			     const char *name, uint64_t base)
+{
+	cpu_set_t one, all;
+	double t0;
+	int i, rang;
+
+	KTAP_EXPECT(!sched_getaffinity(0, sizeof(all), &all));
+	KTAP_EXPECT_EQ(poller_set(p->csq.fd, mode, 0, 0), 0);
+	poller_wait(true);
+	CPU_ZERO(&one);
+	CPU_SET(1, &one);
+	KTAP_EXPECT(!sched_setaffinity(0, sizeof(one), &one));
+	t0 = now_s();
+	for (rang = 0, i = 0; now_s() - t0 < 1; i++)
+		rang += ping_rings(p, base + i);
+	KTAP_EXPECT(!sched_setaffinity(0, sizeof(all), &all));
+	ktap_diag("%s: %d doorbells for %d pings", name, rang, i);
+	fdinfo_diag(p->csq.fd);
+	return poller_field(p->csq.fd, " shared_sleeps ");
+}
+
+static void test_poller_preempted(void)
+{
+	struct rawpair p;
+	long adaptive, spin;
+	cpu_set_t all;
+	int status;
+	pid_t rt;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		ktap_skip("needs two CPUs");
+	KTAP_EXPECT(!sched_getaffinity(0, sizeof(all), &all));
+	if (!CPU_ISSET(0, &all) || !CPU_ISSET(1, &all))
+		ktap_skip("needs CPUs 0 and 1");
+	param_set("poll_idle_us", 200000);
+	param_set("poll_busy_pct", 0);
+	rawpair_open(&p, 16, 64);
+	prime(&p);
+	rt = preempt_cpu0();
+	if (!rt)
+		ktap_skip("SCHED_FIFO refused");
+	adaptive = preempted_sleeps(&p, KDAT_POLLER_ADAPTIVE, "adaptive", 0);
+	spin = preempted_sleeps(&p, KDAT_POLLER_SPIN, "spin", 100000);
+	kill(rt, SIGKILL);
+	KTAP_EXPECT(waitpid(rt, &status, 0) == rt);
+	/* 50 bursts in a second: most send the adaptive one away. */
+	KTAP_EXPECT(adaptive >= 10);
+	KTAP_EXPECT(spin >= 0 && spin <= 5);
+}
+
+/*
  * /proc/self/fdinfo of the device file: its objects, each submission ring's
  * indices as the kernel and the process last wrote them, its poller
  * (asleep once idle, with NEED_WAKEUP in the ring's flags).
@@ -1691,6 +1804,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_no_poller),
 	KTAP_CASE(test_poller_unpaid),
 	KTAP_CASE(test_poller_yields_cpu),
+	KTAP_CASE(test_poller_preempted),
 	KTAP_CASE(test_ext_entries),
 	KTAP_CASE(test_evd_ring_largest),
 	KTAP_CASE(test_srq_resize_counts_ring),
