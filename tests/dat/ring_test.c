@@ -1309,6 +1309,20 @@ static pid_t hog_cpu0(void)
 }
 
 /*
+ * The poller cases pin the poller to CPU 0 and the pinging process to
+ * CPU 1; skip where the case's process may not use both.  Returns the
+ * process's own affinity in @all, to be restored.
+ */
+static void need_cpus01(cpu_set_t *all)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		ktap_skip("needs two CPUs");
+	KTAP_EXPECT(!sched_getaffinity(0, sizeof(*all), all));
+	if (!CPU_ISSET(0, all) || !CPU_ISSET(1, all))
+		ktap_skip("needs CPUs 0 and 1");
+}
+
+/*
  * The poller spins only while it has its CPU to itself. Pinned to CPU 0
  * (KDAT_POLLER_SET cpu; KDAT_POLLER_SPIN, so that pay does not count)
  * beside a busy loop there, it gives the CPU up:
@@ -1331,11 +1345,7 @@ static void test_poller_yields_cpu(void)
 	pid_t hog;
 	FILE *f;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		ktap_skip("needs two CPUs");
-	KTAP_EXPECT(!sched_getaffinity(0, sizeof(all), &all));
-	if (!CPU_ISSET(0, &all) || !CPU_ISSET(1, &all))
-		ktap_skip("needs CPUs 0 and 1");
+	need_cpus01(&all);
 	param_set("poll_idle_us", 200000);
 	rawpair_open(&p, 16, 64);
 	prime(&p);
@@ -1467,11 +1477,7 @@ static void test_poller_preempted(void)
 	int status;
 	pid_t rt;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		ktap_skip("needs two CPUs");
-	KTAP_EXPECT(!sched_getaffinity(0, sizeof(all), &all));
-	if (!CPU_ISSET(0, &all) || !CPU_ISSET(1, &all))
-		ktap_skip("needs CPUs 0 and 1");
+	need_cpus01(&all);
 	param_set("poll_idle_us", 200000);
 	param_set("poll_busy_pct", 0);
 	rawpair_open(&p, 16, 64);
