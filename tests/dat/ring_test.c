@@ -1288,23 +1288,51 @@ static void fdinfo_diag(int fd)
 	fclose(f);
 }
 
-/* Busy on CPU 0 until killed, or until the case that made it ends. */
-static pid_t hog_cpu0(void)
+/*
+ * A child on CPU 0 until killed, or until the case that made it ends:
+ * with @fifo, a SCHED_FIFO task that busy-waits 2 ms of every 20 (it
+ * preempts whatever runs there at once and is never runnable when another
+ * task looks); else a busy loop. 0 when it could not be placed (SCHED_FIFO
+ * refused, CPU 0 out of reach), said in a diagnostic.
+ */
+static pid_t child_on_cpu0(bool fifo)
 {
-	pid_t parent = getpid(), pid = fork();
-	cpu_set_t one;
+	struct sched_param sp = { .sched_priority = 1 };
+	pid_t parent = getpid(), pid;
+	int ready[2];
+	char ok = 0;
 
+	KTAP_EXPECT(!pipe(ready));
+	pid = fork();
 	KTAP_EXPECT(pid >= 0);
 	if (!pid) {
+		cpu_set_t one;
+		double t0;
+
+		close(ready[0]);
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
 			_exit(1);
 		CPU_ZERO(&one);
 		CPU_SET(0, &one);
-		if (sched_setaffinity(0, sizeof(one), &one))
+		ok = !sched_setaffinity(0, sizeof(one), &one) &&
+		     (!fifo || !sched_setscheduler(0, SCHED_FIFO, &sp));
+		if (write(ready[1], &ok, 1) != 1 || !ok)
 			_exit(1);
-		for (;;)
-			;
+		for (;;) {
+			t0 = now_s();
+			while (!fifo || now_s() - t0 < 0.002)
+				;
+			usleep(18000);
+		}
 	}
+	close(ready[1]);
+	if (read(ready[0], &ok, 1) != 1 || !ok) {
+		ktap_diag("no %s on CPU 0", fifo ? "SCHED_FIFO task" : "busy loop");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = 0;
+	}
+	close(ready[0]);
 	return pid;
 }
 
@@ -1364,7 +1392,8 @@ static void test_poller_yields_cpu(void)
 	CPU_SET(1, &one);
 	KTAP_EXPECT(!sched_setaffinity(0, sizeof(one), &one));
 
-	hog = hog_cpu0();
+	hog = child_on_cpu0(false);
+	KTAP_EXPECT(hog > 0);
 	usleep(100000);
 	for (rang = 0, i = 0; i < 1000; i++)
 		rang += ping_rings(&p, i);
@@ -1385,64 +1414,6 @@ static void test_poller_yields_cpu(void)
 	KTAP_EXPECT(!sched_setaffinity(0, sizeof(all), &all));
 }
 
-/*
- * On CPU 0, a SCHED_FIFO task that busy-waits 2 ms of every 20 until
- * killed: it preempts whatever runs there at once and is never runnable
- * when another task looks. 0 when SCHED_FIFO is refused.
- */
-static pid_t preempt_cpu0(void)
-{
-	struct sched_param sp = { .sched_priority = 1 };
-	pid_t parent = getpid(), pid;
-	int ready[2];
-	char ok = 0;
-
-	KTAP_EXPECT(!pipe(ready));
-	pid = fork();
-	KTAP_EXPECT(pid >= 0);
-	if (!pid) {
-		cpu_set_t one;
-		double t0;
-
-		close(ready[0]);
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
-			_exit(1);
-		CPU_ZERO(&one);
-		CPU_SET(0, &one);
-		ok = !sched_setaffinity(0, sizeof(one), &one) &&
-		     !sched_setscheduler(0, SCHED_FIFO, &sp);
-		if (write(ready[1], &ok, 1) != 1 || !ok)
-			_exit(1);
-		for (;;) {
-			t0 = now_s();
-			while (now_s() - t0 < 0.002)
-				;
-			usleep(18000);
-		}
-	}
-	close(ready[1]);
-	if (read(ready[0], &ok, 1) != 1 || !ok) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		pid = 0;
-	}
-	close(ready[0]);
-	return pid;
-}
-
-/*
- * A poller that waited half a millisecond for its CPU between two looks
- * was preempted: the adaptive poller backs off for it (until it runs
- * again its rings stay unflagged, and the process waits for it instead of
- * posting), the spinning one does not (KDAT_POLLER_SPIN: the CPU was
- * given to it, and its waits are mostly the softirq work of its own
- * posts). Pinned to CPU 0 beside a SCHED_FIFO task there that preempts it
- * for 2 ms of every 20, with pings from CPU 1 for a second each (the pay
- * rule off, the idle spin long): the adaptive poller sleeps for its CPU
- * at most bursts, the spinning one at few if any (only the looks rule
- * sends it away: another task runnable at its looks for half a
- * millisecond).
- */
 /*
  * Pinned to CPU 0 in @mode (set while the process may run there), pings
  * from CPU 1 for a second; the poller's shared_sleeps.
@@ -1469,6 +1440,19 @@ static long preempted_sleeps(struct rawpair *p, uint32_t mode,
 	return poller_field(p->csq.fd, " shared_sleeps ");
 }
 
+/*
+ * A poller that waited half a millisecond for its CPU between two looks
+ * was preempted: the adaptive poller backs off for it (until it runs
+ * again its rings stay unflagged, and the process waits for it instead of
+ * posting), the spinning one does not (KDAT_POLLER_SPIN: the CPU was
+ * given to it, and its waits are mostly the softirq work of its own
+ * posts). Pinned to CPU 0 beside a SCHED_FIFO task there that preempts it
+ * for 2 ms of every 20, with pings from CPU 1 for a second each (the pay
+ * rule off, the idle spin long): the adaptive poller sleeps for its CPU
+ * at most of the bursts, the spinning one at few if any (only the looks rule
+ * sends it away: another task runnable at its looks for half a
+ * millisecond).
+ */
 static void test_poller_preempted(void)
 {
 	struct rawpair p;
@@ -1482,7 +1466,7 @@ static void test_poller_preempted(void)
 	param_set("poll_busy_pct", 0);
 	rawpair_open(&p, 16, 64);
 	prime(&p);
-	rt = preempt_cpu0();
+	rt = child_on_cpu0(true);
 	if (!rt)
 		ktap_skip("SCHED_FIFO refused");
 	adaptive = preempted_sleeps(&p, KDAT_POLLER_ADAPTIVE, "adaptive", 0);
