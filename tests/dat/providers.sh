@@ -82,6 +82,26 @@ rdma_listeners() {
 	grep -c 'state LISTEN' <<< "$ids"
 }
 
+# dapltest's server runs one -T P test at a time (it holds a lock from a
+# performance test's start to its end, as its source says, so that two
+# tests never share a service point): N clients against one server run one
+# after another. The benchmarks that run N at once give each client a
+# server of its own, on its own port: dapl_port I is the Ith's (dapltest
+# -n; its default is 42768, and each test a server runs takes the next
+# port numbers above its own).
+dapl_port() { echo $((42768 + 100 * $1)); }
+
+# dapl_quit PROVIDER I PID: stop the Ith server (dapltest -T Q on its
+# port), PID its process (or a shell running it); if the quit fails (a
+# server whose client failed may be waiting for it still), PID and every
+# process below it are killed.
+dapl_quit() {
+	timeout 30 dapltest -T Q -D "$1" -n "$(dapl_port "$2")" \
+		-s "$KDAT_TEST_IP" > /dev/null 2>&1 ||
+		kill -9 $(descendants "$3" | tr '|' ' ') 2> /dev/null
+	wait "$3" 2> /dev/null || true
+}
+
 # wait_rdma_listen BEFORE SECONDS: more RDMA CM listeners than BEFORE
 # (dapltest's server listens on its service point).
 wait_rdma_listen() {
