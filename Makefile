@@ -55,7 +55,7 @@ DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
-.PHONY: all module kmod lib tools tests setup check check-debug check-twohost twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench \
+.PHONY: all module kmod lib tools tests setup check check-debug check-twohost twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench bench-hwlike \
 	clean install install-libdat2 uninstall-libdat2 deb fuzz storm compat FORCE
 
 all: module kmod lib tools tests
@@ -208,6 +208,14 @@ bench: all
 		tee $(TOP)/vm-logs/bench.log
 	mkdir -p $(TOP)/doc
 	$(TOP)/scripts/bench-plot $(TOP)/vm-logs/bench.log $(TOP)/doc/bench.png
+
+# make bench's single-process rows on Debian's rxe and on the rxe of
+# scripts/rxe-hwlike.patch, in one testbed run: vm-logs/bench-hwlike.log.
+bench-hwlike: all
+	mkdir -p $(TOP)/vm-logs
+	ko=$$($(TOP)/scripts/rxe-hwlike) && set -o pipefail && \
+		$(TOP)/scripts/vm-run $(TOP)/scripts/bench-hwlike "$$ko" | \
+		tee $(TOP)/vm-logs/bench-hwlike.log
 
 # The long runs, on the debug kernel; make check runs short versions of
 # both (tests/suites). kmemleak is cleared before and scanned after.
