@@ -209,7 +209,7 @@ bench: all
 	mkdir -p $(TOP)/doc
 	$(TOP)/scripts/bench-plot $(TOP)/vm-logs/bench.log $(TOP)/doc/bench.png
 
-# make bench's single-process rows on Debian's rxe and on the rxe of
+# make bench's one-test rows on Debian's rxe and on the rxe of
 # scripts/rxe-hwlike.patch, in one testbed run: vm-logs/bench-hwlike.log.
 bench-hwlike: all
 	mkdir -p $(TOP)/vm-logs
