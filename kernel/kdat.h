@@ -96,6 +96,11 @@ struct kdat_poller;
 #define KDAT_POLL_SHARED	1	/* its CPU was wanted: it backs off */
 #define KDAT_POLL_UNPAID	2	/* its spinning did not pay: backs off */
 
+/* How a wait's poll of its CQ ended (kdat_evd.c, its tracepoint). */
+#define KDAT_WAIT_POLL_HIT	0	/* the events came: no sleep */
+#define KDAT_WAIT_POLL_MISS	1	/* none within wait_poll_us, or a stop */
+#define KDAT_WAIT_POLL_SHARED	2	/* its CPU had more to run: no poll */
+
 /*
  * The owner of objects: an open /dev/kdat, or a kernel consumer's IA
  * (@kernel: made by kdat_ia_open(), which owns it; no rings, no poller).

@@ -14,14 +14,18 @@
 #include <linux/interrupt.h>
 #include <linux/jiffies.h>
 #include <linux/log2.h>
+#include <linux/moduleparam.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/stat.h>
 #include <linux/smp.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "kdat.h"
 #include "kdat_ring.h"
+#include "kdat_trace.h"
 
 #define KDAT_EVD_MAX_QLEN	65536
 #define KDAT_EVD_ALL_FLAGS	(KDAT_EVD_SOFTWARE | KDAT_EVD_CR | \
@@ -569,16 +573,67 @@ static u32 kdat_evd_take(struct kdat_evd *evd, struct kdat_event *out,
 /* Events copied out per round, so the kernel buffer stays small. */
 #define KDAT_EVD_BATCH	16
 
+static unsigned int wait_poll_us = 50;
+module_param(wait_poll_us, uint, 0644);
+MODULE_PARM_DESC(wait_poll_us,
+		 "how long a wait on a DTO EVD polls its CQ before it sleeps, when its CPU has nothing else to run (us; 0: never)");
+
+/*
+ * Poll @evd's CQ until @threshold events are there, for up to
+ * wait_poll_us and at most @max_us. A device signals a kernel CQ after
+ * the completion is written, sometimes much later: rxe calls the handler
+ * from a tasklet that runs only once the work that wrote the completion
+ * has unwound, the ack of the message it completes included. A waiter
+ * that reaps takes the completion as it is written. Only while nothing
+ * else wants this CPU (with more tasks than CPUs, a poll takes the time
+ * of the one that would post what we wait for): polling stops when the
+ * CPU is wanted, a signal comes or the EVD goes. Returns the microseconds
+ * it polled.
+ */
+static u64 kdat_evd_poll(struct kdat_evd *evd, u32 threshold, u64 max_us)
+{
+	u64 us = min_t(u64, min(READ_ONCE(wait_poll_us), 10000U), max_us);
+	u32 tgid = evd->obj.file->tgid;
+	u64 start, now;
+	int how = KDAT_WAIT_POLL_MISS;
+
+	if (!us || READ_ONCE(evd->kcq.dead))
+		return 0;
+	if (!single_task_running()) {
+		trace_kdat_wait_poll(tgid, evd->obj.handle, 0,
+				     KDAT_WAIT_POLL_SHARED);
+		return 0;
+	}
+	start = local_clock();
+	do {
+		kdat_cq_reap(&evd->kcq);
+		if (kdat_evd_ring_count(evd) >= threshold) {
+			how = KDAT_WAIT_POLL_HIT;
+			break;
+		}
+		if (READ_ONCE(evd->unwaitable) || READ_ONCE(evd->obj.dead))
+			break;
+		cpu_relax();
+		now = local_clock();
+	} while (now - start < us * NSEC_PER_USEC && !need_resched() &&
+		 !signal_pending(current) && single_task_running());
+	now = local_clock() - start;
+	trace_kdat_wait_poll(tgid, evd->obj.handle, now, how);
+	return div_u64(now, NSEC_PER_USEC);
+}
+
 /*
  * Reap @evd's CQ, then wait until @threshold events are queued on @evd
  * (threshold > 0), for at most @timeout_us (KDAT_WAIT_FOREVER: no limit);
  * or, for a threshold of 0, bring in the receive completions
- * solicited-wait EPs hold back. EBUSY: another thread waits, or the EVD is unwaitable; ETIMEDOUT;
- * EINTR.
+ * solicited-wait EPs hold back. A wait that would sleep polls the CQ first
+ * (kdat_evd_poll()). EBUSY: another thread waits, or the EVD is
+ * unwaitable; ETIMEDOUT; EINTR.
  */
 int kdat_evd_wait_for(struct kdat_evd *evd, u32 threshold, u64 timeout_us)
 {
 	unsigned long flags;
+	u64 polled;
 	long timeout;
 	int ret = 0;
 
@@ -595,6 +650,11 @@ int kdat_evd_wait_for(struct kdat_evd *evd, u32 threshold, u64 timeout_us)
 		if (ret)
 			return ret;
 
+		if (timeout_us && kdat_evd_ring_count(evd) < threshold) {
+			polled = kdat_evd_poll(evd, threshold, timeout_us);
+			if (timeout_us != KDAT_WAIT_FOREVER)
+				timeout_us -= min(polled, timeout_us);
+		}
 		if (timeout_us == KDAT_WAIT_FOREVER)
 			timeout = MAX_SCHEDULE_TIMEOUT;
 		else

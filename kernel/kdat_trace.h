@@ -2,9 +2,9 @@
 /*
  * kdat's tracepoints (events/kdat/ in tracefs): a DTO posted, completed
  * or refused, a connection event, the ring poller going to sleep and
- * being woken. Handles are the owning file's (what libdat and fdinfo
- * show); @tgid names that file's process, which a completion's context
- * (softirq) does not.
+ * being woken, a wait's poll of its CQ. Handles are the owning file's
+ * (what libdat and fdinfo show); @tgid names that file's process, which
+ * a completion's context (softirq) does not.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM kdat
@@ -135,6 +135,30 @@ DEFINE_EVENT(kdat_poller_class, kdat_poller_sleep,
 DEFINE_EVENT(kdat_poller_class, kdat_poller_wake,
 	TP_PROTO(u32 poller, unsigned long backoff, int why),
 	TP_ARGS(poller, backoff, why));
+
+/* A wait's poll of its EVD's CQ before it sleeps (kdat_evd_poll()). */
+TRACE_EVENT(kdat_wait_poll,
+	TP_PROTO(u32 tgid, u32 evd, u64 ns, int how),
+	TP_ARGS(tgid, evd, ns, how),
+	TP_STRUCT__entry(
+		__field(u32, tgid)
+		__field(u32, evd)
+		__field(u64, ns)
+		__field(int, how)
+	),
+	TP_fast_assign(
+		__entry->tgid = tgid;
+		__entry->evd = evd;
+		__entry->ns = ns;
+		__entry->how = how;
+	),
+	TP_printk("tgid=%u evd=%u ns=%llu how=%s", __entry->tgid,
+		  __entry->evd, __entry->ns,
+		  __print_symbolic(__entry->how,
+				   { KDAT_WAIT_POLL_HIT, "hit" },
+				   { KDAT_WAIT_POLL_MISS, "miss" },
+				   { KDAT_WAIT_POLL_SHARED, "shared" }))
+);
 
 #endif /* _KDAT_TRACE_H */
 

@@ -1443,6 +1443,56 @@ static void pollers_bounded(void)
 	write_file(POLLF, oldf);
 }
 
+#define WAITP "/sys/module/kdat/parameters/wait_poll_us"
+
+/*
+ * A wait that would sleep polls its DTO EVD's CQ first, for up to
+ * wait_poll_us (kdat_evd_poll()): never past the wait's own timeout, and
+ * a destroy ends it at any instant, as it ends a sleeping wait. With the
+ * longest poll (10 ms), the destroy comes 0-10 ms after the wait began.
+ */
+static void wait_poll_bounded(void)
+{
+	char old[32] = "";
+	struct kdat_event ev;
+	int fd, round;
+	uint32_t ia, evd;
+	double t0, t;
+	long v;
+
+	if (geteuid())
+		ktap_skip("needs root (module parameter)");
+	v = read_long(WAITP);
+	KTAP_EXPECT(v >= 0);
+	snprintf(old, sizeof(old), "%ld", v);
+	KTAP_EXPECT(write_file(WAITP, "10000") == 0);
+	fd = dev_open();
+	ia = ia_open_ok(fd);
+	evd = evd_new(fd, ia, KDAT_EVD_DTO, 8, 0);
+	/* A 1 ms wait on an idle CQ: its timeout, not the poll's 10 ms. */
+	t0 = now_s();
+	KTAP_EXPECT_RET(evd_wait1(fd, evd, &ev, 1), ETIMEDOUT);
+	t = now_s() - t0;
+	ktap_diag("a 1 ms wait with wait_poll_us 10000: %.2f ms", t * 1e3);
+	KTAP_EXPECT(t < 0.008);
+	for (round = 0; round < 20; round++) {
+		struct waiter w = { .fd = fd };
+		pthread_t th;
+
+		w.h = evd_new(fd, ia, KDAT_EVD_DTO, 8, 0);
+		KTAP_EXPECT(pthread_create(&th, NULL, wait_forever, &w) == 0);
+		usleep(round * 500);
+		alarm(60);	/* a wait the destroy did not end: failed */
+		KTAP_EXPECT_RET(destroy(fd, w.h), 0);
+		pthread_join(th, NULL);
+		alarm(0);
+		/* A destroyed handle, looked up or waited on: EBADF. */
+		KTAP_EXPECT_RET(w.ret, EBADF);
+	}
+	KTAP_EXPECT(close(fd) == 0);
+	write_file(WAITP, old);
+}
+
 #define MAXOBJ "/sys/module/kdat/parameters/max_objects"
 
 /*
@@ -2127,6 +2177,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(device_objects_charged_to_rdma_cgroup),
 	KTAP_CASE(psp_backlog_bounded),
 	KTAP_CASE(pollers_bounded),
+	KTAP_CASE(wait_poll_bounded),
 	KTAP_CASE(objects_bounded),
 	KTAP_CASE(pollers_shared_by_one_owner),
 	KTAP_CASE(psp_in_callers_netns),
