@@ -19,6 +19,8 @@
  * receives posted (rate) or answers each ping (lat) and exits when the
  * client has done.
  *
+ * KDAT_BENCH_WAIT=1: completions are waited for (dat_evd_wait) instead.
+ *
  * Prints one line: "rate <msgs/s> ops <n> posted <n> reaped <n>" or
  * "lat <half round trip, us> ops <n> posted <n> reaped <n>" (the server:
  * "served <n> ops posted <n> reaped <n>").
@@ -104,15 +106,30 @@ static DAT_EVENT wait_ev(DAT_EVD_HANDLE evd)
 	return ev;
 }
 
-/* Reap one DTO completion by polling (no wait: the data path). */
+/*
+ * Reap one DTO completion by polling (no wait: the data path), or, with
+ * KDAT_BENCH_WAIT=1 in the environment, with dat_evd_wait (what a
+ * program that blocks sees).
+ */
+static int wait_reap = -1;
+
 static void reap(DAT_EVD_HANDLE evd)
 {
 	DAT_EVENT ev;
+	DAT_COUNT n;
 	DAT_RETURN r;
 
-	while ((r = dat_evd_dequeue(evd, &ev)) == DAT_QUEUE_EMPTY)
-		;
-	check(r, "dat_evd_dequeue");
+	if (wait_reap < 0) {
+		const char *e = getenv("KDAT_BENCH_WAIT");
+
+		wait_reap = e && atoi(e) > 0;
+	}
+	if (wait_reap)
+		r = dat_evd_wait(evd, TMO, 1, &ev, &n);
+	else
+		while ((r = dat_evd_dequeue(evd, &ev)) == DAT_QUEUE_EMPTY)
+			;
+	check(r, wait_reap ? "dat_evd_wait" : "dat_evd_dequeue");
 	if (ev.event_number != DAT_DTO_COMPLETION_EVENT ||
 	    ev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS) {
 		fprintf(stderr, "kdat-bench: bad completion %#x\n",
