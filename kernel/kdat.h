@@ -49,6 +49,7 @@
 #include <linux/rwsem.h>
 #include <linux/sched.h>
 #include <linux/types.h>
+#include <linux/uaccess.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <rdma/ib_verbs.h>
@@ -123,6 +124,12 @@ struct kdat_file {
 	 */
 	u32 tgid;
 	char comm[TASK_COMM_LEN];
+	/*
+	 * The opener's thread group (a reference; NULL: a kernel consumer):
+	 * the status dump gives its number as the asker's PID namespace
+	 * sees it, and shows the file only where it is seen.
+	 */
+	struct pid *pid;
 	/*
 	 * The opener's network namespace (a reference): its RDMA CM ids live
 	 * there, and only devices it may use (rdma_dev_access_netns()) are
@@ -274,6 +281,7 @@ struct kdat_lmr {
 	struct kdat_dev_res res;
 	struct kdat_pz *pz;
 	struct ib_mr *mr;
+	u32 rkey;			/* @mr's, read while it was valid */
 	u64 addr;
 	u64 length;
 	u32 mem_priv;			/* KDAT_MEM_PRIV_* */
@@ -495,6 +503,7 @@ struct kdat_ep {
 	u32 ud_mtu;
 	spinlock_t ud_lock;
 	struct list_head ud_conns;
+	u32 ud_nr_conns;		/* on @ud_conns */
 	u32 ud_finishing;
 	bool ud_dead;
 	wait_queue_head_t ud_wq;
@@ -631,6 +640,12 @@ struct kdat_srq {
 	u32 max_recv_dtos;
 	u32 max_recv_iov;
 	u32 low_watermark;		/* as set; under the file's lock */
+	/*
+	 * Orders the receive commitments of the EPs on this SRQ: a resize
+	 * growing them (kdat_srq_commit_eps()) against an EP's destroy
+	 * giving them back (kdat_srq_uncommit_ep()).
+	 */
+	struct mutex commit_lock;
 
 	spinlock_t lock;		/* the fields below */
 	/*
@@ -767,6 +782,29 @@ int kdat_nl_init(void);
 void kdat_nl_exit(void);
 
 /* kdat_device.c */
+#ifdef CONFIG_LOCKDEP
+void kdat_assert_user_access(void);
+#else
+static inline void kdat_assert_user_access(void)
+{
+	might_fault();
+}
+#endif
+/* kdat's only ways to user memory: each asserts the rule above. */
+static inline unsigned long __must_check
+kdat_copy_to_user(void __user *to, const void *from, unsigned long n)
+{
+	kdat_assert_user_access();
+	return copy_to_user(to, from, n);
+}
+
+static inline unsigned long __must_check
+kdat_copy_from_user(void *to, const void __user *from, unsigned long n)
+{
+	kdat_assert_user_access();
+	return copy_from_user(to, from, n);
+}
+
 int kdat_device_init(void);
 void kdat_device_exit(void);
 struct kdat_device *kdat_device_find(const char *name, struct net *net);
@@ -779,6 +817,8 @@ bool __kdat_dev_res_add_before(struct kdat_device *kdev,
 			       struct kdat_dev_res *before,
 			       void (*disassociate)(struct kdat_dev_res *res));
 bool kdat_dev_res_del(struct kdat_device *kdev, struct kdat_dev_res *res);
+int kdat_dev_res_charge(struct kdat_device *kdev, struct kdat_dev_res *res);
+void kdat_dev_res_uncharge(struct kdat_device *kdev, struct kdat_dev_res *res);
 void kdat_device_put(struct kdat_device *kdev);
 int kdat_device_count(void);
 int kdat_cmd_device_list(struct kdat_ucmd *ucmd);
@@ -961,6 +1001,7 @@ void kdat_batch_refuse(struct kdat_batch *b, u32 op, u64 cookie, int err);
 void kdat_batch_finish(struct kdat_batch *b);
 int kdat_srq_add_ep(struct kdat_srq *srq, struct kdat_ep *ep);
 void kdat_srq_del_ep(struct kdat_srq *srq, struct kdat_ep *ep);
+void kdat_srq_uncommit_ep(struct kdat_srq *srq, struct kdat_ep *ep);
 struct kdat_ep *kdat_srq_find_ep(struct kdat_srq *srq, const void *key);
 
 #endif /* KDAT_H */

@@ -521,6 +521,15 @@ int kdat_cr_reply_do(struct kdat_file *kfile, u32 cr_handle, u32 ep_handle,
 			kdat_obj_put(&cr->obj);
 			return -EBADF;
 		}
+		/*
+		 * The rwsem below protects the CR's device: an EP of another
+		 * device (another IA of the file) could lose its QP to that
+		 * device's removal while the accept uses it.
+		 */
+		if (ep->pz->ia->kdev != kdev) {
+			ret = -EINVAL;
+			goto out_put;
+		}
 	}
 
 	/*
@@ -593,7 +602,7 @@ static int kdat_cr_reply(struct kdat_ucmd *ucmd, bool accept)
 		return -EINVAL;
 	if (!accept && cmd->ep_handle)
 		return -EINVAL;
-	if (copy_from_user(pdata, u64_to_user_ptr(cmd->private_data),
+	if (kdat_copy_from_user(pdata, u64_to_user_ptr(cmd->private_data),
 			   cmd->private_data_len))
 		return -EFAULT;
 	return kdat_cr_reply_do(ucmd->kfile, cmd->cr_handle, cmd->ep_handle,

@@ -10,6 +10,33 @@
 
 #include "kdat.h"
 
+/*
+ * Every kdat_device.rwsem is of this one lock class, so that
+ * kdat_assert_user_access() can tell one is held.
+ */
+static struct lock_class_key kdat_dev_rwsem_key;
+
+#ifdef CONFIG_LOCKDEP
+/*
+ * Before any access to user memory (a copy, a pin): the memory may fault
+ * for as long as its owner likes (a FUSE file whose read is never
+ * answered), so no device rwsem may be held across it: device removal
+ * takes it for write and would wait as long, and every other user of the
+ * device behind it. A debug kernel (lockdep) says so at once, on the first
+ * path that breaks the rule, whether or not the memory is slow this time.
+ */
+void kdat_assert_user_access(void)
+{
+	int i;
+
+	might_fault();
+	for (i = 0; i < current->lockdep_depth; i++)
+		WARN_ONCE(current->held_locks[i].instance->key ==
+			  &kdat_dev_rwsem_key,
+			  "kdat: user memory accessed under a device's rwsem");
+}
+#endif
+
 /* Protects kdat_devices and every kdat_device.name. */
 static DEFINE_MUTEX(kdat_devices_lock);
 static LIST_HEAD(kdat_devices);
@@ -32,8 +59,7 @@ void kdat_device_put(struct kdat_device *kdev)
  * as uverbs' objects do: kdat's are kernel objects the device holds for a
  * process all the same.
  */
-static int kdat_dev_res_charge(struct kdat_device *kdev,
-			       struct kdat_dev_res *res)
+int kdat_dev_res_charge(struct kdat_device *kdev, struct kdat_dev_res *res)
 {
 #ifdef CONFIG_CGROUP_RDMA
 	if (rdmacg_try_charge(&res->cg, &kdev->ibdev->cg_device,
@@ -46,8 +72,7 @@ static int kdat_dev_res_charge(struct kdat_device *kdev,
 }
 
 /* kdev->ibdev is valid (rwsem held, or the remove callback). */
-static void kdat_dev_res_uncharge(struct kdat_device *kdev,
-				  struct kdat_dev_res *res)
+void kdat_dev_res_uncharge(struct kdat_device *kdev, struct kdat_dev_res *res)
 {
 #ifdef CONFIG_CGROUP_RDMA
 	if (res->cg)
@@ -67,7 +92,7 @@ static int kdat_add_one(struct ib_device *ibdev)
 	if (!kdev)
 		return -ENOMEM;
 	kref_init(&kdev->ref);
-	init_rwsem(&kdev->rwsem);
+	__init_rwsem(&kdev->rwsem, "&kdev->rwsem", &kdat_dev_rwsem_key);
 	mutex_init(&kdev->res_lock);
 	INIT_LIST_HEAD(&kdev->resources);
 	kdev->ibdev = ibdev;
@@ -329,7 +354,7 @@ int kdat_cmd_device_list(struct kdat_ucmd *ucmd)
 	for (i = 0; i < min(nr, room); i++) {
 		u8 __user *dst = uentries + (size_t)i * cmd->entry_size;
 
-		if (copy_to_user(dst, &infos[i], sizeof(infos[i])) ||
+		if (kdat_copy_to_user(dst, &infos[i], sizeof(infos[i])) ||
 		    clear_user(dst + sizeof(infos[i]),
 			       cmd->entry_size - sizeof(infos[i]))) {
 			ret = -EFAULT;

@@ -1113,7 +1113,7 @@ int kdat_cmd_post(struct kdat_ucmd *ucmd)
 	if (cmd->num_segments > KDAT_DTO_MAX_IOV)
 		return -EINVAL;
 	/* The one copy of the IOV; everything below checks this copy. */
-	if (copy_from_user(iov, u64_to_user_ptr(cmd->iov),
+	if (kdat_copy_from_user(iov, u64_to_user_ptr(cmd->iov),
 			   cmd->num_segments * sizeof(iov[0])))
 		return -EFAULT;
 	return kdat_post_do(ucmd->kfile, cmd, iov);

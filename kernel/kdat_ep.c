@@ -898,6 +898,12 @@ static void kdat_ep_sw_destroy(struct kdat_ep *ep)
 	cancel_work_sync(&ep->sw_work);
 	ib_destroy_cq(ep->sw_cq);
 	ep->sw_cq = NULL;
+	/*
+	 * A device that signals from a hard interrupt may have queued it
+	 * once more before the CQ went (it finds @sw_dead and does nothing):
+	 * it must not run after the EP is freed.
+	 */
+	cancel_work_sync(&ep->sw_work);
 }
 
 /*
@@ -980,11 +986,18 @@ static void kdat_ep_destroy(struct kdat_obj *obj)
 	kdat_sq_ring_detach(ep->rq_ring);
 	kdat_ep_free_ctx(ep);
 
+	/*
+	 * The commitments go back while the EP still uses its EVDs: once
+	 * unused, an EVD may be destroyed by another thread at once.
+	 */
+	if (ep->srq)
+		kdat_srq_uncommit_ep(ep->srq, ep);
+	else
+		kdat_evd_uncommit(ep->recv_evd, ep->recv_cqes);
+	kdat_evd_uncommit(ep->req_evd, ep->send_cqes);
 	kdat_obj_unuse(&ep->recv_evd->obj, ep->obj.ia);
 	kdat_obj_unuse(&ep->req_evd->obj, ep->obj.ia);
 	kdat_obj_unuse(&ep->conn_evd->obj, ep->obj.ia);
-	kdat_evd_uncommit(ep->recv_evd, ep->recv_cqes);
-	kdat_evd_uncommit(ep->req_evd, ep->send_cqes);
 	kdat_obj_unuse(&ep->pz->obj, ep->obj.ia);
 	if (ep->srq)
 		kdat_obj_unuse(&ep->srq->obj, ep->obj.ia);
@@ -1469,7 +1482,7 @@ int kdat_cmd_ep_connect(struct kdat_ucmd *ucmd)
 		ret = kdat_sockaddr_set_qual(&dst, cmd->conn_qual);
 	if (ret)
 		return ret;
-	if (copy_from_user(pdata, u64_to_user_ptr(cmd->private_data),
+	if (kdat_copy_from_user(pdata, u64_to_user_ptr(cmd->private_data),
 			   cmd->private_data_len))
 		return -EFAULT;
 
@@ -1786,11 +1799,17 @@ int kdat_cmd_ep_modify(struct kdat_ucmd *ucmd)
 		ep->attr.max_rdma_read_out = a->max_rdma_read_out;
 	}
 	*a = ep->attr;
-	ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
 out:
 	mutex_unlock(&ep->cm_lock);
 	up_read(&kdev->rwsem);
 	kdat_obj_put(&ep->obj);
 	mutex_unlock(&kfile->lock);
+	/*
+	 * The answer goes after every lock: a copy to user memory may fault
+	 * for as long as that memory's owner likes (a FUSE page), and device
+	 * removal must not wait for it.
+	 */
+	if (!ret)
+		ret = kdat_ucmd_respond(ucmd, sizeof(*cmd));
 	return ret;
 }

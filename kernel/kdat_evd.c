@@ -292,6 +292,9 @@ void kdat_evd_uncommit(struct kdat_evd *evd, u32 n)
 	unsigned long flags;
 
 	spin_lock_irqsave(&evd->lock, flags);
+	/* More given back than was taken: a commitment counted twice. */
+	if (WARN_ON_ONCE(n > evd->cq_committed))
+		n = evd->cq_committed;
 	evd->cq_committed -= n;
 	spin_unlock_irqrestore(&evd->lock, flags);
 }
@@ -745,7 +748,7 @@ int kdat_cmd_evd_wait(struct kdat_ucmd *ucmd)
 		 * A fault here loses the events taken: the caller handed us a
 		 * bad buffer, as with read(2).
 		 */
-		if (copy_to_user(uev + done, batch, n * sizeof(batch[0]))) {
+		if (kdat_copy_to_user(uev + done, batch, n * sizeof(batch[0]))) {
 			ret = -EFAULT;
 			goto out_put;
 		}

@@ -87,7 +87,7 @@ int kdat_ucmd_finish(struct kdat_ucmd *ucmd, size_t cmd_len,
 /* Copy the command back, no more than the caller's struct holds. */
 int kdat_ucmd_respond(struct kdat_ucmd *ucmd, size_t cmd_len)
 {
-	if (copy_to_user(ucmd->ubuffer, ucmd->cmd,
+	if (kdat_copy_to_user(ucmd->ubuffer, ucmd->cmd,
 			 min_t(size_t, ucmd->user_size, cmd_len)))
 		return -EFAULT;
 	return 0;

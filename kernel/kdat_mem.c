@@ -13,7 +13,11 @@
  * the lkey: it is looked up among the caller's own objects and cannot be
  * forged. The rmr_context is the MR's rkey, which the peer needs.
  */
+#include <linux/capability.h>
+#include <linux/mm.h>
 #include <linux/overflow.h>
+#include <linux/sched/signal.h>
+#include <linux/sizes.h>
 
 #include "kdat.h"
 
@@ -181,6 +185,79 @@ static int kdat_mem_priv_to_ib(u32 priv, bool atomics)
 	return access;
 }
 
+/*
+ * User memory a registration pins, pinned once more here, before the
+ * device's rwsem is taken. The driver pins inside ib_reg_user_mr(), which
+ * runs under the rwsem: a page that faults for as long as its owner likes
+ * (a FUSE file whose read is never answered) would hold the rwsem that
+ * long, and device removal and every other user of the device with it.
+ * With the range faulted in and held by this pin, made with the flags
+ * ib_umem_get() uses (a write pin, forced where the MR does not write:
+ * the driver's pin then finds the same pages with the same rights), a
+ * fault that stalls does so here, holding nothing that removal needs.
+ * This pin is short-term and unlocked: a fault that waits for I/O drops
+ * the mmap lock meanwhile, so it does not stall the rest of the caller's
+ * address space either.
+ *
+ * What this cannot close: the driver's pin takes the mmap lock where it
+ * cannot pin locklessly (a mapping that is not writable, always; one
+ * replaced between the two pins by another thread), and another thread
+ * can hold that lock for as long as a slow fault lasts (a long-term pin of
+ * a FUSE page through another subsystem, with a writer queued behind it).
+ * ib_core has no way to register pages its caller pinned; uverbs' reg_mr,
+ * which pins inside the driver while removal waits for it, has the same
+ * window.
+ */
+struct kdat_upin {
+	struct page **pages;
+	unsigned long nr;
+};
+
+static int kdat_upin_get(struct kdat_upin *p, u64 addr, u64 length,
+			 int access)
+{
+	unsigned long first = addr >> PAGE_SHIFT, npages, limit;
+	unsigned int gup = FOLL_WRITE;
+	long n;
+
+	kdat_assert_user_access();
+	if (!ib_access_writable(access))
+		gup |= FOLL_FORCE;
+	p->nr = 0;
+	npages = ((addr + length - 1) >> PAGE_SHIFT) - first + 1;
+	/* What ib_umem_get() refuses, refused before anything is pinned. */
+	limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	if (npages + atomic64_read(&current->mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK))
+		return -ENOMEM;
+	p->pages = kvmalloc_array(npages, sizeof(*p->pages),
+				  GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!p->pages)
+		return -ENOMEM;
+	while (p->nr < npages) {
+		n = pin_user_pages_unlocked((first + p->nr) << PAGE_SHIFT,
+					    min_t(unsigned long, npages - p->nr,
+						  SZ_64K),
+					    p->pages + p->nr, gup);
+		if (n <= 0 || fatal_signal_pending(current)) {
+			if (n > 0)
+				p->nr += n;
+			unpin_user_pages(p->pages, p->nr);
+			kvfree(p->pages);
+			return n < 0 ? n : n ? -EINTR : -EFAULT;
+		}
+		p->nr += n;
+		cond_resched();
+	}
+	return 0;
+}
+
+static void kdat_upin_put(struct kdat_upin *p)
+{
+	unpin_user_pages(p->pages, p->nr);
+	kvfree(p->pages);
+}
+
 static bool kdat_pd_atomics(const struct ib_pd *pd)
 {
 	return pd->device->attrs.atomic_cap != IB_ATOMIC_NONE;
@@ -216,6 +293,7 @@ static struct kdat_lmr *kdat_lmr_alloc(struct kdat_pz *pz, u64 addr,
 int kdat_lmr_new_user(struct kdat_file *kfile, struct kdat_pz *pz, u64 addr,
 		      u64 length, u32 mem_priv, struct kdat_lmr **lmrp)
 {
+	struct kdat_upin pin;
 	struct kdat_lmr *lmr;
 	u64 end;
 	int ret;
@@ -228,6 +306,12 @@ int kdat_lmr_new_user(struct kdat_file *kfile, struct kdat_pz *pz, u64 addr,
 	lmr = kdat_lmr_alloc(pz, addr, length, mem_priv);
 	if (!lmr)
 		return -ENOMEM;
+	/* Pinning fails with EFAULT for an unmapped range. */
+	/* Atomics or not, the MR writes the same (kdat_mem_priv_to_ib()). */
+	ret = kdat_upin_get(&pin, addr, length,
+			    kdat_mem_priv_to_ib(mem_priv, false));
+	if (ret)
+		goto err_free;
 
 	down_read(&pz->ia->kdev->rwsem);
 	if (!pz->pd)
@@ -238,12 +322,15 @@ int kdat_lmr_new_user(struct kdat_file *kfile, struct kdat_pz *pz, u64 addr,
 						kdat_pd_atomics(pz->pd)));
 	if (IS_ERR(lmr->mr)) {
 		up_read(&pz->ia->kdev->rwsem);
-		/* Pinning fails with EFAULT for an unmapped range. */
+		kdat_upin_put(&pin);
 		ret = PTR_ERR(lmr->mr);
 		goto err_free;
 	}
+	/* The rkey is read here: once the rwsem goes, removal may free mr. */
+	lmr->rkey = lmr->mr->rkey;
 	ret = kdat_dev_res_add(pz->ia->kdev, &lmr->res, kdat_lmr_disassociate);
 	up_read(&pz->ia->kdev->rwsem);
+	kdat_upin_put(&pin);
 	if (ret)
 		goto err_mr;
 
@@ -381,7 +468,7 @@ int kdat_cmd_lmr_create(struct kdat_ucmd *ucmd)
 	if (!ret) {
 		cmd->out_lmr_handle = lmr->obj.handle;
 		cmd->out_lmr_context = lmr->obj.handle;
-		cmd->out_rmr_context = lmr->mr->rkey;
+		cmd->out_rmr_context = lmr->rkey;
 		ret = kdat_ucmd_finish(ucmd, sizeof(*cmd), &lmr->obj);
 	}
 	kdat_obj_put(&pz->obj);
@@ -634,7 +721,8 @@ int kdat_rmr_bind_do(struct kdat_file *kfile, struct kdat_rmr_bind *cmd)
 	struct kdat_lmr *lmr = NULL, *unused = NULL;
 	enum kdat_ep_verdict verdict;
 	struct kdat_device *kdev;
-	bool posted = false;
+	bool posted = false, pinned = false;
+	struct kdat_upin pin;
 	struct kdat_rmr *rmr;
 	struct kdat_ep *ep;
 	struct ib_mr *mr;
@@ -678,6 +766,24 @@ int kdat_rmr_bind_do(struct kdat_file *kfile, struct kdat_rmr_bind *cmd)
 		goto out_put;
 	}
 	ev.handle = rmr->obj.handle;
+	/*
+	 * A user LMR's range is pinned by the driver: first here (see
+	 * struct kdat_upin), unless the EP's state refuses the bind anyway
+	 * (checked again below, under the locks).
+	 */
+	if (kdat_ep_allowed(READ_ONCE(ep->state), KDAT_EP_OP_RMR_BIND) ==
+	    KDAT_EP_REFUSE) {
+		ret = -EBUSY;
+		goto out_put;
+	}
+	if (lmr && !lmr->kernel) {
+		ret = kdat_upin_get(&pin, cmd->addr, cmd->length,
+				    kdat_mem_priv_to_ib(kdat_rmr_priv(cmd->mem_priv),
+							false));
+		if (ret)
+			goto out_put;
+		pinned = true;
+	}
 
 	kdev = rmr->pz->ia->kdev;
 	down_read(&kdev->rwsem);
@@ -717,6 +823,8 @@ int kdat_rmr_bind_do(struct kdat_file *kfile, struct kdat_rmr_bind *cmd)
 	}
 	mutex_unlock(&rmr->lock);
 	up_read(&kdev->rwsem);
+	if (pinned)
+		kdat_upin_put(&pin);
 	/* A REG_MR's completion is the event (kdat_dto_done()). */
 	if (!ret && !posted &&
 	    !(ev.status == KDAT_DTO_SUCCESS &&

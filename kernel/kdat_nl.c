@@ -14,6 +14,8 @@
 #include <linux/cred.h>
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
 
@@ -28,6 +30,14 @@ static bool kdat_nl_visible(struct netlink_callback *cb,
 			    const struct kdat_file *kfile)
 {
 	if (!net_eq(sock_net(cb->skb->sk), kfile->net))
+		return false;
+	/*
+	 * As rdma's resource dump: a process's objects only where its PID
+	 * is seen (the dump runs in the asker's context), a kernel
+	 * consumer's only from the initial PID namespace.
+	 */
+	if (kfile->kernel ? task_active_pid_ns(current) != &init_pid_ns :
+	    !pid_vnr(kfile->pid))
 		return false;
 	if (netlink_net_capable(cb->skb, CAP_NET_ADMIN))
 		return true;
@@ -146,7 +156,8 @@ static int kdat_nl_fill(struct sk_buff *skb, struct netlink_callback *cb,
 			  &kdat_nl_family, NLM_F_MULTI, KDAT_NL_CMD_OBJ_GET);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (nla_put_u32(skb, KDAT_NLA_PID, kfile->tgid) ||
+	if (nla_put_u32(skb, KDAT_NLA_PID,
+			kfile->kernel ? 0 : pid_vnr(kfile->pid)) ||
 	    nla_put_string(skb, KDAT_NLA_COMM,
 			   kfile->kernel ? "[kernel]" : kfile->comm) ||
 	    nla_put_u32(skb, KDAT_NLA_TYPE, obj->type) ||

@@ -4,6 +4,7 @@
  */
 #include <linux/module.h>
 #include <linux/nsproxy.h>
+#include <linux/pid.h>
 #include <linux/rcupdate.h>
 #include <net/net_namespace.h>
 #include <linux/slab.h>
@@ -37,10 +38,11 @@ void kdat_obj_unused(void)
  */
 void kdat_obj_wait_unused(struct kdat_obj *obj)
 {
-	/* Timed waits: a long one is no hung task, only slow. */
-	while (!wait_event_timeout(kdat_unused_wq, !atomic_read(&obj->users),
-				   10 * HZ))
-		;
+	/*
+	 * Untimed: a use that never goes is a bug the hung-task detector
+	 * should name, not hide in a loop of timed waits.
+	 */
+	wait_event(kdat_unused_wq, !atomic_read(&obj->users));
 }
 
 /* Live objects per type, for debugfs and the leak tests. */
@@ -160,6 +162,7 @@ struct kdat_file *kdat_file_create(bool kernel)
 	INIT_LIST_HEAD(&kfile->objects);
 	kfile->kernel = kernel;
 	kfile->tgid = kernel ? 0 : task_tgid_nr(current);
+	kfile->pid = kernel ? NULL : get_pid(task_tgid(current));
 	if (!kernel)
 		get_task_comm(kfile->comm, current);
 	kfile->net = get_net(kernel ? &init_net : current->nsproxy->net_ns);
@@ -173,6 +176,7 @@ void kdat_file_release(struct kdat_file *kfile)
 	kdat_file_destroy_all(kfile);
 	kdat_file_rings_fini(kfile);
 	put_net(kfile->net);
+	put_pid(kfile->pid);
 	mutex_destroy(&kfile->lock);
 	kfree(kfile);
 }
@@ -267,11 +271,8 @@ static void kdat_obj_sweep(struct list_head *victims)
 	struct kdat_obj *next;
 
 	while (!list_empty(victims)) {
-		/* Timed waits: a long one is no hung task, only slow. */
-		while (!wait_event_timeout(kdat_unused_wq,
-					   kdat_obj_sweep_next(victims),
-					   10 * HZ))
-			;
+		/* Untimed, as in kdat_obj_wait_unused(). */
+		wait_event(kdat_unused_wq, kdat_obj_sweep_next(victims));
 		next = kdat_obj_sweep_next(victims);
 		list_del_init(&next->file_node);
 		kdat_obj_finish(next);

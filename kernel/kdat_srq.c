@@ -13,9 +13,6 @@
 
 #include "kdat.h"
 
-/* EPs on one SRQ whose CQ room a resize can grow. */
-#define KDAT_SRQ_COMMIT_BATCH	256
-
 #define KDAT_SRQ_MAX_IOV	32
 
 struct kdat_srq *kdat_srq_get(struct kdat_file *kfile, u32 handle)
@@ -142,6 +139,7 @@ int kdat_srq_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	srq->max_recv_iov = max_recv_iov ?: 1;
 	srq->low_watermark = low_watermark;
 	spin_lock_init(&srq->lock);
+	mutex_init(&srq->commit_lock);
 	INIT_LIST_HEAD(&srq->res.node);
 	ret = kdat_slots_init(&srq->slots, srq->max_recv_dtos, NULL, srq);
 	if (ret)
@@ -253,47 +251,54 @@ int kdat_cmd_srq_set_lw(struct kdat_ucmd *ucmd)
 }
 
 /*
- * Any buffer of @srq may complete on the receive CQ of any EP on it: give
- * each such EP room for @n of them and its drain marker. ENOMEM, and
- * every commitment as it was, when a CQ cannot grow. The caller holds the
- * file lock (no EP is created on @srq meanwhile).
+ * The SRQ's side of the CQ-commitment invariant (see kdat_evd_commit()):
+ * any of the @srq->max_recv_dtos buffers the SRQ may hold can complete on
+ * the receive CQ of any EP whose QP is on it, so each such EP has
+ * committed room for that many and its drain marker: recv_cqes >=
+ * max_recv_dtos + 1. An EP commits so at its create; this function
+ * re-establishes it for @n before the SRQ may hold @n buffers, and every
+ * path that raises the SRQ's limit calls it first. ENOMEM, and every
+ * commitment as it was, when a CQ cannot grow.
+ *
+ * The EPs are those of the SRQ's own map, not of the file's list: an EP
+ * unlinked for destruction keeps its QP, which may still take buffers,
+ * until its teardown. The map gains EPs only under the file lock (held);
+ * an EP leaves it in its teardown but is not freed before its destroy has
+ * given its commitment back under @srq->commit_lock (held), so each EP
+ * found stays valid, and so does its receive EVD.
  */
 static int kdat_srq_commit_eps(struct kdat_srq *srq, u32 n)
 {
-	struct kdat_file *kfile = srq->obj.file;
 	struct {
 		struct kdat_ep *ep;
 		u32 grown;
 	} *v;
-	struct kdat_obj *obj;
-	u32 nr = 0, i, done;
+	unsigned long flags;
+	u32 nr = 0, max = 0, i, done;
+	struct kdat_ep *ep;
 	int ret = 0;
 
-	lockdep_assert_held(&kfile->lock);
-	v = kcalloc(KDAT_SRQ_COMMIT_BATCH, sizeof(*v), GFP_KERNEL_ACCOUNT);
+	lockdep_assert_held(&srq->obj.file->lock);
+	lockdep_assert_held(&srq->commit_lock);
+	spin_lock_irqsave(&srq->lock, flags);
+	for (i = 0; i < KDAT_SRQ_EP_HASH; i++)
+		hlist_for_each_entry(ep, &srq->eps[i], srq_node)
+			max++;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (!max)
+		return 0;
+	v = kvcalloc(max, sizeof(*v), GFP_KERNEL_ACCOUNT);
 	if (!v)
 		return -ENOMEM;
-	/*
-	 * The file's list may change under obj_lock alone (CRs): take a
-	 * reference on each EP under it, grow the CQs (which sleeps) after.
-	 */
-	spin_lock(&kfile->obj_lock);
-	list_for_each_entry(obj, &kfile->objects, file_node) {
-		struct kdat_ep *ep = container_of(obj, struct kdat_ep, obj);
+	/* None joined since the count (file lock); some may have left. */
+	spin_lock_irqsave(&srq->lock, flags);
+	for (i = 0; i < KDAT_SRQ_EP_HASH; i++)
+		hlist_for_each_entry(ep, &srq->eps[i], srq_node)
+			if (nr < max && ep->recv_cqes < n + 1)
+				v[nr++].ep = ep;
+	spin_unlock_irqrestore(&srq->lock, flags);
 
-		if (obj->type != KDAT_OBJ_EP || ep->srq != srq ||
-		    ep->recv_cqes >= n + 1)
-			continue;
-		if (nr == KDAT_SRQ_COMMIT_BATCH) {
-			ret = -ENOMEM;	/* more EPs than a resize handles */
-			break;
-		}
-		if (kref_get_unless_zero(&obj->ref))
-			v[nr++].ep = ep;
-	}
-	spin_unlock(&kfile->obj_lock);
-
-	for (done = 0; !ret && done < nr; done++) {
+	for (done = 0; done < nr; done++) {
 		v[done].grown = n + 1 - v[done].ep->recv_cqes;
 		ret = kdat_evd_commit(v[done].ep->recv_evd, v[done].grown);
 		if (ret)
@@ -307,10 +312,41 @@ static int kdat_srq_commit_eps(struct kdat_srq *srq, u32 n)
 			v[done].ep->recv_cqes -= v[done].grown;
 		}
 	}
-	for (i = 0; i < nr; i++)
-		kdat_obj_put(&v[i].ep->obj);
-	kfree(v);
+	kvfree(v);
 	return ret;
+}
+
+/*
+ * The invariant above, checked: every EP on @srq has room for every
+ * buffer it may hold. A path that changes the SRQ's size without
+ * kdat_srq_commit_eps() warns here, whatever the traffic. The caller holds
+ * the file lock (no resize or create meanwhile).
+ */
+static void kdat_srq_check_commit(struct kdat_srq *srq)
+{
+	u32 need = READ_ONCE(srq->max_recv_dtos) + 1;
+	unsigned long flags;
+	struct kdat_ep *ep;
+	unsigned int i;
+
+	lockdep_assert_held(&srq->obj.file->lock);
+	spin_lock_irqsave(&srq->lock, flags);
+	for (i = 0; i < KDAT_SRQ_EP_HASH; i++)
+		hlist_for_each_entry(ep, &srq->eps[i], srq_node)
+			WARN_ONCE(ep->recv_cqes < need,
+				  "kdat: EP %u on SRQ %u commits %u of %u\n",
+				  ep->obj.handle, srq->obj.handle,
+				  ep->recv_cqes, need);
+	spin_unlock_irqrestore(&srq->lock, flags);
+}
+
+/* An EP on @srq gives back its receive commitment (its destroy). */
+void kdat_srq_uncommit_ep(struct kdat_srq *srq, struct kdat_ep *ep)
+{
+	mutex_lock(&srq->commit_lock);
+	kdat_evd_uncommit(ep->recv_evd, ep->recv_cqes);
+	ep->recv_cqes = 0;
+	mutex_unlock(&srq->commit_lock);
 }
 
 /*
@@ -342,20 +378,33 @@ int kdat_cmd_srq_resize(struct kdat_ucmd *ucmd)
 	/* DAT: not at or below the low watermark (it stays below the size). */
 	if (cmd->max_recv_dtos <= srq->low_watermark) {
 		ret = -EBUSY;
-	} else if (cmd->max_recv_dtos > srq->slots.nr) {
+	} else if (cmd->max_recv_dtos > srq->max_recv_dtos) {
 		struct ib_srq_attr attr = { .max_wr = cmd->max_recv_dtos };
+		bool device = cmd->max_recv_dtos > srq->slots.nr;
 
+		/*
+		 * The EPs' room first, whether the device's SRQ grows or it
+		 * grows back within the size it had (the slots' limit).
+		 */
 		down_read(&kdev->rwsem);
+		mutex_lock(&srq->commit_lock);
 		if (!srq->srq)
 			ret = -ENODEV;
 		else
 			ret = kdat_srq_commit_eps(srq, cmd->max_recv_dtos);
-		if (!ret && ib_modify_srq(srq->srq, &attr, IB_SRQ_MAX_WR))
+		mutex_unlock(&srq->commit_lock);
+		if (!ret && device &&
+		    ib_modify_srq(srq->srq, &attr, IB_SRQ_MAX_WR))
 			ret = -ENOMEM;	/* the EPs keep the larger room */
 		up_read(&kdev->rwsem);
-		if (!ret)
+		if (!ret && device) {
 			ret = kdat_slots_grow(&srq->slots, cmd->max_recv_dtos,
 					      NULL, srq, &srq->lock);
+		} else if (!ret) {
+			spin_lock_irqsave(&srq->lock, flags);
+			srq->slots.limit = cmd->max_recv_dtos;
+			spin_unlock_irqrestore(&srq->lock, flags);
+		}
 	} else {
 		/*
 		 * Buffers published on the ring before the call count: take
@@ -372,6 +421,7 @@ int kdat_cmd_srq_resize(struct kdat_ucmd *ucmd)
 	}
 	if (!ret)
 		WRITE_ONCE(srq->max_recv_dtos, cmd->max_recv_dtos);
+	kdat_srq_check_commit(srq);
 	kdat_obj_put(&srq->obj);
 	mutex_unlock(&kfile->lock);
 	return ret;

@@ -26,6 +26,13 @@
  * flight uses it (kdat_ud_dto_ah(), kdat_ud_dto_done()). Made in the CM
  * handler, which may not wait for the file lock, it is published under
  * obj_lock alone, as a CR is, and only while its EP is alive.
+ *
+ * What a conn makes on its caller's behalf is charged to that caller,
+ * although the AH is made in the CM's worker: the conn starts in the
+ * caller's system call with its AH object allocated (memory cgroup), its
+ * handle reserved (the file's max_objects) and one HCA object charged in
+ * the caller's RDMA cgroup; the handler only fills it in. An EP has at
+ * most KDAT_UD_MAX_CONNS conns under way (uapi: ENOMEM past that).
  */
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -45,6 +52,11 @@ struct kdat_ud_conn {
 	struct kdat_ep *ep;
 	struct rdma_cm_id *id;
 	struct list_head node;		/* in ep->ud_conns, under ep->ud_lock */
+	/*
+	 * The AH it makes, charged to its caller (see the top); the conn's
+	 * until kdat_ud_ah_make() takes it, or the conn ends without.
+	 */
+	struct kdat_ah *ah;
 	bool passive;
 	bool cancelled;			/* given up; under ep->ud_lock */
 	bool done;			/* finished: only its id is left */
@@ -159,9 +171,8 @@ void kdat_ud_drain_sq(struct kdat_ep *ep)
 		       ret);
 		return;
 	}
-	/* Timed waits: a long one is no hung task, only slow. */
-	while (!wait_event_timeout(ep->idle_wq, kdat_ud_sq_idle(ep), 10 * HZ))
-		;
+	/* Untimed: a datagram never completed is for the hung-task report. */
+	wait_event(ep->idle_wq, kdat_ud_sq_idle(ep));
 }
 
 /* ---- address handles ------------------------------------------------- */
@@ -194,6 +205,43 @@ static const struct kdat_obj_ops kdat_ah_ops = {
 };
 
 /*
+ * An AH for a conn of @ep, made in the caller's context and charged to
+ * it (see the top): allocated, its handle reserved, one HCA object
+ * charged. The caller holds the device's rwsem and checked the QP.
+ */
+static struct kdat_ah *kdat_ud_ah_new(struct kdat_ep *ep)
+{
+	struct kdat_device *kdev = ep->pz->ia->kdev;
+	struct kdat_ah *ah;
+
+	ah = kdat_obj_alloc(struct kdat_ah, obj, KDAT_OBJ_AH, &kdat_ah_ops);
+	if (!ah)
+		return NULL;
+	INIT_LIST_HEAD(&ah->res.node);
+	ah->ep = ep;
+	if (kdat_obj_reserve(ep->obj.file, &ah->obj, ep->obj.ia)) {
+		kdat_obj_abort(&ah->obj);
+		return NULL;
+	}
+	if (kdat_dev_res_charge(kdev, &ah->res)) {
+		kdat_obj_abort(&ah->obj);
+		return NULL;
+	}
+	return ah;
+}
+
+/*
+ * An AH of kdat_ud_ah_new() that was not made: its charge and handle go
+ * back. The device is there: the caller holds its rwsem, or finishes a
+ * conn, which the EP's teardown (and so the device's removal) waits for.
+ */
+static void kdat_ud_ah_put(struct kdat_device *kdev, struct kdat_ah *ah)
+{
+	kdat_dev_res_uncharge(kdev, &ah->res);
+	kdat_obj_abort(&ah->obj);
+}
+
+/*
  * The AH of a finishing @conn, from @attr, to the peer's @qpn and @qkey,
  * with the peer's @pdata: made, published in the EP's file, reported
  * (KDAT_EVENT_UD_ESTABLISHED). 0, or -errno and nothing made. The CM
@@ -212,15 +260,11 @@ static int kdat_ud_ah_make(struct kdat_ud_conn *conn,
 		.handle = ep->obj.handle,
 		.remote_qpn = qpn,
 	};
-	struct kdat_ah *ah;
+	struct kdat_ah *ah = conn->ah;
 	bool alive;
 	int ret;
 
-	ah = kdat_obj_alloc(struct kdat_ah, obj, KDAT_OBJ_AH, &kdat_ah_ops);
-	if (!ah)
-		return -ENOMEM;
-	INIT_LIST_HEAD(&ah->res.node);
-	ah->ep = ep;
+	conn->ah = NULL;
 	ah->remote_qpn = qpn;
 	ah->remote_qkey = qkey;
 	ah->passive = conn->passive;
@@ -240,9 +284,6 @@ static int kdat_ud_ah_make(struct kdat_ud_conn *conn,
 		ah->ah = NULL;
 		goto err_unlock;
 	}
-	ret = kdat_obj_reserve(kfile, &ah->obj, ep->obj.ia);
-	if (ret)
-		goto err_ah;
 	ret = -ENODEV;
 	if (!__kdat_dev_res_add_before(kdev, &ah->res, &ep->res,
 				       kdat_ah_disassociate))
@@ -270,7 +311,7 @@ err_ah:
 err_unlock:
 	up_read(&kdev->rwsem);
 err_free:
-	kdat_obj_abort(&ah->obj);
+	kdat_ud_ah_put(kdev, ah);
 	return ret;
 }
 
@@ -373,6 +414,7 @@ static bool kdat_ud_claim(struct kdat_ud_conn *conn)
 	mine = !conn->cancelled;
 	if (mine) {
 		list_del_init(&conn->node);
+		ep->ud_nr_conns--;
 		ep->ud_finishing++;
 	}
 	spin_unlock(&ep->ud_lock);
@@ -387,6 +429,9 @@ static void kdat_ud_done(struct kdat_ud_conn *conn)
 {
 	struct kdat_ep *ep = conn->ep;
 
+	if (conn->ah)
+		kdat_ud_ah_put(ep->pz->ia->kdev, conn->ah);
+	conn->ah = NULL;
 	conn->done = true;
 	INIT_WORK(&conn->free_work, kdat_ud_conn_free);
 	queue_work(kdat_ud_wq, &conn->free_work);
@@ -541,10 +586,20 @@ int kdat_ud_cm_event(struct rdma_cm_id *id, struct rdma_cm_event *event)
 }
 
 /*
+ * A conn that never started, or did not start: its id, its AH and
+ * itself go. The caller holds the device's rwsem.
+ */
+static void kdat_ud_conn_destroy(struct kdat_ud_conn *conn)
+{
+	rdma_destroy_id(conn->id);
+	kdat_ud_ah_put(conn->ep->pz->ia->kdev, conn->ah);
+	kfree(conn);
+}
+
+/*
  * Start @conn (its id made, its fields set): on the EP's list, then the
  * address resolution from @src (NULL: any) to conn->remote. -errno when
- * it did not start (nothing left of it but @conn, which the caller
- * frees).
+ * it did not start, and @conn is destroyed.
  */
 static int kdat_ud_start(struct kdat_ud_conn *conn, struct sockaddr *src)
 {
@@ -552,10 +607,14 @@ static int kdat_ud_start(struct kdat_ud_conn *conn, struct sockaddr *src)
 	int ret = 0;
 
 	spin_lock(&ep->ud_lock);
-	if (ep->ud_dead)
+	if (ep->ud_dead) {
 		ret = -ENODEV;
-	else
+	} else if (ep->ud_nr_conns >= KDAT_UD_MAX_CONNS) {
+		ret = -ENOMEM;
+	} else {
 		list_add_tail(&conn->node, &ep->ud_conns);
+		ep->ud_nr_conns++;
+	}
 	spin_unlock(&ep->ud_lock);
 	if (!ret) {
 		ret = rdma_resolve_addr(conn->id, src,
@@ -568,11 +627,12 @@ static int kdat_ud_start(struct kdat_ud_conn *conn, struct sockaddr *src)
 		if (ret) {
 			spin_lock(&ep->ud_lock);
 			list_del(&conn->node);
+			ep->ud_nr_conns--;
 			spin_unlock(&ep->ud_lock);
 		}
 	}
 	if (ret)
-		rdma_destroy_id(conn->id);
+		kdat_ud_conn_destroy(conn);
 	return ret;
 }
 
@@ -588,13 +648,20 @@ static struct kdat_ud_conn *kdat_ud_conn_new(struct kdat_ep *ep,
 	conn->ep = ep;
 	conn->timeout_ms = timeout_ms;
 	INIT_LIST_HEAD(&conn->node);
+	conn->ah = kdat_ud_ah_new(ep);
+	if (!conn->ah)
+		goto err_free;
 	conn->id = rdma_create_id(ep->obj.file->net, kdat_cm_handler,
 				  &conn->cm_kind, RDMA_PS_UDP, IB_QPT_UD);
-	if (IS_ERR(conn->id)) {
-		kfree(conn);
-		return NULL;
-	}
+	if (IS_ERR(conn->id))
+		goto err_ah;
 	return conn;
+
+err_ah:
+	kdat_ud_ah_put(ep->pz->ia->kdev, conn->ah);
+err_free:
+	kfree(conn);
+	return NULL;
 }
 
 /*
@@ -618,7 +685,6 @@ int kdat_ud_connect(struct kdat_ep *ep, struct sockaddr_storage *dst,
 					  ep->qp->qp_num, KDAT_UD_QKEY);
 	ret = kdat_ud_start(conn, NULL);
 	if (ret) {
-		kfree(conn);
 		return ret == -ENETUNREACH || ret == -EADDRNOTAVAIL ||
 		       ret == -ENODEV ? -EADDRNOTAVAIL : ret;
 	}
@@ -688,14 +754,11 @@ void kdat_ud_accept_finish(struct kdat_ep *ep, struct kdat_ud_conn *conn,
 	if (!conn)
 		return;
 	if (ret) {
-		rdma_destroy_id(conn->id);
-		kfree(conn);
+		kdat_ud_conn_destroy(conn);
 		return;
 	}
-	if (kdat_ud_start(conn, (struct sockaddr *)&conn->local)) {
-		kfree(conn);
+	if (kdat_ud_start(conn, (struct sockaddr *)&conn->local))
 		kdat_ud_error_event(ep);
-	}
 }
 
 /* Reject the UD request on @id: the header, then @pdata. */
@@ -736,13 +799,12 @@ void kdat_ud_teardown(struct kdat_ep *ep)
 	list_for_each_entry(conn, &ep->ud_conns, node)
 		conn->cancelled = true;
 	list_splice_init(&ep->ud_conns, &gone);
+	ep->ud_nr_conns = 0;
 	spin_unlock(&ep->ud_lock);
-	list_for_each_entry_safe(conn, tmp, &gone, node) {
-		rdma_destroy_id(conn->id);	/* waits for its handler */
-		kfree(conn);
-	}
-	while (!wait_event_timeout(ep->ud_wq, kdat_ud_idle(ep), 10 * HZ))
-		;
+	/* The caller holds the device's rwsem (destroy or removal). */
+	list_for_each_entry_safe(conn, tmp, &gone, node)
+		kdat_ud_conn_destroy(conn);	/* waits for its handler */
+	wait_event(ep->ud_wq, kdat_ud_idle(ep));
 }
 
 int kdat_ud_init(void)

@@ -722,7 +722,11 @@ struct kdat_ep_create {
  * AHs are made by the "connections" of UD. KDAT_IOCTL_EP_CONNECT on a UD
  * Endpoint resolves the peer's address and route and sends a service ID
  * resolution request (SIDR) through the RDMA CM, in its UDP port space,
- * to the qualifier's port; an Endpoint may have several under way. A PSP
+ * to the qualifier's port; an Endpoint may have up to KDAT_UD_MAX_CONNS
+ * connects and accepts under way (ENOMEM past them). Each is charged to
+ * its caller when it starts, as the AH it makes: one object of the file
+ * and one HCA object of the caller's RDMA cgroup (ENOMEM when either is
+ * spent), kept by the AH or given back when none is made. A PSP
  * listens on the qualifier's port in both port spaces (TCP for RC, UDP for
  * UD); a UD request arrives as KDAT_EVENT_UD_CONNECTION_REQUEST.
  * KDAT_IOCTL_CR_ACCEPT answers one with a UD Endpoint (EINVAL with an RC
@@ -753,6 +757,7 @@ struct kdat_ep_create {
  */
 #define KDAT_EP_CREATE_UD	(1U << 0)
 #define KDAT_UD_QKEY		0x01234567
+#define KDAT_UD_MAX_CONNS	64
 
 /* An IPv4 or IPv6 address and port, in network byte order. */
 struct kdat_sockaddr {

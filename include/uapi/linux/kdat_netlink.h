@@ -5,7 +5,9 @@
  * KDAT_NL_CMD_OBJ_GET, a dump (NLM_F_DUMP), answers one message per live
  * kdat object in the caller's network namespace: those of the processes
  * of the caller's user (real uid), or every process's and those of kernel
- * consumers for a caller with CAP_NET_ADMIN. Each message carries the
+ * consumers for a caller with CAP_NET_ADMIN; of processes the caller's PID
+ * namespace sees, kernel consumers' only from the initial one, as rdma's
+ * resource dump. Each message carries the
  * attributes common to all objects and those of the object's type. A
  * request carries no attribute; filters are the reader's.
  *
@@ -45,7 +47,10 @@ enum kdat_nl_attr {
 	KDAT_NLA_UNSPEC,
 	KDAT_NLA_PAD,
 	/* Every object */
-	/* u32: the process that opened the file; 0: a kernel consumer */
+	/*
+	 * u32: the process that opened the file, as the caller's PID
+	 * namespace numbers it; 0: a kernel consumer
+	 */
 	KDAT_NLA_PID,
 	KDAT_NLA_COMM,		/* string: its command name then */
 	KDAT_NLA_TYPE,		/* u32: enum kdat_nl_obj_type */
