@@ -114,6 +114,7 @@ user/kdat-stat: user/kdat-stat.c include/uapi/linux/kdat.h \
 
 tests/selftests/%: tests/selftests/%.c tests/selftests/ktap.h \
 		tests/selftests/kdat_util.h tests/selftests/kdat_objects.h \
+		tests/lib/slow_fuse.h \
 		include/uapi/linux/kdat.h | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -lpthread
 

@@ -12,6 +12,8 @@
 #  - the filters (pid, type, state, dev) select what they say;
 #  - another user sees none of root's objects and their own; root sees
 #    theirs;
+#  - a PID namespace sees its own processes' objects under the PIDs it
+#    gives them, and none of the processes it does not see;
 #  - dumps in a loop beside programs that make and destroy objects, and
 #    beside a kill, all succeed (the debug kernel checks the rest);
 #  - once the program is killed, nothing of its pid is listed.
@@ -46,7 +48,7 @@ result() {
 	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fail=$((fail + 1)); fi
 }
 echo "TAP version 13"
-echo "1..8"
+echo "1..9"
 
 # pingpong: a ping-pong in one process (two EPs), in the background; its
 # pid in $pp.
@@ -161,6 +163,61 @@ grep -q "^pid $srv kdat-bench:" <<< "$("$STAT")" || r=1
 result $r "another user sees their own objects and none of root's; root sees theirs"
 kill -9 "$cli" 2> /dev/null
 wait "$cli" 2> /dev/null
+
+# PID namespaces: a holder of an IA started in a new one is listed there
+# under its PID there, and outside under its PID outside; the ping-pong,
+# which that namespace does not see, is not listed in it (before issue
+# 44 every process was listed with its PID in the initial namespace).
+r=0
+if ! command -v unshare > /dev/null; then
+	echo "# no unshare (util-linux)"
+	r=1
+else
+	HOLD=$TOP/tests/selftests/kdat_hold_ia
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare --pid --fork --mount-proc bash -c '
+		mkfifo "$1/in"
+		"$2" "$3" "$4" < "$1/in" > "$1/hold" &
+		echo $! > "$1/inner"
+		exec 3> "$1/in"
+		for ((i = 0; i < 100; i++)); do
+			grep -q ready "$1/hold" && break
+			sleep 0.1
+		done
+		"$5" -j > "$1/jns"
+		# Held until the outer dump is made.
+		for ((i = 0; i < 300; i++)); do
+			[ -e "$1/outer-done" ] && break
+			sleep 0.1
+		done
+		echo exit >&3
+	' ns "$work" "$HOLD" "$KDAT_TEST_DEV" "${KDAT_TEST_PORT:-1}" \
+		"$STAT" &
+	nsjob=$!
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$work/jns" ] && break
+		sleep 0.1
+	done
+	hold=$(pgrep -f "^$HOLD $KDAT_TEST_DEV" | head -n1)
+	"$STAT" -j > "$work/jout"
+	touch "$work/outer-done"
+	wait "$nsjob"
+	python3 - "$work/jns" "$work/jout" "$(cat "$work/inner" 2> /dev/null)" \
+		"${hold:-0}" "$bench" <<'EOF' || r=1
+import json, sys
+inside = json.load(open(sys.argv[1]))
+outside = json.load(open(sys.argv[2]))
+inner, outer, bench = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+pids_in = sorted({o["pid"] for o in inside})
+print("# inside the namespace: pids %s (the holder is %d there)" % (pids_in, inner))
+print("# outside: the holder is %d" % outer)
+assert pids_in == [inner], "inside sees %s, want only %d" % (pids_in, inner)
+assert any(o["pid"] == outer and o["type"] == "ia" for o in outside), \
+    "outside: no IA under %d" % outer
+assert any(o["pid"] == bench for o in outside), "outside: no ping-pong"
+EOF
+fi
+result $r "a PID namespace lists its own processes' objects under its PIDs, and no others"
 
 # Dumps beside objects made and destroyed: short ping-pongs (a server and
 # a client), and ping-pongs killed mid-way, while kdat-stat runs in a

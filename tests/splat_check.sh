@@ -35,5 +35,18 @@ check 1 '[  82.0] kdat: EP 12: receive queue did not drain'
 check 1 "$user
 [  82.1] BUG: unable to handle page fault for address: ffff888000000000
 $user"
-[ "$fail" = 0 ] && echo "# kernel-splat-check: 8 samples as expected"
+# A fault-injection sweep's window: its allocation-failure stacks are no
+# splat, anything else in it and a stack after it still are.
+alloc='[  83.0] kdat_hostile_te: vmalloc error: size 16768, vm_struct allocation failed
+[  83.0] Call Trace:'
+check 0 "[  82.9] kdat-test: fault injection on
+$alloc
+[  83.1] kdat-test: fault injection off"
+check 1 "[  82.9] kdat-test: fault injection on
+[  83.0] WARNING: CPU: 0 PID: 7 at kernel/kdat_srq.c:1 kdat_srq_x+0x1/0x2 [kdat]
+[  83.1] kdat-test: fault injection off"
+check 1 "[  82.9] kdat-test: fault injection on
+[  83.1] kdat-test: fault injection off
+$alloc"
+[ "$fail" = 0 ] && echo "# kernel-splat-check: 11 samples as expected"
 exit "$fail"

@@ -25,4 +25,39 @@ static inline int kdat_objects(const char *type)
 	return ret;
 }
 
+/* A snapshot of every type's count (the caller includes ktap.h first). */
+static const char *const kdat_obj_types[] = {
+	"ia", "pz", "lmr", "evd", "ep", "psp", "cr", "srq", "cno", "rmr", "ah",
+};
+#define KDAT_NTYPES (sizeof(kdat_obj_types) / sizeof(kdat_obj_types[0]))
+
+struct counts {
+	int n[KDAT_NTYPES];
+};
+
+static inline void counts_get(struct counts *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < KDAT_NTYPES; i++)
+		c->n[i] = kdat_objects(kdat_obj_types[i]);
+}
+
+/* Every live object count is what it was (the objects of this case gone). */
+static inline void counts_back(const struct counts *before)
+{
+	struct counts now;
+	unsigned int i;
+
+	if (before->n[0] < 0) {
+		ktap_diag("no debugfs: object counts not checked");
+		return;
+	}
+	counts_get(&now);
+	for (i = 0; i < KDAT_NTYPES; i++)
+		if (now.n[i] != before->n[i])
+			KTAP_FAIL("%s: %d live, %d before", kdat_obj_types[i],
+				  now.n[i], before->n[i]);
+}
+
 #endif
