@@ -670,6 +670,11 @@ struct kdat_psp {
 	struct rdma_cm_id *cm_id;	/* RC requests (TCP port space) */
 	struct rdma_cm_id *cm_id_ud;	/* UD requests (UDP port space) */
 	u64 conn_qual;
+	/*
+	 * The creator's memory cgroup (a reference): the CRs the RDMA CM's
+	 * worker makes for this PSP are charged there, not to the worker.
+	 */
+	struct mem_cgroup *memcg;
 };
 
 struct kdat_cr {

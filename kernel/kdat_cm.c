@@ -13,6 +13,8 @@
  */
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -148,15 +150,20 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 	};
 	struct kdat_device *kdev = psp->ia->kdev;
 	bool ud = id->qp_type == IB_QPT_UD;
+	struct mem_cgroup *old_memcg;
 	struct kdat_cr *cr;
 	u32 backlog;
 	bool alive;
+	int ret;
 
 	/* An RSP takes one request; the CM rejects the others. */
 	if (psp->rsp_ep && psp->rsp_fired)
 		return -ECONNREFUSED;
 
+	/* Made in the CM's worker for the PSP's owner: charged to it. */
+	old_memcg = set_active_memcg(psp->memcg);
 	cr = kdat_obj_alloc(struct kdat_cr, obj, KDAT_OBJ_CR, &kdat_cr_ops);
+	set_active_memcg(old_memcg);
 	if (!cr)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&cr->res.node);
@@ -198,7 +205,10 @@ static int kdat_psp_request(struct kdat_psp *psp, struct rdma_cm_id *id,
 			       cr->pdata_len);
 		}
 	}
-	if (kdat_obj_reserve(kfile, &cr->obj, psp->ia)) {
+	old_memcg = set_active_memcg(psp->memcg);
+	ret = kdat_obj_reserve(kfile, &cr->obj, psp->ia);
+	set_active_memcg(old_memcg);
+	if (ret) {
 		kdat_obj_abort(&cr->obj);
 		return -ENOMEM;
 	}
@@ -298,6 +308,8 @@ static void kdat_psp_destroy(struct kdat_obj *obj)
 	}
 	kdat_obj_unuse(&psp->evd->obj, psp->ia);
 	kdat_obj_unuse(&psp->ia->obj, psp->ia);
+	/* No handler runs any more: the ids are gone. */
+	mem_cgroup_put(psp->memcg);
 }
 
 static int kdat_psp_listen(struct kdat_psp *psp);
@@ -352,6 +364,8 @@ int kdat_psp_new(struct kdat_file *kfile, struct kdat_ia *ia,
 	kdat_obj_use(&ia->obj, ia);
 	if (ep)
 		kdat_obj_use(&ep->obj, ia);
+	/* Before the listen: its handler charges the CRs there. */
+	psp->memcg = get_mem_cgroup_from_mm(current->mm);
 	ret = kdat_psp_listen(psp);
 	if (ret) {
 		kdat_obj_discard(&psp->obj);

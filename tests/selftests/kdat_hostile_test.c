@@ -2567,6 +2567,70 @@ static void ud_connects_bounded(void)
 	counts_back(&before);
 }
 
+/*
+ * The review of issue 44: a PSP's CRs, made in the RDMA CM's worker, are
+ * charged to the memory cgroup of the PSP's owner, not to the worker's
+ * (the root). The owner, in a cgroup of its own, listens with a CR EVD of
+ * 128; a process outside the cgroup sends 100 connection requests; the
+ * cgroup's memory.current must grow by 100 CRs' worth (more than 256
+ * bytes each) while the owner itself does nothing. Before, it grew by
+ * nothing.
+ */
+static void crs_charged_to_psp_owner(void)
+{
+	enum { NREQ = 100 };
+	struct side c, s;
+	long before, after;
+	uint32_t psp, ep;
+	int fd, cfd, go[2], done[2], i, n = 0;
+	pid_t child;
+	char ch;
+
+	if (geteuid())
+		ktap_skip("needs root (cgroups)");
+	test_ip();
+	KTAP_EXPECT(pipe(go) == 0 && pipe(done) == 0);
+	child = fork();
+	KTAP_EXPECT(child >= 0);
+	if (!child) {
+		/* Outside the cgroup: the requesters. */
+		cfd = dev_open();
+		side_new(cfd, &c, 64);
+		if (read(go[0], &ch, 1) != 1)
+			_exit(1);
+		for (i = 0; i < NREQ; i++)
+			if (!ep_create(cfd, c.pz, c.dto, c.dto, c.conn, 0, 1, 1,
+				       &ep))
+				n += !ep_connect(cfd, ep, QUAL_BASE + 445);
+		ch = (char)(n == NREQ);
+		if (write(done[1], &ch, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	fd = dev_open();
+	side_new(fd, &s, 64);
+	s.cr = evd_new(fd, s.ia, KDAT_EVD_CR, 128, 0);
+	memcg_enter("256M");
+	KTAP_EXPECT_RET(psp_create(fd, s.ia, s.cr, QUAL_BASE + 445, &psp), 0);
+	before = read_long(CGT "/memory.current");
+	KTAP_EXPECT(write(go[1], "g", 1) == 1);
+	KTAP_EXPECT(read(done[0], &ch, 1) == 1 && ch == 1);
+	/* The requests reach the PSP: every CR made. */
+	for (i = 0; i < 200 && kdat_objects("cr") < NREQ; i++)
+		usleep(50000);
+	after = read_long(CGT "/memory.current");
+	n = kdat_objects("cr");
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	KTAP_EXPECT(close(fd) == 0);
+	memcg_leave();
+	ktap_diag("%d CRs: the owner's memory.current %+ld KiB", n,
+		  (after - before) / 1024);
+	KTAP_EXPECT(n >= NREQ);
+	KTAP_EXPECT(after - before >= NREQ * 256L);
+}
+
 /* ---- issue 44: every failure point unwinds (fail_nth) --------------- */
 
 /*
@@ -2833,6 +2897,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(srq_grow_back_commits_cqs),
 	KTAP_CASE(ud_ahs_charged_to_rdma_cgroup),
 	KTAP_CASE(ud_connects_bounded),
+	KTAP_CASE(crs_charged_to_psp_owner),
 	KTAP_CASE(fail_nth_sweep_objects),
 	KTAP_CASE(fail_nth_sweep_connection),
 	KTAP_CASE(fail_nth_sweep_ud),
