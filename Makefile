@@ -130,7 +130,8 @@ tests/twohost/dat_xfer: tests/twohost/dat_xfer.c $(LIB)
 		-Wl,-rpath,$(TOP)/user
 
 # The fuzzer: the uapi header only.
-$(FUZZER): tests/fuzz/kdat_fuzz.c include/uapi/linux/kdat.h | $(SETUP_STAMP)
+$(FUZZER): tests/fuzz/kdat_fuzz.c include/uapi/linux/kdat.h \
+		tests/lib/slow_fuse.h | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -lpthread
 
 # Both providers in one process: through OFA's registry, as Debian's DAT

@@ -64,6 +64,8 @@
 
 #include <linux/kdat.h>
 
+#include "../lib/slow_fuse.h"
+
 #define KSFT_PASS 0
 #define KSFT_FAIL 1
 #define KSFT_SKIP 4
@@ -180,7 +182,8 @@ enum op_kind {
 	X(RING_MUNMAP, 12, 0) X(BUF_REMAP, 8, 0)			\
 	X(BAD_IOCTL, 10, 0) X(FOREIGN_FILE, 15, 0)		\
 	X(CONNECT_PAIR, 12, 0) X(FORK_CHILD, 4, 1)		\
-	X(REOPEN, 2, 1) X(AH_QUERY, 15, 0) X(CNO_AGENT, 15, 0)
+	X(REOPEN, 2, 1) X(AH_QUERY, 15, 0) X(CNO_AGENT, 15, 0)	\
+	X(SLOW_MAP, 8, 0) X(UD_FLOOD, 4, 0) X(SRQ_CYCLE, 6, 0)
 	OPLIST
 #undef X
 	NOPS
@@ -197,6 +200,8 @@ struct shared {
 	uint64_t ring_faults, children, child_kills, child_bad, reopens;
 	uint64_t kcov_threads, corpus_replays, corpus_adds;
 	uint64_t mmaps, mmap_fail;
+	/* Race stretching (issue 44): slow pages. */
+	uint64_t slow_maps;
 	uint64_t pc_lo, pc_hi;
 	uint64_t pcs_outside;	/* PCs kcov gave outside [pc_lo, pc_hi) */
 	uint32_t npcs;
@@ -318,6 +323,17 @@ static uint8_t *g_mblk[NMBLK];
 /* Reserved, never mapped: where "unmapped" pointers point. */
 #define HOLESZ (1024 * 1024UL)
 static uint8_t *g_hole;
+
+/*
+ * Slow memory (root, FUSE): a file whose reads a releaser process answers
+ * late, 0 to 30 ms (now and then 300), mapped over buffer slots by
+ * SLOW_MAP: every pin and copy of it waits in a fault for that long,
+ * which stretches the windows between a check and a use.
+ */
+static struct slow_fuse g_sf;
+static bool g_slow;
+static int g_slow_fd = -1;		/* per worker */
+static pid_t g_releaser;
 
 /* Ring mappings. */
 struct rmap {
@@ -2373,6 +2389,107 @@ static void op_fork_child(void)
 
 /* ---- the op table --------------------------------------------------- */
 
+/* ---- race stretching (issue 44) -------------------------------------- */
+
+/* Answer each held READ of the slow file after a random delay. */
+static void releaser(uint64_t seed)
+{
+	struct rng r = { .s = seed };
+	char c;
+
+	for (;;) {
+		if (read(g_sf.reads, &c, 1) != 1)
+			_exit(0);
+		usleep(pct(&r, 3) ? 300000 : rn(&r, 30000));
+		if (write(g_sf.release, &c, 1) != 1)
+			_exit(0);
+	}
+}
+
+static void slow_setup(void)
+{
+	if (geteuid() || getenv("KDAT_FUZZ_NO_SLOW"))
+		return;
+	if (system("modprobe fuse >/dev/null 2>&1")) {
+		/* Built in, or absent: /dev/fuse says which. */
+	}
+	if (access("/dev/fuse", F_OK))
+		return;
+	slow_fuse_start(&g_sf, BUFSZ);
+	g_releaser = fork();
+	if (!g_releaser)
+		releaser(mix64(g_seed ^ 0x51e3));
+	g_slow = g_releaser > 0;
+}
+
+static void slow_stop(void)
+{
+	if (!g_slow)
+		return;
+	slow_fuse_stop(&g_sf);
+	kill(g_releaser, SIGKILL);
+	waitpid(g_releaser, NULL, 0);
+}
+
+/*
+ * A buffer slot becomes a mapping of the slow file (its page cache
+ * dropped first, so the faults go to the server again): LMRs, RMR binds,
+ * posts and ioctl arguments that land there wait in faults.
+ */
+static void op_slow_map(void)
+{
+	struct rng *r = T->r;
+	uint32_t i = rn(r, NBUF);
+	uint8_t *b = g_bufs + i * BUFSZ;
+	int prot = PROT_READ | (pct(r, 50) ? PROT_WRITE : 0);
+
+	if (!g_slow)
+		return;
+	if (g_slow_fd < 0)
+		g_slow_fd = open(g_sf.path, O_RDONLY | O_CLOEXEC);
+	if (g_slow_fd < 0)
+		return;
+	posix_fadvise(g_slow_fd, 0, 0, POSIX_FADV_DONTNEED);
+	if (mmap(b, BUFSZ, prot, MAP_FIXED | MAP_PRIVATE, g_slow_fd, 0) !=
+	    MAP_FAILED) {
+		g_buf_mapped[i] = 1;
+		add(&S->slow_maps, 1);
+	}
+}
+
+/* Connects to where nobody answers from one EP, past the per-EP bound. */
+static void op_ud_flood(void)
+{
+	struct rng *r = T->r;
+	struct kdat_ep_connect c = { .ep_handle = ph(H_EP, 0, NULL) };
+	unsigned int i, n = 1 + rn(r, 2 * KDAT_UD_MAX_CONNS);
+
+	c.remote.family = AF_INET;
+	memcpy(c.remote.addr, "\x0a\x63\x63\x01", 4);
+	c.timeout_us = 1000 * (1 + rn(r, 3000));
+	for (i = 0; i < n && !stopping(); i++) {
+		c.remote.addr[3] = (uint8_t)rnd(r);
+		c.conn_qual = g_qual_base + rn(r, 128);
+		KIO(KDAT_IOCTL_EP_CONNECT, c, remote);
+	}
+}
+
+/* An SRQ shrunk, given an EP, grown back: the commitments must follow. */
+static void op_srq_cycle(void)
+{
+	struct rng *r = T->r;
+	struct kdat_srq_resize z = { .srq_handle = ph(H_SRQ, 0, NULL) };
+	struct hent srq;
+
+	if (h_pick(H_SRQ, 0, 0, 0, &srq))
+		z.srq_handle = srq.h;
+	z.max_recv_dtos = 1 + rn(r, 4);
+	KIO(KDAT_IOCTL_SRQ_RESIZE, z, __reserved);
+	op_ep_create();
+	z.max_recv_dtos = 16 + rn(r, 4096);
+	KIO(KDAT_IOCTL_SRQ_RESIZE, z, __reserved);
+}
+
 struct opdef {
 	const char *name;
 	void (*fn)(void);
@@ -2428,6 +2545,9 @@ static const struct opdef ops[NOPS] = {
 	[OP_REOPEN] = { "REOPEN", op_reopen, 1 },
 	[OP_AH_QUERY] = { "AH_QUERY", op_ah_query, 0 },
 	[OP_CNO_AGENT] = { "CNO_AGENT", op_cno_agent, 0 },
+	[OP_SLOW_MAP] = { "SLOW_MAP", op_slow_map, 0 },
+	[OP_UD_FLOOD] = { "UD_FLOOD", op_ud_flood, 0 },
+	[OP_SRQ_CYCLE] = { "SRQ_CYCLE", op_srq_cycle, 0 },
 };
 
 static unsigned int op_weight[NOPS] = {
@@ -3243,6 +3363,9 @@ int main(int argc, char **argv)
 	}
 	S->budget = budget;
 	kcov_setup();
+	slow_setup();
+	printf("# slow memory: %s\n", g_slow ? g_sf.path :
+	       "none (needs root and FUSE)");
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
@@ -3326,6 +3449,7 @@ int main(int argc, char **argv)
 		}
 		usleep((useconds_t)(tick_ns / 1000));
 	}
+	slow_stop();
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 	secs = (double)(now_ns() - g_t0) / 1e9;
@@ -3337,6 +3461,8 @@ int main(int argc, char **argv)
 	       S->children, S->child_kills, S->reopens);
 	printf("# mmaps %" PRIu64 " (%" PRIu64 " refused); ring faults %"
 	       PRIu64 "\n", S->mmaps, S->mmap_fail, S->ring_faults);
+	printf("# race stretching: %" PRIu64 " slow mappings\n",
+	       S->slow_maps);
 	report_errnos();
 	if (!g_quiet)
 		report_ops();
