@@ -129,7 +129,7 @@ tests/twohost/dat_xfer: tests/twohost/dat_xfer.c $(LIB)
 	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -Luser -ldat \
 		-Wl,-rpath,$(TOP)/user
 
-# The fuzzer: the uapi header only.
+# The fuzzer: the uapi header and the slow FUSE file, no libdat.
 $(FUZZER): tests/fuzz/kdat_fuzz.c include/uapi/linux/kdat.h \
 		tests/lib/slow_fuse.h | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -lpthread

@@ -59,6 +59,8 @@
 #include <uapi/linux/kdat.h>
 #include <kdat/kdat.h>
 
+#include "kdat_compat.h"
+
 #define KDAT_MODNAME "kdat"
 
 enum kdat_obj_type {

@@ -13,6 +13,7 @@
  * the lkey: it is looked up among the caller's own objects and cannot be
  * forged. The rmr_context is the MR's rkey, which the peer needs.
  */
+#include <linux/backing-dev.h>
 #include <linux/capability.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -199,19 +200,61 @@ static int kdat_mem_priv_to_ib(u32 priv, bool atomics)
  * the mmap lock meanwhile, so it does not stall the rest of the caller's
  * address space either.
  *
+ * The driver's pin always asks for write (ib_umem_get()), and a write to
+ * a shared file mapping that the file system tracks dirty pages of faults
+ * into the file system even on a present page (page_mkwrite: FUSE then
+ * waits for its own writeback, which its server can hold for ever; a
+ * sync write-protects the page between the two pins). Such mappings are
+ * refused (EFAULT), as the mm does for every long-term write pin from
+ * 6.5 on (vma_needs_dirty_tracking()): anonymous memory, shmem, hugetlbfs
+ * and private file mappings are what RDMA registers.
+ *
  * What this cannot close: the driver's pin takes the mmap lock where it
- * cannot pin locklessly (a mapping that is not writable, always; one
- * replaced between the two pins by another thread), and another thread
- * can hold that lock for as long as a slow fault lasts (a long-term pin of
- * a FUSE page through another subsystem, with a writer queued behind it).
- * ib_core has no way to register pages its caller pinned; uverbs' reg_mr,
- * which pins inside the driver while removal waits for it, has the same
- * window.
+ * cannot pin locklessly (a mapping that is not writable, always), and a
+ * range replaced by another thread between the two pins (munmap, then a
+ * mmap of a FUSE file at the same place) faults there again, under the
+ * rwsem. ib_core has no way to register pages its caller pinned (a
+ * fast-registration MR is limited to max_fast_reg_page_list_len pages);
+ * uverbs' reg_mr, which pins inside the driver while removal waits for
+ * it, has the same window.
  */
 struct kdat_upin {
 	struct page **pages;
 	unsigned long nr;
 };
+
+/* As the mm's vma_needs_dirty_tracking() (6.5 on) decides. */
+static bool kdat_vma_dirty_tracked(struct vm_area_struct *vma)
+{
+	if ((vma->vm_flags & (VM_WRITE | VM_SHARED)) != (VM_WRITE | VM_SHARED))
+		return false;
+	if (vma->vm_ops &&
+	    (vma->vm_ops->page_mkwrite || vma->vm_ops->pfn_mkwrite))
+		return true;
+	return vma->vm_file && vma->vm_file->f_mapping &&
+	       mapping_can_writeback(vma->vm_file->f_mapping);
+}
+
+/* -EFAULT if a page of [@addr, @end) is in a dirty-tracked mapping. */
+static int kdat_upin_check_vmas(u64 addr, u64 end)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	int ret = 0;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	while (addr < end) {
+		vma = vma_lookup(mm, addr);
+		if (!vma || kdat_vma_dirty_tracked(vma)) {
+			ret = -EFAULT;
+			break;
+		}
+		addr = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return ret;
+}
 
 static int kdat_upin_get(struct kdat_upin *p, u64 addr, u64 length,
 			 int access)
@@ -249,7 +292,13 @@ static int kdat_upin_get(struct kdat_upin *p, u64 addr, u64 length,
 		p->nr += n;
 		cond_resched();
 	}
-	return 0;
+	/* After the pin, which faulted the range in: as the driver finds it. */
+	n = kdat_upin_check_vmas(addr, addr + length);
+	if (n) {
+		unpin_user_pages(p->pages, p->nr);
+		kvfree(p->pages);
+	}
+	return n;
 }
 
 static void kdat_upin_put(struct kdat_upin *p)

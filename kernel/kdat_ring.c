@@ -187,8 +187,8 @@ int kdat_fops_mmap(struct file *filp, struct vm_area_struct *vma)
 	ret = -EINVAL;
 	if (size > r->map_size)
 		goto out_put;
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
-	vma->vm_flags &= ~VM_MAYEXEC;
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_clear(vma, VM_MAYEXEC);
 	ret = remap_vmalloc_range(vma, r->mem, 0);
 	if (ret)
 		goto out_put;

@@ -36,7 +36,6 @@
  */
 #include <linux/slab.h>
 #include <linux/workqueue.h>
-#include <asm/unaligned.h>
 #include <rdma/ib_sa.h>
 #include <rdma/rdma_cm_ib.h>
 

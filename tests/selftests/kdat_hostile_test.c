@@ -2462,6 +2462,87 @@ static void rmr_bind_pin_outside_device_lock(void)
 	counts_back(&before);
 }
 
+/*
+ * LMR create on @mem (4 KiB) of @fd's file through @ffd's server: the pin
+ * may fault the page from the FUSE file, whose READ is let go. Returns the
+ * ioctl's result (an errno, or 0 with the LMR made in @l).
+ */
+static int lmr_on_fuse_page(int fd, struct slow_fuse *sf,
+			    struct kdat_lmr_create *l, void *mem)
+{
+	struct pin_call c = { .fd = fd, .cmd = KDAT_IOCTL_LMR_CREATE,
+			      .arg = l };
+	pthread_t t;
+
+	l->addr = (uintptr_t)mem;
+	KTAP_EXPECT(pthread_create(&t, NULL, pin_call_run, &c) == 0);
+	/* A page already in the page cache is not read again. */
+	if (slow_fuse_wait_read(sf, 2000))
+		slow_fuse_release(sf, 1);
+	pthread_join(t, NULL);
+	return c.ret;
+}
+
+/*
+ * The second audit's first finding again, from the driver's side: the
+ * driver's own pin (ib_umem_get(), under the device's rwsem) always asks
+ * for write, and a write to a page of a shared file mapping whose file
+ * system tracks dirty pages faults into the file system even when the page
+ * is present (FUSE's page_mkwrite waits for its writeback, which the
+ * server holds as long as it likes once a sync has write-protected the
+ * page). Such a mapping is refused (EFAULT) before the device is touched,
+ * as the mm refuses every long-term write pin of one from 6.5 on; a
+ * private mapping of the same file, and shared shmem, register. Before
+ * the fix the shared FUSE mapping registered.
+ */
+static void lmr_dirty_tracked_mapping_refused(void)
+{
+	struct kdat_lmr_create l = {
+		.size = sizeof(l), .length = 4096,
+		.mem_priv = KDAT_MEM_PRIV_LOCAL_READ,
+	};
+	struct slow_fuse sf;
+	struct counts before;
+	int fd, ffd, mfd;
+	uint32_t pz;
+	void *mem;
+
+	counts_get(&before);
+	slow_fuse_start(&sf, 4096);
+	fd = dev_open();
+	pz_ia(fd, &pz);
+	ffd = open(sf.path, O_RDWR | O_CLOEXEC);
+	KTAP_EXPECT(ffd >= 0);
+
+	mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, ffd, 0);
+	KTAP_EXPECT(mem != MAP_FAILED);
+	l.pz_handle = pz;
+	KTAP_EXPECT_RET(lmr_on_fuse_page(fd, &sf, &l, mem), EFAULT);
+	/* Read-only rights change nothing: the driver's pin writes. */
+	l.mem_priv = KDAT_MEM_PRIV_ALL;
+	KTAP_EXPECT_RET(lmr_on_fuse_page(fd, &sf, &l, mem), EFAULT);
+	munmap(mem, 4096);
+
+	mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, ffd, 0);
+	KTAP_EXPECT(mem != MAP_FAILED);
+	KTAP_EXPECT_RET(lmr_on_fuse_page(fd, &sf, &l, mem), 0);
+	KTAP_EXPECT_RET(destroy(fd, l.out_lmr_handle), 0);
+	munmap(mem, 4096);
+	close(ffd);
+
+	mfd = memfd_create("kdat-lmr", MFD_CLOEXEC);
+	KTAP_EXPECT(mfd >= 0 && ftruncate(mfd, 4096) == 0);
+	mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	KTAP_EXPECT(mem != MAP_FAILED);
+	l.addr = (uintptr_t)mem;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_LMR_CREATE, &l), 0);
+	KTAP_EXPECT(close(fd) == 0);
+	munmap(mem, 4096);
+	close(mfd);
+	slow_fuse_stop(&sf);
+	counts_back(&before);
+}
+
 /* A UD connect of @ep to @ip (NULL: the test port's) on @qual. */
 static int ud_connect_to(int fd, uint32_t ep, const char *ip, uint64_t qual)
 {
@@ -2901,6 +2982,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(fail_nth_sweep_objects),
 	KTAP_CASE(fail_nth_sweep_connection),
 	KTAP_CASE(fail_nth_sweep_ud),
+	KTAP_CASE(lmr_dirty_tracked_mapping_refused),
 	/* Last: they remove the device (and bring it back). */
 	KTAP_CASE(lmr_pin_outside_device_lock),
 	KTAP_CASE(rmr_bind_pin_outside_device_lock),
