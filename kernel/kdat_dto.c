@@ -302,7 +302,7 @@ static struct kdat_slot_chunk *kdat_slot_chunk_alloc(u32 n,
 	u32 i;
 
 	c = kvzalloc(struct_size(c, ctx, n),
-		     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+		     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 	if (!c)
 		return NULL;
 	for (i = 0; i < n; i++) {

@@ -446,7 +446,8 @@ int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
 	kdat_cq_init(&evd->kcq);
 	/* Sized by the caller: fail (ENOMEM) at the cgroup's limit, no OOM. */
 	evd->events = kvcalloc(evd->qlen + 1, sizeof(*evd->events),
-			       GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+			       GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
+			       __GFP_NOWARN);
 	if (!evd->events) {
 		ret = -ENOMEM;
 		goto err_free;
@@ -1026,7 +1027,7 @@ static int kdat_evd_resize(struct kdat_evd *evd, u32 qlen)
 		return kdat_evd_ring_create(evd, qlen, &ring);
 	/* One spare slot for the overflow event, as at create. */
 	events = kvcalloc(qlen + 1, sizeof(*events),
-			  GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+			  GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 	if (!events)
 		return -ENOMEM;
 	spin_lock_irqsave(&evd->lock, flags);

@@ -37,7 +37,7 @@ MODULE_PARM_DESC(poll_busy_pct,
 static unsigned int max_pollers;
 module_param(max_pollers, uint, 0644);
 MODULE_PARM_DESC(max_pollers,
-		 "poller threads at most, all files together (0: twice the online CPUs); past it a file has none and its doorbells post");
+		 "poller threads at most, all files together (0: twice the online CPUs), one user at most half of them; past it a file has none and its doorbells post");
 
 static unsigned int poller_files = 16;
 module_param(poller_files, uint, 0644);
@@ -504,16 +504,22 @@ static bool kdat_poller_may_serve(struct kdat_poller *p,
  */
 static struct kdat_poller *kdat_poller_new(struct kdat_file *kfile)
 {
-	unsigned int limit = READ_ONCE(max_pollers);
+	unsigned int limit = READ_ONCE(max_pollers), mine = 0;
 	struct kdat_poller *p;
 	struct task_struct *t;
 
 	/*
 	 * Kernel threads count against no RLIMIT_NPROC nor pids.max: kdat
-	 * bounds them itself.
+	 * bounds them itself. One user holds at most half of them (rounded
+	 * up), so that one user's files cannot leave every other user's
+	 * without a poller.
 	 */
 	if (!limit)
 		limit = 2 * num_online_cpus();
+	list_for_each_entry(p, &kdat_pollers_list, node)
+		mine += uid_eq(p->euid, kfile->cred->euid);
+	if (mine >= DIV_ROUND_UP(limit, 2))
+		return NULL;
 	if (atomic_inc_return(&kdat_pollers) > limit)
 		goto err_uncount;
 	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);

@@ -31,7 +31,8 @@ static int kdat_ring_mem_alloc(struct kdat_ring *r)
 {
 	unsigned int i, n = r->map_size >> PAGE_SHIFT;
 
-	r->pages = kvcalloc(n, sizeof(*r->pages), GFP_KERNEL_ACCOUNT);
+	r->pages = kvcalloc(n, sizeof(*r->pages),
+			    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!r->pages)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {

@@ -287,7 +287,7 @@ static int kdat_srq_commit_eps(struct kdat_srq *srq, u32 n)
 	spin_unlock_irqrestore(&srq->lock, flags);
 	if (!max)
 		return 0;
-	v = kvcalloc(max, sizeof(*v), GFP_KERNEL_ACCOUNT);
+	v = kvcalloc(max, sizeof(*v), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!v)
 		return -ENOMEM;
 	/* None joined since the count (file lock); some may have left. */

@@ -1406,50 +1406,6 @@ static int fdinfo_poller(int fd)
 	return tid;
 }
 
-/*
- * max_pollers bounds the poller threads of all files together: kernel
- * threads count against no RLIMIT_NPROC. Past it a file's submission
- * rings are made without a poller (the doorbell takes their entries).
- */
-static void pollers_bounded(void)
-{
-	int fds[6], i, base, polled = 0;
-	char old[32] = "", oldf[32] = "", bound[32];
-	long v;
-
-	if (geteuid())
-		ktap_skip("needs root (module parameter)");
-	v = read_long(MAXP);
-	KTAP_EXPECT(v >= 0);
-	snprintf(old, sizeof(old), "%ld", v);
-	v = read_long(POLLF);
-	KTAP_EXPECT(v >= 0);
-	snprintf(oldf, sizeof(oldf), "%ld", v);
-	/* A poller per file: six files of one owner would share one. */
-	KTAP_EXPECT(write_file(POLLF, "1") == 0);
-	base = pollers_now();
-	/* The bound counts the pollers that run already. */
-	snprintf(bound, sizeof(bound), "%d", base + 2);
-	KTAP_EXPECT(write_file(MAXP, bound) == 0);
-	for (i = 0; i < 6; i++) {
-		struct kdat_ring_create r = { .size = sizeof(r),
-					      .kind = KDAT_RING_SEND };
-
-		fds[i] = dev_open();
-		r.handle = mk_ep(fds[i]);
-		KTAP_EXPECT_RET(kioctl(fds[i], KDAT_IOCTL_RING_CREATE, &r), 0);
-		polled += fdinfo_poller(fds[i]) > 0;
-	}
-	ktap_diag("6 files with rings, %d with a poller; %d pollers", polled,
-		  pollers_now() - base);
-	KTAP_EXPECT(polled == 2);
-	KTAP_EXPECT(pollers_now() - base <= 2);
-	for (i = 0; i < 6; i++)
-		close(fds[i]);
-	write_file(MAXP, old);
-	write_file(POLLF, oldf);
-}
-
 #define WAITP "/sys/module/kdat/parameters/wait_poll_us"
 
 /*
@@ -1611,6 +1567,71 @@ static int owner_poller(enum poller_owner who, const int hold[2],
 		tid = -1;
 	close(tell[0]);
 	return tid;
+}
+
+/*
+ * max_pollers bounds the poller threads of all files together: kernel
+ * threads count against no RLIMIT_NPROC. Past it a file's submission
+ * rings are made without a poller (the doorbell takes their entries). One
+ * user holds at most half of them, rounded up: the rest stays for the
+ * others. With room for 3 and a poller per file, root's six files get 2,
+ * a file of nobody's the third, and the next file of nobody's none.
+ */
+static void pollers_bounded(void)
+{
+	char old[32] = "", oldf[32] = "", bound[32];
+	int fds[6], i, base, polled = 0, tid1, tid2, hold[2], status;
+	struct stat st;
+	pid_t kids[2];
+	long v;
+
+	if (geteuid())
+		ktap_skip("needs root (module parameter, another user)");
+	base = pollers_now();
+	if (base)
+		ktap_skip("poller threads of other files run");
+	v = read_long(MAXP);
+	KTAP_EXPECT(v >= 0);
+	snprintf(old, sizeof(old), "%ld", v);
+	v = read_long(POLLF);
+	KTAP_EXPECT(v >= 0);
+	snprintf(oldf, sizeof(oldf), "%ld", v);
+	/* A poller per file: six files of one owner would share one. */
+	KTAP_EXPECT(write_file(POLLF, "1") == 0);
+	snprintf(bound, sizeof(bound), "%d", 3);
+	KTAP_EXPECT(write_file(MAXP, bound) == 0);
+	for (i = 0; i < 6; i++) {
+		struct kdat_ring_create r = { .size = sizeof(r),
+					      .kind = KDAT_RING_SEND };
+
+		fds[i] = dev_open();
+		r.handle = mk_ep(fds[i]);
+		KTAP_EXPECT_RET(kioctl(fds[i], KDAT_IOCTL_RING_CREATE, &r), 0);
+		polled += fdinfo_poller(fds[i]) > 0;
+	}
+	KTAP_EXPECT(pipe(hold) == 0);
+	KTAP_EXPECT(stat("/dev/kdat", &st) == 0);
+	KTAP_EXPECT(chmod("/dev/kdat", 0666) == 0);
+	tid1 = owner_poller(OTHER_USER, hold, &kids[0]);
+	tid2 = owner_poller(OTHER_USER, hold, &kids[1]);
+	chmod("/dev/kdat", st.st_mode & 07777);
+	ktap_diag("max_pollers 3: root's 6 files, %d with a poller; nobody's two files: pollers %d, %d; %d pollers",
+		  polled, tid1, tid2, pollers_now());
+	KTAP_EXPECT(polled == 2);
+	KTAP_EXPECT(tid1 > 0);
+	KTAP_EXPECT(tid2 == 0);
+	KTAP_EXPECT(pollers_now() == 3);
+	close(hold[1]);
+	for (i = 0; i < 2; i++) {
+		KTAP_EXPECT(waitpid(kids[i], &status, 0) == kids[i]);
+		KTAP_EXPECT(WIFEXITED(status) &&
+			    WEXITSTATUS(status) == KSFT_PASS);
+	}
+	close(hold[0]);
+	for (i = 0; i < 6; i++)
+		close(fds[i]);
+	write_file(MAXP, old);
+	write_file(POLLF, oldf);
 }
 
 /*
@@ -2543,6 +2564,89 @@ static void lmr_dirty_tracked_mapping_refused(void)
 	counts_back(&before);
 }
 
+/*
+ * A connection request is answered with an EP of the request's own device
+ * only: EINVAL, before anything is touched, and the request still answers
+ * with the right EP. Before, the refusal came later, from the RDMA CM,
+ * after the other device's QP had been used under the CR's device's
+ * rwsem, which does not hold off that other device's removal (the race
+ * itself is not reproduced here: this case passes on the old code too).
+ * The second device is a Soft-RoCE device of its own (rxe on another veth
+ * pair), made and removed here.
+ */
+static void cr_accept_on_other_device_refused(void)
+{
+	const char *dev2 = "kdatx", *net2 = "kdatx0";
+	struct kdat_event ev;
+	struct side cs, ss;
+	struct counts before;
+	uint32_t cli, srv, psp, ia2, pz2, evd2, ep2;
+	char cmd[256], state[64] = "";
+	int fd, err = 0, i;
+	FILE *f;
+
+	if (geteuid())
+		ktap_skip("needs root (a second rxe device)");
+	counts_get(&before);
+	test_ip();
+	snprintf(cmd, sizeof(cmd),
+		 "ip link add %s type veth peer name kdatx1 && ip link set kdatx1 up && ip link set %s up && rdma link add %s type rxe netdev %s",
+		 net2, net2, dev2, net2);
+	if (system(cmd))
+		ktap_skip("no second rxe device (rdma link add failed)");
+	snprintf(cmd, sizeof(cmd), "/sys/class/infiniband/%s/ports/1/state",
+		 dev2);
+	for (i = 0; i < 100 && !strstr(state, "ACTIVE"); i++) {
+		f = fopen(cmd, "r");
+		if (f) {
+			if (!fgets(state, sizeof(state), f))
+				state[0] = 0;
+			fclose(f);
+		}
+		if (!strstr(state, "ACTIVE"))
+			usleep(100000);
+	}
+	KTAP_EXPECT(strstr(state, "ACTIVE"));
+
+	fd = dev_open();
+	side_new(fd, &cs, 16);
+	side_new(fd, &ss, 16);
+	KTAP_EXPECT_RET(ep_create(fd, cs.pz, cs.dto, cs.dto, cs.conn, 0, 4, 4,
+				  &cli), 0);
+	KTAP_EXPECT_RET(ep_create(fd, ss.pz, ss.dto, ss.dto, ss.conn, 0, 4, 4,
+				  &srv), 0);
+	ia2 = ia_open(fd, dev2, 1, &err);
+	KTAP_EXPECT_RET(err, 0);
+	{
+		struct kdat_pz_create c = { .size = sizeof(c),
+					    .ia_handle = ia2 };
+
+		pz2 = mk(fd, KDAT_IOCTL_PZ_CREATE, &c, &c.out_pz_handle);
+	}
+	evd2 = evd_new(fd, ia2, KDAT_EVD_DTO | KDAT_EVD_CONNECTION, 16, 0);
+	KTAP_EXPECT_RET(ep_create(fd, pz2, evd2, evd2, evd2, 0, 4, 4, &ep2),
+			0);
+
+	KTAP_EXPECT_RET(psp_create(fd, ss.ia, ss.cr, QUAL_BASE + 450, &psp),
+			0);
+	KTAP_EXPECT_RET(ep_connect(fd, cli, QUAL_BASE + 450), 0);
+	expect_event(fd, ss.cr, KDAT_EVENT_CONNECTION_REQUEST, &ev);
+	/* rxe1's EP for rxe0's request: refused, nothing changed. */
+	KTAP_EXPECT_RET(cr_reply(fd, KDAT_IOCTL_CR_ACCEPT, ev.cr_handle, ep2),
+			EINVAL);
+	KTAP_EXPECT_RET(cr_reply(fd, KDAT_IOCTL_CR_ACCEPT, ev.cr_handle, srv),
+			0);
+	expect_event(fd, cs.conn, KDAT_EVENT_CONNECTION_ESTABLISHED, &ev);
+	expect_event(fd, ss.conn, KDAT_EVENT_CONNECTION_ESTABLISHED, &ev);
+	KTAP_EXPECT_RET(destroy(fd, psp), 0);
+	KTAP_EXPECT(close(fd) == 0);
+	snprintf(cmd, sizeof(cmd), "rdma link delete %s; ip link delete %s",
+		 dev2, net2);
+	KTAP_EXPECT(system(cmd) == 0);
+	validate_slabs();
+	counts_back(&before);
+}
+
 /* A UD connect of @ep to @ip (NULL: the test port's) on @qual. */
 static int ud_connect_to(int fd, uint32_t ep, const char *ip, uint64_t qual)
 {
@@ -2983,6 +3087,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(fail_nth_sweep_connection),
 	KTAP_CASE(fail_nth_sweep_ud),
 	KTAP_CASE(lmr_dirty_tracked_mapping_refused),
+	KTAP_CASE(cr_accept_on_other_device_refused),
 	/* Last: they remove the device (and bring it back). */
 	KTAP_CASE(lmr_pin_outside_device_lock),
 	KTAP_CASE(rmr_bind_pin_outside_device_lock),
