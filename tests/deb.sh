@@ -19,8 +19,8 @@ set -uo pipefail
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DEBS=${KDAT_DEB_DIR:-$TOP/build/deb}
 PKGS=(kdat-dkms libdat-kdat libdat-kdat-dev kdat-utils)
-# 15 on the host; 6 in the guest, and its status and kernel log
-NCASES=22
+# 17 on the host; 6 in the guest, and its status and kernel log
+NCASES=24
 export parallel_jobs=${parallel_jobs:-1}
 n=0
 fail=0
@@ -124,6 +124,52 @@ for k in "${kernels[@]}"; do
 done
 check $r "modinfo -k KERNEL kdat: the DKMS module, that kernel's vermagic"
 
+# 3b: a kernel installed after kdat: its package's postinst runs the
+# hooks of /etc/kernel/postinst.d (run-parts --exit-on-error: a failing
+# hook leaves the kernel unconfigured, its initramfs unmade); DKMS's and
+# kdat-dkms's are run here as it runs them, in that order. kdat is built
+# for the kernel and both succeed. The newest kernel here plays the new
+# one (its module removed first); scripts/setup installs 6.1 and 6.12.
+hooks=(/etc/kernel/postinst.d/dkms /etc/kernel/postinst.d/kdat-dkms)
+run_hooks() {
+	local h rc=0
+	for h in "${hooks[@]}"; do
+		[ -x "$h" ] || { echo "# no $h"; rc=1; continue; }
+		"$h" "$1" > "$work/hook" 2>&1 ||
+			{ echo "# $h $1 failed:"; diag < "$work/hook"; rc=1; }
+	done
+	return $rc
+}
+newk=${kernels[${#kernels[@]}-1]}
+r=0
+dkms remove -m kdat -v "$ver" -k "$newk" > "$work/dkms-rm" 2>&1 ||
+	{ diag < "$work/dkms-rm"; r=1; }
+run_hooks "$newk" || r=1
+grep -q ': installed' <<< "$(dkms status -m kdat -v "$ver" -k "$newk" 2>&1)" ||
+	{ echo "# $newk: not built by the hooks"; r=1; }
+check $r "a new kernel's hooks ($newk): kdat built for it, each hook succeeds"
+
+# 3c: a kernel kdat does not support (a release outside dkms.conf's
+# BUILD_EXCLUSIVE_KERNEL, here 9.9.9 with 6.1's headers) is declined, not
+# failed: dkms build says "excluded" (77), the kernel's hooks succeed.
+fake=9.9.9-kdat-test
+r=0
+if [ -e "/lib/modules/$fake" ]; then
+	echo "# /lib/modules/$fake exists: not ours to use"
+	r=1
+else
+	mkdir -p "/lib/modules/$fake"
+	ln -s "$(KDAT_KVER=6.1 "$TOP/scripts/kdir")" "/lib/modules/$fake/build"
+	dkms build -m kdat -v "$ver" -k "$fake" > "$work/excl" 2>&1
+	st=$?
+	[ $st = 77 ] || { echo "# dkms build for $fake: status $st"; diag < "$work/excl"; r=1; }
+	run_hooks "$fake" || r=1
+	grep -q "$fake" <<< "$(dkms status -m kdat -v "$ver" 2>&1)" &&
+		{ echo "# dkms built for $fake"; r=1; }
+	rm -rf "/lib/modules/$fake" "/var/lib/dkms/kdat/$ver/$fake"
+fi
+check $r "a kernel outside 6.1 and 6.12 is declined (dkms status 77), the kernel's hooks succeed"
+
 # 4: the modprobe.d file lists every parameter of the module.
 conf=/etc/modprobe.d/kdat.conf
 r=0
@@ -213,9 +259,14 @@ guest_skip() {
 		echo "ok $n in a guest # SKIP $*"
 	done
 }
+# The default kernel (scripts/kdir's) if DKMS built for it, else the last.
 gk=
+defk=$(basename "$(readlink -f "$("$TOP/scripts/kdir")")")
+defk=${defk#linux-headers-}
 for k in "${kernels[@]}"; do
-	[ -e "/boot/vmlinuz-$k" ] && gk=$k
+	[ -e "/boot/vmlinuz-$k" ] || continue
+	gk=$k
+	[ "$k" = "$defk" ] && break
 done
 if [ "${KDAT_DEB_GUEST:-1}" = 0 ]; then
 	guest_skip "KDAT_DEB_GUEST=0"
