@@ -9,6 +9,7 @@
 #                   testbed (scripts/vm-run)
 #   make check-hog  the same with a busy loop per host CPU beside it
 #   make check-debug  every suite on the debug kernel
+#   make check-6.12 every suite on Debian's 6.12 kernel
 #   make demo       the demo, in the VM testbed
 #   make lint       checkpatch + sparse on the kernel code
 #   make fuzz       the fuzzer on the debug kernel for FUZZ_S seconds
@@ -55,7 +56,7 @@ DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
-.PHONY: all module kmod lib tools tests setup check check-debug check-twohost twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench bench-hwlike \
+.PHONY: all module kmod lib tools tests setup check check-debug check-6.12 check-twohost twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench bench-hwlike \
 	clean install install-libdat2 uninstall-libdat2 deb fuzz storm compat FORCE
 
 all: module kmod lib tools tests
@@ -114,12 +115,13 @@ user/kdat-stat: user/kdat-stat.c include/uapi/linux/kdat.h \
 
 tests/selftests/%: tests/selftests/%.c tests/selftests/ktap.h \
 		tests/selftests/kdat_util.h tests/selftests/kdat_objects.h \
-		tests/lib/slow_fuse.h \
+		tests/lib/slow_fuse.h tests/lib/fail_nth.h \
 		include/uapi/linux/kdat.h | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -lpthread
 
 # The ring test also drives the uapi rings itself.
 tests/dat/ring_test: tests/dat/ring_test.c tests/selftests/ktap.h $(LIB) \
+		tests/selftests/kdat_objects.h tests/lib/fail_nth.h \
 		include/uapi/linux/kdat.h
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< \
 		-Luser -ldat -Wl,-rpath,$(TOP)/user -lpthread
@@ -158,6 +160,10 @@ tests/dat/%: tests/dat/%.c tests/selftests/ktap.h \
 
 check: all
 	$(TOP)/scripts/check
+
+# Every suite on Debian's 6.12 kernel (kdat.ko built for it in build/6.12).
+check-6.12: all
+	KDAT_CHECK_KERNELS=6.12 $(TOP)/scripts/check
 
 # The two-host suites (tests/suites.twohost: two guests on one wire).
 check-twohost: all

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "kdat_util.h"
+#include "../lib/fail_nth.h"
 #include "../lib/slow_fuse.h"
 
 /* Connection qualifiers of this suite: kept apart from the others'. */
@@ -48,33 +49,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Ask every slab cache to check its objects: poison overwritten shows. */
-static void validate_slabs(void)
-{
-	DIR *d = opendir("/sys/kernel/slab");
-	struct dirent *e;
-	char path[512];
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		int fd;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/validate",
-			 e->d_name);
-		fd = open(path, O_WRONLY);
-		if (fd < 0)
-			continue;
-		if (write(fd, "1", 1) < 0) {
-			/* Caches without debugging say EINVAL: nothing to do. */
-		}
-		close(fd);
-	}
-	closedir(d);
 }
 
 static uint32_t evd_new(int fd, uint32_t ia, uint32_t flags, uint32_t qlen,
@@ -204,6 +178,21 @@ static void side_new(int fd, struct side *s, uint32_t dto_qlen)
 	s->dto = evd_new(fd, s->ia, KDAT_EVD_DTO, dto_qlen, 0);
 	s->conn = evd_new(fd, s->ia, KDAT_EVD_CONNECTION, 16, 0);
 	s->cr = evd_new(fd, s->ia, KDAT_EVD_CR, 16, 0);
+}
+
+/*
+ * Two sides in @fd (DTO EVDs of @qlen) and an RC EP on each (4 receives,
+ * 4 requests): @cli on @c, @srv on @s, not connected (connect_pair()).
+ */
+static void rc_pair_new(int fd, struct side *c, uint32_t *cli, struct side *s,
+			uint32_t *srv, uint32_t qlen)
+{
+	side_new(fd, c, qlen);
+	side_new(fd, s, qlen);
+	KTAP_EXPECT_RET(ep_create(fd, c->pz, c->dto, c->dto, c->conn, 0, 4, 4,
+				  cli), 0);
+	KTAP_EXPECT_RET(ep_create(fd, s->pz, s->dto, s->dto, s->conn, 0, 4, 4,
+				  srv), 0);
 }
 
 /*
@@ -1070,16 +1059,15 @@ static void cr_replies_race(void)
 
 /* ---- finding 5: accounting -------------------------------------------- */
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
+static long read_long(const char *path);
 
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
+/* @path's number (a module parameter), kept in @old to be written back. */
+static void param_keep(const char *path, char *old, size_t size)
+{
+	long v = read_long(path);
+
+	KTAP_EXPECT(v >= 0);
+	snprintf(old, size, "%ld", v);
 }
 
 static long read_long(const char *path)
@@ -1421,13 +1409,10 @@ static void wait_poll_bounded(void)
 	int fd, round;
 	uint32_t ia, evd;
 	double t0, t;
-	long v;
 
 	if (geteuid())
 		ktap_skip("needs root (module parameter)");
-	v = read_long(WAITP);
-	KTAP_EXPECT(v >= 0);
-	snprintf(old, sizeof(old), "%ld", v);
+	param_keep(WAITP, old, sizeof(old));
 	KTAP_EXPECT(write_file(WAITP, "10000") == 0);
 	fd = dev_open();
 	ia = ia_open_ok(fd);
@@ -1554,14 +1539,35 @@ static pid_t ring_owner(enum poller_owner who, int tell, const int hold[2])
 	exit(KSFT_PASS);
 }
 
+/* The children that keep files (owner_poller()) let go, each passed. */
+static void owners_end(const int hold[2], const pid_t *kids, int n)
+{
+	int i, status;
+
+	close(hold[1]);
+	for (i = 0; i < n; i++) {
+		KTAP_EXPECT(waitpid(kids[i], &status, 0) == kids[i]);
+		KTAP_EXPECT(WIFEXITED(status) &&
+			    WEXITSTATUS(status) == KSFT_PASS);
+	}
+	close(hold[0]);
+}
+
 /* The poller tid of a file @who opens, the file kept by a child. */
 static int owner_poller(enum poller_owner who, const int hold[2],
 			pid_t *pid)
 {
 	int tell[2], tid = -1;
+	struct stat st;
 
 	KTAP_EXPECT(pipe(tell) == 0);
+	/* The device is root's (0600) unless an install rule says otherwise. */
+	KTAP_EXPECT(stat("/dev/kdat", &st) == 0);
+	if (who == OTHER_USER)
+		KTAP_EXPECT(chmod("/dev/kdat", 0666) == 0);
 	*pid = ring_owner(who, tell[1], hold);
+	if (who == OTHER_USER)
+		chmod("/dev/kdat", st.st_mode & 07777);
 	close(tell[1]);
 	if (read(tell[0], &tid, sizeof(tid)) != sizeof(tid))
 		tid = -1;
@@ -1580,22 +1586,16 @@ static int owner_poller(enum poller_owner who, const int hold[2],
 static void pollers_bounded(void)
 {
 	char old[32] = "", oldf[32] = "", bound[32];
-	int fds[6], i, base, polled = 0, tid1, tid2, hold[2], status;
-	struct stat st;
+	int fds[6], i, base, polled = 0, tid1, tid2, hold[2];
 	pid_t kids[2];
-	long v;
 
 	if (geteuid())
 		ktap_skip("needs root (module parameter, another user)");
 	base = pollers_now();
 	if (base)
 		ktap_skip("poller threads of other files run");
-	v = read_long(MAXP);
-	KTAP_EXPECT(v >= 0);
-	snprintf(old, sizeof(old), "%ld", v);
-	v = read_long(POLLF);
-	KTAP_EXPECT(v >= 0);
-	snprintf(oldf, sizeof(oldf), "%ld", v);
+	param_keep(MAXP, old, sizeof(old));
+	param_keep(POLLF, oldf, sizeof(oldf));
 	/* A poller per file: six files of one owner would share one. */
 	KTAP_EXPECT(write_file(POLLF, "1") == 0);
 	snprintf(bound, sizeof(bound), "%d", 3);
@@ -1610,24 +1610,15 @@ static void pollers_bounded(void)
 		polled += fdinfo_poller(fds[i]) > 0;
 	}
 	KTAP_EXPECT(pipe(hold) == 0);
-	KTAP_EXPECT(stat("/dev/kdat", &st) == 0);
-	KTAP_EXPECT(chmod("/dev/kdat", 0666) == 0);
 	tid1 = owner_poller(OTHER_USER, hold, &kids[0]);
 	tid2 = owner_poller(OTHER_USER, hold, &kids[1]);
-	chmod("/dev/kdat", st.st_mode & 07777);
 	ktap_diag("max_pollers 3: root's 6 files, %d with a poller; nobody's two files: pollers %d, %d; %d pollers",
 		  polled, tid1, tid2, pollers_now());
 	KTAP_EXPECT(polled == 2);
 	KTAP_EXPECT(tid1 > 0);
 	KTAP_EXPECT(tid2 == 0);
 	KTAP_EXPECT(pollers_now() == 3);
-	close(hold[1]);
-	for (i = 0; i < 2; i++) {
-		KTAP_EXPECT(waitpid(kids[i], &status, 0) == kids[i]);
-		KTAP_EXPECT(WIFEXITED(status) &&
-			    WEXITSTATUS(status) == KSFT_PASS);
-	}
-	close(hold[0]);
+	owners_end(hold, kids, 2);
 	for (i = 0; i < 6; i++)
 		close(fds[i]);
 	write_file(MAXP, old);
@@ -1646,19 +1637,13 @@ static void pollers_shared_by_one_owner(void)
 	struct kdat_ring_create r = { .size = sizeof(r),
 				      .kind = KDAT_RING_SEND };
 	char oldf[32] = "", oldm[32] = "", bound[32];
-	int fds[3], tids[3], other_user, other_cg, hold[2], status, i;
-	struct stat st;
+	int fds[3], tids[3], other_user, other_cg, hold[2], i;
 	pid_t kids[2];
-	long v;
 
 	if (geteuid())
 		ktap_skip("needs root (module parameter, other users)");
-	v = read_long(POLLF);
-	KTAP_EXPECT(v >= 0);
-	snprintf(oldf, sizeof(oldf), "%ld", v);
-	v = read_long(MAXP);
-	KTAP_EXPECT(v >= 0);
-	snprintf(oldm, sizeof(oldm), "%ld", v);
+	param_keep(POLLF, oldf, sizeof(oldf));
+	param_keep(MAXP, oldm, sizeof(oldm));
 	snprintf(bound, sizeof(bound), "%d", pollers_now() + 8);
 	KTAP_EXPECT(write_file(MAXP, bound) == 0);
 	KTAP_EXPECT(write_file(POLLF, "2") == 0);
@@ -1670,11 +1655,7 @@ static void pollers_shared_by_one_owner(void)
 		KTAP_EXPECT(tids[i] > 0);
 	}
 	KTAP_EXPECT(pipe(hold) == 0);
-	/* The device is root's (0600) unless an install rule says otherwise. */
-	KTAP_EXPECT(stat("/dev/kdat", &st) == 0);
-	KTAP_EXPECT(chmod("/dev/kdat", 0666) == 0);
 	other_user = owner_poller(OTHER_USER, hold, &kids[0]);
-	chmod("/dev/kdat", st.st_mode & 07777);
 	other_cg = owner_poller(OTHER_CGROUP, hold, &kids[1]);
 	ktap_diag("pollers: root %d %d %d, nobody %d, root in a cgroup %d",
 		  tids[0], tids[1], tids[2], other_user, other_cg);
@@ -1688,13 +1669,7 @@ static void pollers_shared_by_one_owner(void)
 	/* The first owner's file goes: the thread stays for the second. */
 	close(fds[0]);
 	KTAP_EXPECT(fdinfo_poller(fds[1]) == tids[1]);
-	close(hold[1]);
-	for (i = 0; i < 2; i++) {
-		KTAP_EXPECT(waitpid(kids[i], &status, 0) == kids[i]);
-		KTAP_EXPECT(WIFEXITED(status) &&
-			    WEXITSTATUS(status) == KSFT_PASS);
-	}
-	close(hold[0]);
+	owners_end(hold, kids, 2);
 	close(fds[1]);
 	close(fds[2]);
 	write_file(POLLF, oldf);
@@ -2453,12 +2428,7 @@ static void rmr_bind_pin_outside_device_lock(void)
 	test_ip();
 	slow_fuse_start(&sf, 4096);
 	c.fd = dev_open();
-	side_new(c.fd, &cs, 64);
-	side_new(c.fd, &ss, 64);
-	KTAP_EXPECT_RET(ep_create(c.fd, cs.pz, cs.dto, cs.dto, cs.conn, 0, 4,
-				  4, &cli), 0);
-	KTAP_EXPECT_RET(ep_create(c.fd, ss.pz, ss.dto, ss.dto, ss.conn, 0, 4,
-				  4, &srv), 0);
+	rc_pair_new(c.fd, &cs, &cli, &ss, &srv, 64);
 	connect_pair(c.fd, &cs, cli, &ss, srv, QUAL_BASE + 440);
 	l.pz_handle = cs.pz;
 	b.lmr_context = mk(c.fd, KDAT_IOCTL_LMR_CREATE, &l,
@@ -2609,12 +2579,7 @@ static void cr_accept_on_other_device_refused(void)
 	KTAP_EXPECT(strstr(state, "ACTIVE"));
 
 	fd = dev_open();
-	side_new(fd, &cs, 16);
-	side_new(fd, &ss, 16);
-	KTAP_EXPECT_RET(ep_create(fd, cs.pz, cs.dto, cs.dto, cs.conn, 0, 4, 4,
-				  &cli), 0);
-	KTAP_EXPECT_RET(ep_create(fd, ss.pz, ss.dto, ss.dto, ss.conn, 0, 4, 4,
-				  &srv), 0);
+	rc_pair_new(fd, &cs, &cli, &ss, &srv, 16);
 	ia2 = ia_open(fd, dev2, 1, &err);
 	KTAP_EXPECT_RET(err, 0);
 	{
@@ -2816,149 +2781,7 @@ static void crs_charged_to_psp_owner(void)
 	KTAP_EXPECT(after - before >= NREQ * 256L);
 }
 
-/* ---- issue 44: every failure point unwinds (fail_nth) --------------- */
-
-/*
- * As iommufd's selftests do: a scenario of ioctls runs with the nth
- * fault-injection point of its task made to fail (/proc/<tid>/fail-nth:
- * an allocation, failslab or fail_page_alloc, or a copy from or to user
- * memory, fail_usercopy), for n = 1, 2, ... until a run meets no failure
- * point left. Each run ends with its file closed; whatever failed, every
- * object count must be back (nothing leaked or left half made), and the
- * kernel log clean (tests/run-all checks it after the suite; kmemleak
- * scans at the end of the debug pass). The debug kernel has fault
- * injection; Debian's does not, and the sweep skips there, saying so.
- */
-static int fail_nth_fd = -1, fail_nth_report = -1;
-
-/* The kernel log's marks (scripts/kernel-splat-check knows them). */
-#define KDAT_FAULT_INJECTION_ON		"kdat-test: fault injection on\n"
-#define KDAT_FAULT_INJECTION_OFF	"kdat-test: fault injection off\n"
-
-/*
- * At the scenario's exit, however early: what was left of the count, then
- * injection off before the report. The read and the write of fail-nth
- * copy to and from user memory, failure points themselves: a read that
- * fails so (EFAULT) means the scenario met no failure point left; a
- * write that fails so is made again (iommufd's selftests do the same).
- */
-static void fail_nth_atexit(void)
-{
-	char buf[32] = "";
-	int left = 1;
-	ssize_t r;
-
-	r = pread(fail_nth_fd, buf, sizeof(buf) - 1, 0);
-	if (r > 0)
-		left = atoi(buf);
-	else if (!(r < 0 && errno == EFAULT))
-		left = -1;
-	if (pwrite(fail_nth_fd, "0", 1, 0) != 1 &&
-	    pwrite(fail_nth_fd, "0", 1, 0) != 1)
-		_exit(3);
-	if (write(fail_nth_report, &left, sizeof(left)) != sizeof(left))
-		_exit(3);
-}
-
-static pid_t fail_nth_marker;
-
-/* The sweep's process ends, however: the log's window closes. */
-static void fail_nth_mark_off(void)
-{
-	if (getpid() == fail_nth_marker)
-		write_file("/dev/kmsg", KDAT_FAULT_INJECTION_OFF);
-}
-
-static void fail_nth_setup(void)
-{
-	static const char *const quiet[] = {
-		"/sys/kernel/debug/failslab/verbose",
-		"/sys/kernel/debug/fail_page_alloc/verbose",
-		"/sys/kernel/debug/fail_usercopy/verbose",
-	};
-	unsigned int i;
-
-	if (access("/proc/thread-self/fail-nth", F_OK))
-		ktap_skip("no fail-nth: the kernel has no CONFIG_FAULT_INJECTION "
-			  "(the debug kernel's pass runs this)");
-	if (geteuid())
-		ktap_skip("needs root (debugfs)");
-	/* Allocations that may sleep fail too, not only atomic ones. */
-	KTAP_EXPECT(!write_file("/sys/kernel/debug/failslab/ignore-gfp-wait",
-				"N"));
-	KTAP_EXPECT(!write_file(
-		"/sys/kernel/debug/fail_page_alloc/ignore-gfp-wait", "N"));
-	/* An injected failure is no splat: no stack in the kernel log. */
-	for (i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
-		write_file(quiet[i], "0");
-}
-
-/*
- * Run @scenario with failure point 1, 2, ... of its task failing, up to
- * @max; the scenario must also succeed with none failing.
- */
-static void fail_nth_sweep(const char *name, void (*scenario)(void), int max)
-{
-	struct counts before;
-	int n, p[2], status, left;
-	pid_t pid;
-
-	fail_nth_setup();
-	/*
-	 * Allocations that fail report so, with a stack, unless made with
-	 * __GFP_NOWARN (the device's own, under kdat's calls): the kernel
-	 * log marks the sweep, and scripts/kernel-splat-check takes no
-	 * allocation-failure report inside the marks for a splat (every other
-	 * kind still is one).
-	 */
-	fail_nth_marker = getpid();
-	KTAP_EXPECT(atexit(fail_nth_mark_off) == 0);
-	KTAP_EXPECT(!write_file("/dev/kmsg", KDAT_FAULT_INJECTION_ON));
-	for (n = 1; n <= max; n++) {
-		counts_get(&before);
-		KTAP_EXPECT(pipe(p) == 0);
-		pid = fork();
-		KTAP_EXPECT(pid >= 0);
-		if (!pid) {
-			char buf[16];
-			int null = open("/dev/null", O_WRONLY);
-
-			/* The scenario's own failures say nothing here. */
-			dup2(null, STDOUT_FILENO);
-			close(p[0]);
-			fail_nth_report = p[1];
-			fail_nth_fd = open("/proc/thread-self/fail-nth",
-					   O_RDWR);
-			if (fail_nth_fd < 0 || atexit(fail_nth_atexit))
-				_exit(3);
-			snprintf(buf, sizeof(buf), "%d", n);
-			if (write(fail_nth_fd, buf, strlen(buf)) < 0)
-				_exit(3);
-			scenario();
-			exit(0);
-		}
-		close(p[1]);
-		KTAP_EXPECT(waitpid(pid, &status, 0) == pid);
-		left = -1;
-		if (read(p[0], &left, sizeof(left)) != sizeof(left))
-			KTAP_FAIL("%s, failure point %d: the run died (status "
-				  "%#x)", name, n, status);
-		close(p[0]);
-		counts_back(&before);
-		if (left > 0) {
-			/* No point n: every one was swept. */
-			if (!WIFEXITED(status) || WEXITSTATUS(status))
-				KTAP_FAIL("%s fails with no failure injected",
-					  name);
-			break;
-		}
-	}
-	if (n > max)
-		KTAP_FAIL("%s: more than %d failure points", name, max);
-	ktap_diag("%s: %d failure points, each failed once: every run "
-		  "unwound, the object counts back", name, n - 1);
-	validate_slabs();
-}
+/* ---- issue 44: every failure point unwinds (tests/lib/fail_nth.h) ---- */
 
 /* Every kind of object made, resized, linked and destroyed; no traffic. */
 static void fail_nth_objects(void)
@@ -3002,12 +2825,7 @@ static void fail_nth_connection(void)
 	int fd;
 
 	fd = dev_open();
-	side_new(fd, &c, 64);
-	side_new(fd, &s, 64);
-	KTAP_EXPECT_RET(ep_create(fd, c.pz, c.dto, c.dto, c.conn, 0, 4, 4,
-				  &cli), 0);
-	KTAP_EXPECT_RET(ep_create(fd, s.pz, s.dto, s.dto, s.conn, 0, 4, 4,
-				  &srv), 0);
+	rc_pair_new(fd, &c, &cli, &s, &srv, 64);
 	connect_pair(fd, &c, cli, &s, srv, QUAL_BASE + 443);
 	KTAP_EXPECT_RET(post0(fd, srv, KDAT_DTO_RECEIVE, 1), 0);
 	KTAP_EXPECT_RET(post0(fd, cli, KDAT_DTO_SEND, 2), 0);

@@ -171,11 +171,44 @@ static inline int ktap_run(const struct ktap_case *cases, int n)
 	return skipped == n ? KSFT_SKIP : KSFT_PASS;
 }
 
+/*
+ * The cases @names names (@nnames of them; all when none): a program's
+ * arguments pick its cases, as a suite line's arguments do
+ * (tests/suites.debug). A name no case has fails the run.
+ */
+static inline int ktap_run_named(const struct ktap_case *cases, int n,
+				 int nnames, char **names)
+{
+	struct ktap_case *sel;
+	int i, j, ret;
+
+	if (nnames <= 0)
+		return ktap_run(cases, n);
+	sel = calloc(nnames, sizeof(*sel));
+	if (!sel)
+		return KSFT_FAIL;
+	for (j = 0; j < nnames; j++) {
+		for (i = 0; i < n && strcmp(cases[i].name, names[j]); i++)
+			;
+		if (i == n) {
+			printf("1..0 # no case %s\n", names[j]);
+			free(sel);
+			return KSFT_FAIL;
+		}
+		sel[j] = cases[i];
+	}
+	ret = ktap_run(sel, nnames);
+	free(sel);
+	return ret;
+}
+
 #define KTAP_CASE(fn) { #fn, fn }
 #define KTAP_MAIN(cases)						\
-	int main(void)							\
+	int main(int argc, char **argv)					\
 	{								\
-		return ktap_run(cases, sizeof(cases) / sizeof(cases[0])); \
+		return ktap_run_named(cases,				\
+				      sizeof(cases) / sizeof(cases[0]),	\
+				      argc - 1, argv + 1);		\
 	}
 
 #endif
