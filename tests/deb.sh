@@ -13,7 +13,7 @@
 # the modules). Host test (TAP); root's. Skips (exit 4)
 # when the packages are not built, dpkg or dkms is missing, no kernel
 # has headers, or the packages are installed already (it would purge
-# them). DKMS builds with one job (parallel_jobs, which dkms reads).
+# them). DKMS builds with a job per CPU (parallel_jobs, which dkms reads).
 set -uo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,7 +21,7 @@ DEBS=${KDAT_DEB_DIR:-$TOP/build/deb}
 PKGS=(kdat-dkms libdat-kdat libdat-kdat-dev kdat-utils)
 # 17 on the host; 6 in the guest, and its status and kernel log
 NCASES=24
-export parallel_jobs=${parallel_jobs:-1}
+export parallel_jobs=${parallel_jobs:-$(nproc)}
 n=0
 fail=0
 echo "TAP version 13"

@@ -1061,13 +1061,40 @@ static void cr_replies_race(void)
 
 static long read_long(const char *path);
 
-/* @path's number (a module parameter), kept in @old to be written back. */
-static void param_keep(const char *path, char *old, size_t size)
+/* Module parameters a case changed, and their values before. */
+static struct {
+	const char *path;
+	long v;
+} params_kept[4];
+static int params_nkept;
+
+static void params_restore(void)
+{
+	char buf[32];
+
+	while (params_nkept > 0) {
+		params_nkept--;
+		snprintf(buf, sizeof(buf), "%ld",
+			 params_kept[params_nkept].v);
+		write_file(params_kept[params_nkept].path, buf);
+	}
+}
+
+/*
+ * @path's number (a module parameter), written back when the case ends,
+ * however it ends (a failed expectation too): no case leaves a parameter
+ * changed for the next.
+ */
+static void param_keep(const char *path)
 {
 	long v = read_long(path);
 
 	KTAP_EXPECT(v >= 0);
-	snprintf(old, size, "%ld", v);
+	KTAP_EXPECT(params_nkept < 4);
+	if (!params_nkept)
+		KTAP_EXPECT(atexit(params_restore) == 0);
+	params_kept[params_nkept].path = path;
+	params_kept[params_nkept++].v = v;
 }
 
 static long read_long(const char *path)
@@ -1404,7 +1431,6 @@ static int fdinfo_poller(int fd)
  */
 static void wait_poll_bounded(void)
 {
-	char old[32] = "";
 	struct kdat_event ev;
 	int fd, round;
 	uint32_t ia, evd;
@@ -1412,7 +1438,7 @@ static void wait_poll_bounded(void)
 
 	if (geteuid())
 		ktap_skip("needs root (module parameter)");
-	param_keep(WAITP, old, sizeof(old));
+	param_keep(WAITP);
 	KTAP_EXPECT(write_file(WAITP, "10000") == 0);
 	fd = dev_open();
 	ia = ia_open_ok(fd);
@@ -1438,7 +1464,6 @@ static void wait_poll_bounded(void)
 		KTAP_EXPECT_RET(w.ret, EBADF);
 	}
 	KTAP_EXPECT(close(fd) == 0);
-	write_file(WAITP, old);
 }
 
 #define MAXOBJ "/sys/module/kdat/parameters/max_objects"
@@ -1454,17 +1479,13 @@ static void objects_bounded(void)
 				     .evd_flags = KDAT_EVD_SOFTWARE };
 	struct kdat_ia_query q;
 	struct counts before;
-	char old[32];
 	uint32_t ia, evd[20];
 	int fd, fd2, n = 0, ret, i;
-	long v;
 
 	if (geteuid())
 		ktap_skip("needs root (module parameter)");
 	counts_get(&before);
-	v = read_long(MAXOBJ);
-	KTAP_EXPECT(v > 0);
-	snprintf(old, sizeof(old), "%ld", v);
+	param_keep(MAXOBJ);
 	KTAP_EXPECT(write_file(MAXOBJ, "8") == 0);
 	fd = dev_open();
 	ia = ia_open_ok(fd);
@@ -1496,7 +1517,6 @@ static void objects_bounded(void)
 	KTAP_EXPECT_RET(destroy(fd, evd[0]), 0);
 	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EVD_CREATE, &c), 0);
 	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EVD_CREATE, &c), ENOMEM);
-	write_file(MAXOBJ, old);
 	close(fd2);
 	close(fd);
 	counts_back(&before);
@@ -1566,12 +1586,13 @@ static int owner_poller(enum poller_owner who, const int hold[2],
 	if (who == OTHER_USER)
 		KTAP_EXPECT(chmod("/dev/kdat", 0666) == 0);
 	*pid = ring_owner(who, tell[1], hold);
-	if (who == OTHER_USER)
-		chmod("/dev/kdat", st.st_mode & 07777);
 	close(tell[1]);
+	/* The child has opened the device once it answers. */
 	if (read(tell[0], &tid, sizeof(tid)) != sizeof(tid))
 		tid = -1;
 	close(tell[0]);
+	if (who == OTHER_USER)
+		chmod("/dev/kdat", st.st_mode & 07777);
 	return tid;
 }
 
@@ -1585,7 +1606,6 @@ static int owner_poller(enum poller_owner who, const int hold[2],
  */
 static void pollers_bounded(void)
 {
-	char old[32] = "", oldf[32] = "", bound[32];
 	int fds[6], i, base, polled = 0, tid1, tid2, hold[2];
 	pid_t kids[2];
 
@@ -1594,12 +1614,11 @@ static void pollers_bounded(void)
 	base = pollers_now();
 	if (base)
 		ktap_skip("poller threads of other files run");
-	param_keep(MAXP, old, sizeof(old));
-	param_keep(POLLF, oldf, sizeof(oldf));
+	param_keep(MAXP);
+	param_keep(POLLF);
 	/* A poller per file: six files of one owner would share one. */
 	KTAP_EXPECT(write_file(POLLF, "1") == 0);
-	snprintf(bound, sizeof(bound), "%d", 3);
-	KTAP_EXPECT(write_file(MAXP, bound) == 0);
+	KTAP_EXPECT(write_file(MAXP, "3") == 0);
 	for (i = 0; i < 6; i++) {
 		struct kdat_ring_create r = { .size = sizeof(r),
 					      .kind = KDAT_RING_SEND };
@@ -1621,8 +1640,6 @@ static void pollers_bounded(void)
 	owners_end(hold, kids, 2);
 	for (i = 0; i < 6; i++)
 		close(fds[i]);
-	write_file(MAXP, old);
-	write_file(POLLF, oldf);
 }
 
 /*
@@ -1636,14 +1653,14 @@ static void pollers_shared_by_one_owner(void)
 {
 	struct kdat_ring_create r = { .size = sizeof(r),
 				      .kind = KDAT_RING_SEND };
-	char oldf[32] = "", oldm[32] = "", bound[32];
 	int fds[3], tids[3], other_user, other_cg, hold[2], i;
+	char bound[32];
 	pid_t kids[2];
 
 	if (geteuid())
 		ktap_skip("needs root (module parameter, other users)");
-	param_keep(POLLF, oldf, sizeof(oldf));
-	param_keep(MAXP, oldm, sizeof(oldm));
+	param_keep(POLLF);
+	param_keep(MAXP);
 	snprintf(bound, sizeof(bound), "%d", pollers_now() + 8);
 	KTAP_EXPECT(write_file(MAXP, bound) == 0);
 	KTAP_EXPECT(write_file(POLLF, "2") == 0);
@@ -1672,8 +1689,6 @@ static void pollers_shared_by_one_owner(void)
 	owners_end(hold, kids, 2);
 	close(fds[1]);
 	close(fds[2]);
-	write_file(POLLF, oldf);
-	write_file(MAXP, oldm);
 }
 
 /* ---- finding 8: network namespaces ------------------------------------ */
