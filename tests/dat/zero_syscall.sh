@@ -149,10 +149,18 @@ dapltest_check() {
 	dapltest -T P -D "$KDAT" -s "$KDAT_TEST_IP" -i $DAPL_I \
 		-p 16 -m p RW 64 1 > "$work/dc" 2>&1 &
 	cpid=$!
-	(sleep 300; kill "$cpid") 2> /dev/null &
+	# It takes its sleep with it, and holds no output open: a sleep left
+	# behind kept run-all's pipe open for 300 s after the suite ended.
+	(
+		trap 'kill $nap 2> /dev/null; exit 0' TERM
+		sleep 300 &
+		nap=$!
+		wait $nap && kill "$cpid"
+	) > /dev/null 2>&1 &
 	dog=$!
 	wait $cpid || r=1
 	kill $dog 2> /dev/null
+	wait $dog 2> /dev/null
 	calls_stop
 	timeout 60 dapltest -T Q -D "$KDAT" -s "$KDAT_TEST_IP" > /dev/null 2>&1
 	wait $spid
