@@ -285,18 +285,30 @@ struct rawpair {
 	uint64_t rx_next, rx_done;
 };
 
-static void rawpair_open(struct rawpair *p, int depth, int qlen)
+/* The pair connected through libdat, which stays off the queues. */
+static void rawpair_connect(struct rawpair *p, int depth, int qlen)
 {
 	memset(p, 0, sizeof(*p));
-	setenv("KDAT_RINGS", "0", 1);	/* libdat stays off the queues */
+	setenv("KDAT_RINGS", "0", 1);
 	side_open(&p->c, depth, qlen);
 	side_open(&p->s, depth, qlen);
 	connect_sides(&p->c, &p->s);
+}
+
+/* Its raw rings, made and mapped. */
+static void rawpair_map(struct rawpair *p)
+{
 	ring_map(p->c.ep, KDAT_RING_SEND, &p->csq);
 	ring_map(p->c.ep, KDAT_RING_RECV, &p->crq);
 	ring_map(p->s.ep, KDAT_RING_RECV, &p->srq);
 	ring_map(p->c.dto, KDAT_RING_EVD, &p->ccq);
 	ring_map(p->s.dto, KDAT_RING_EVD, &p->scq);
+}
+
+static void rawpair_open(struct rawpair *p, int depth, int qlen)
+{
+	rawpair_connect(p, depth, qlen);
+	rawpair_map(p);
 }
 
 /*
@@ -1786,28 +1798,37 @@ static void test_evd_ring_largest(void)
 /*
  * Issue 44: every failure point of the ring operations unwinds
  * (tests/lib/fail_nth.h; the debug kernel's pass, which has fault
- * injection). A pair with raw rings and no poller, so that every drain
- * runs in the scenario's own task (the doorbell), where its failure points
- * are: the rings made and mapped, sends and receives through them, their
- * completions through the EVD rings, the waits; then the file closed by
- * the exit, connected.
+ * injection). A connected pair made through libdat with nothing failing
+ * (fail_nth_rings_setup(): libdat reads files), then, failing, its raw
+ * rings made and mapped, no poller, so that every drain runs in the
+ * scenario's own task (the doorbell), where its failure points are: sends
+ * and receives through the rings, their completions through the EVD
+ * rings, the waits; then the file closed by the exit, connected.
  */
+static struct rawpair fn_pair;
+
+static void fail_nth_rings_setup(void)
+{
+	ring_wait_s = 2;
+	rawpair_connect(&fn_pair, 16, 64);
+}
+
 static void fail_nth_rings(void)
 {
-	struct rawpair p;
+	struct rawpair *p = &fn_pair;
 	int i;
 
-	ring_wait_s = 2;
-	rawpair_open(&p, 16, 64);
-	KTAP_EXPECT_EQ(poller_set(p.csq.fd, KDAT_POLLER_NONE, 0, 0), 0);
-	prime(&p);
+	rawpair_map(p);
+	KTAP_EXPECT_EQ(poller_set(p->csq.fd, KDAT_POLLER_NONE, 0, 0), 0);
+	prime(p);
 	for (i = 0; i < 4; i++)
-		ping_rings(&p, i);
+		ping_rings(p, i);
 }
 
 static void test_fail_nth_rings(void)
 {
-	fail_nth_sweep("rings", fail_nth_rings, 3000);
+	fail_nth_sweep_after("rings", fail_nth_rings_setup, fail_nth_rings,
+			     3000);
 }
 
 static const struct ktap_case cases[] = {

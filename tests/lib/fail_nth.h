@@ -133,9 +133,15 @@ static void fail_nth_setup(void)
 
 /*
  * Run @scenario with failure point 1, 2, ... of its task failing, up to
- * @max; the scenario must also succeed with none failing.
+ * @max; the scenario must also succeed with none failing. @setup (if any)
+ * runs first in the same process with nothing failing: what the scenario
+ * needs but is not under test (a library's set-up that reads files: an
+ * injected failure in the guest's 9p root file system's client breaks
+ * the file system for every process after it). Failing stops before the
+ * process's other exit handlers run.
  */
-static void fail_nth_sweep(const char *name, void (*scenario)(void), int max)
+static void fail_nth_sweep_after(const char *name, void (*setup)(void),
+				 void (*scenario)(void), int max)
 {
 	struct counts before;
 	int n, p[2], status, left;
@@ -165,6 +171,8 @@ static void fail_nth_sweep(const char *name, void (*scenario)(void), int max)
 			dup2(null, STDOUT_FILENO);
 			close(p[0]);
 			fail_nth_report = p[1];
+			if (setup)
+				setup();
 			fail_nth_fd = open("/proc/thread-self/fail-nth",
 					   O_RDWR);
 			if (fail_nth_fd < 0 || atexit(fail_nth_atexit))
@@ -196,6 +204,12 @@ static void fail_nth_sweep(const char *name, void (*scenario)(void), int max)
 	ktap_diag("%s: %d failure points, each failed once: every run "
 		  "unwound, the object counts back", name, n - 1);
 	validate_slabs();
+}
+
+static inline void fail_nth_sweep(const char *name, void (*scenario)(void),
+				  int max)
+{
+	fail_nth_sweep_after(name, NULL, scenario, max);
 }
 
 #endif /* KDAT_FAIL_NTH_H */
