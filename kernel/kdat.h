@@ -216,7 +216,29 @@ struct kdat_device {
 	/* Under kdat_devices_lock. */
 	struct list_head node;
 	char name[IB_DEVICE_NAME_MAX];
+	/*
+	 * What the device was seen to do (KDAT_DEV_SEEN_*): what kdat does
+	 * differently per device is decided from it, in kdat_device.c
+	 * ("Per device"), never from what the device is.
+	 */
+	unsigned long seen;
+	atomic_t signals, posts;	/* looked at, up to KDAT_DEV_LOOKS */
 };
+
+enum {
+	KDAT_DEV_SEEN_SIGNALS,		/* KDAT_DEV_LOOKS handler calls */
+	KDAT_DEV_SEEN_SIGNAL_SOFTIRQ,	/* one from a softirq (a tasklet) */
+	KDAT_DEV_SEEN_POSTS,		/* KDAT_DEV_LOOKS send posts */
+	KDAT_DEV_SEEN_POST_TASKLET,	/* one raised a tasklet */
+};
+
+struct dentry;
+void kdat_device_debugfs(struct dentry *dir);
+void kdat_dev_signalled(struct kdat_device *kdev);
+void kdat_dev_flush_signals(struct kdat_device *kdev);
+int kdat_post_send(struct kdat_device *kdev, struct ib_qp *qp,
+		   const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
 
 struct kdat_ia {
 	struct kdat_obj obj;		/* must stay first */
@@ -340,6 +362,7 @@ struct kdat_cno {
  */
 struct kdat_cq {
 	struct ib_cq *cq;
+	struct kdat_device *kdev;	/* its device; the owner holds it */
 	struct irq_poll iop;		/* reaps after a hard interrupt */
 	unsigned long flags;		/* KDAT_CQ_AGAIN */
 	spinlock_t reap_lock;		/* one reaper at a time; @dead */
@@ -349,9 +372,10 @@ struct kdat_cq {
 #define KDAT_CQ_AGAIN	0		/* a reaper came: reap once more */
 
 void kdat_cq_init(struct kdat_cq *kcq);
-int kdat_cq_create(struct kdat_cq *kcq, struct ib_device *ibdev, u32 nr_cqe);
+int kdat_cq_create(struct kdat_cq *kcq, struct kdat_device *kdev, u32 nr_cqe);
 void kdat_cq_destroy(struct kdat_cq *kcq);
 void kdat_cq_reap(struct kdat_cq *kcq);
+void kdat_cq_debugfs(struct dentry *dir);
 
 struct kdat_evd {
 	struct kdat_obj obj;
@@ -605,7 +629,6 @@ struct kdat_ep {
 
 void kdat_ep_sw_poll(struct kdat_ep *ep);
 void kdat_ep_dto_error(struct kdat_ep *ep);
-void kdat_flush_tasklets(void);
 
 /*
  * Which Endpoint operation may run in which state: one table
@@ -994,8 +1017,6 @@ u32 kdat_wc_status(enum ib_wc_status status);
 u32 kdat_wc_recv_op(const struct ib_wc *wc, bool ud, u32 *imm);
 u32 kdat_refused_status(int err);
 void kdat_dto_abort(struct kdat_ep *ep, struct kdat_dto_ctx *ctx);
-int kdat_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
-		   const struct ib_send_wr **bad_wr);
 int kdat_batch_init(struct kdat_batch *b, struct kdat_file *kfile,
 		    struct kdat_ep *ep, struct kdat_srq *srq, bool send);
 void kdat_batch_fini(struct kdat_batch *b);

@@ -20,9 +20,12 @@
  * reaps once more for it, and looks again after letting go. Handlers run
  * with bottom halves off, whoever reaps.
  */
+#include <linux/debugfs.h>
 #include <linux/interrupt.h>
 #include <linux/irq_poll.h>
+#include <linux/percpu.h>
 #include <linux/preempt.h>
+#include <linux/seq_file.h>
 
 #include "kdat.h"
 
@@ -32,6 +35,33 @@
 #define KDAT_CQ_BUDGET		16
 /* irq_poll's weight (ib_core's IB_POLL_BUDGET_IRQ). */
 #define KDAT_CQ_IOP_WEIGHT	256
+
+/*
+ * What the devices did, for debugfs (kdat/cq) and the tests that read it:
+ * completion handlers called where the reap ran at once, and called from
+ * a hard interrupt or with interrupts off (hardware; 6.12's rxe signals
+ * from its completer under the CQ's irqsave lock), where it went to
+ * irq_poll as with ib_core; and reaps that left the rest to irq_poll for
+ * their budget. Which path a device takes is decided by the context it
+ * calls in, at each call, not by what the device is.
+ */
+enum {
+	KDAT_CQ_SIG_INLINE,
+	KDAT_CQ_SIG_IRQ,
+	KDAT_CQ_SIG_BUDGET,
+	KDAT_CQ_SIG_NR
+};
+
+struct kdat_cq_signals {
+	unsigned long n[KDAT_CQ_SIG_NR];
+};
+
+static DEFINE_PER_CPU(struct kdat_cq_signals, kdat_cq_signals);
+
+static void kdat_cq_count(int what)
+{
+	this_cpu_inc(kdat_cq_signals.n[what]);
+}
 
 /* Hand up to @budget completions to their handlers; reap_lock held. */
 static int kdat_cq_poll(struct kdat_cq *kcq, int budget)
@@ -117,15 +147,46 @@ void kdat_cq_reap(struct kdat_cq *kcq)
 	}
 	local_bh_disable();
 	done = kdat_cq_reap_bh(kcq, KDAT_CQ_BUDGET);
-	if (done >= KDAT_CQ_BUDGET)
+	if (done >= KDAT_CQ_BUDGET) {
+		kdat_cq_count(KDAT_CQ_SIG_BUDGET);
 		irq_poll_sched(&kcq->iop);
+	}
 	local_bh_enable();
 }
 
 /* The device's completion handler: any context. */
 static void kdat_cq_comp(struct ib_cq *cq, void *context)
 {
-	kdat_cq_reap(context);
+	struct kdat_cq *kcq = context;
+
+	kdat_cq_count(in_hardirq() || irqs_disabled() ? KDAT_CQ_SIG_IRQ :
+			KDAT_CQ_SIG_INLINE);
+	kdat_dev_signalled(kcq->kdev);
+	kdat_cq_reap(kcq);
+}
+
+static int kdat_cq_signals_show(struct seq_file *m, void *unused)
+{
+	static const char * const names[KDAT_CQ_SIG_NR] = {
+		[KDAT_CQ_SIG_INLINE] = "signalled_reaped",
+		[KDAT_CQ_SIG_IRQ] = "signalled_irq_poll",
+		[KDAT_CQ_SIG_BUDGET] = "budget_irq_poll",
+	};
+	unsigned long sum[KDAT_CQ_SIG_NR] = {};
+	int cpu, i;
+
+	for_each_possible_cpu(cpu)
+		for (i = 0; i < KDAT_CQ_SIG_NR; i++)
+			sum[i] += per_cpu(kdat_cq_signals, cpu).n[i];
+	for (i = 0; i < KDAT_CQ_SIG_NR; i++)
+		seq_printf(m, "%s %lu\n", names[i], sum[i]);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kdat_cq_signals);
+
+void kdat_cq_debugfs(struct dentry *dir)
+{
+	debugfs_create_file("cq", 0444, dir, NULL, &kdat_cq_signals_fops);
 }
 
 /* Every EVD's, DTO or not: nothing to reap until kdat_cq_create(). */
@@ -137,12 +198,23 @@ void kdat_cq_init(struct kdat_cq *kcq)
 	irq_poll_init(&kcq->iop, KDAT_CQ_IOP_WEIGHT, kdat_cq_iop);
 }
 
-/* Make @kcq's CQ of @nr_cqe entries on @ibdev and arm it. */
-int kdat_cq_create(struct kdat_cq *kcq, struct ib_device *ibdev, u32 nr_cqe)
+/*
+ * Make @kcq's CQ of @nr_cqe entries on @ibdev and arm it. CQs take the
+ * device's completion vectors in turn, so a device with an interrupt per
+ * vector spreads them over its CPUs.
+ */
+int kdat_cq_create(struct kdat_cq *kcq, struct kdat_device *kdev, u32 nr_cqe)
 {
+	static atomic_t next_vector = ATOMIC_INIT(0);
+	struct ib_device *ibdev = kdev->ibdev;
 	struct ib_cq_init_attr attr = { .cqe = nr_cqe };
 	struct ib_cq *cq;
 
+	if (ibdev->num_comp_vectors > 1)
+		attr.comp_vector = (u32)atomic_inc_return(&next_vector) %
+				   (u32)ibdev->num_comp_vectors;
+
+	kcq->kdev = kdev;
 	cq = ib_create_cq(ibdev, kdat_cq_comp, NULL, kcq, &attr);
 	if (IS_ERR(cq))
 		return PTR_ERR(cq);
@@ -155,9 +227,9 @@ int kdat_cq_create(struct kdat_cq *kcq, struct ib_device *ibdev, u32 nr_cqe)
 /*
  * Destroy @kcq's CQ, which no QP can add to any more. Process context.
  * Once the dead flag is set no reaper touches the CQ; irq_poll_disable()
- * waits for a running irq_poll, kdat_flush_tasklets() for a device tasklet
- * in our handler (and for rxe's CQ tasklet, see there), and RCU for a
- * reaper on its way out (bottom halves off), before the CQ goes.
+ * waits for a running irq_poll, kdat_dev_flush_signals() for a device
+ * tasklet in our handler or about to call it, and RCU for a reaper on its
+ * way out (bottom halves off), before the CQ goes.
  */
 void kdat_cq_destroy(struct kdat_cq *kcq)
 {
@@ -167,7 +239,7 @@ void kdat_cq_destroy(struct kdat_cq *kcq)
 	WRITE_ONCE(kcq->dead, true);
 	spin_unlock_bh(&kcq->reap_lock);
 	irq_poll_disable(&kcq->iop);
-	kdat_flush_tasklets();
+	kdat_dev_flush_signals(kcq->kdev);
 	synchronize_rcu();
 	ib_destroy_cq(kcq->cq);
 	kcq->cq = NULL;

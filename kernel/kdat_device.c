@@ -2,7 +2,12 @@
 /*
  * kdat RDMA devices: an ib_client that follows devices as they come and go.
  */
+#include <linux/bottom_half.h>
 #include <linux/cgroup_rdma.h>
+#include <linux/cpu.h>
+#include <linux/debugfs.h>
+#include <linux/interrupt.h>
+#include <linux/seq_file.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -80,6 +85,137 @@ void kdat_dev_res_uncharge(struct kdat_device *kdev, struct kdat_dev_res *res)
 				RDMACG_RESOURCE_HCA_OBJECT);
 #endif
 	res->cg = NULL;
+}
+
+/*
+ * Per device. What kdat does differently for a device is decided here, from
+ * what the device was seen to do (kdat_device.seen), never from its name or
+ * driver. Two habits, each kept only where the device needs it:
+ *
+ * - A device that calls a CQ's completion handler from a tasklet may leave
+ *   that tasklet scheduled when the CQ is destroyed, and run it on freed
+ *   memory: 6.1's rxe does (its CQ destroy does no tasklet_kill(); seen
+ *   under CPU load as a GPF in tasklet_action_common(), 0x6b poison).
+ *   Before a CQ such a device signals goes, kdat_dev_flush_signals() waits
+ *   for every tasklet scheduled so far. A device seen to call its first
+ *   KDAT_DEV_LOOKS handlers from elsewhere (a hard interrupt: hardware; a
+ *   thread: 6.12's rxe) needs no wait; until then kdat waits.
+ * - A device that finishes a send post in a tasklet it raises in the post
+ *   (6.1's rxe runs a kernel QP's requester in one) would, posted to from
+ *   process context, hand that tasklet to ksoftirqd: a thread hop and a
+ *   wake-up per post. kdat_post_send() posts to it with bottom halves off,
+ *   so the tasklet runs as they come back on, in the poster's context, as
+ *   under a ULP posting from softirq. It does so for a device's first
+ *   KDAT_DEV_LOOKS posts, and after them for a device one of whose posts
+ *   raised a tasklet.
+ *
+ * Each fact only ever goes from unknown to known (a bit set once); until
+ * it is known, and for a reader that sees a stale value, kdat does what
+ * is safe for any device.
+ */
+#define KDAT_DEV_LOOKS		64
+
+static void kdat_dev_see(struct kdat_device *kdev, int bit)
+{
+	if (!test_bit(bit, &kdev->seen))
+		set_bit(bit, &kdev->seen);
+}
+
+/* One more look of @n at @kdev: @bit once there were KDAT_DEV_LOOKS. */
+static void kdat_dev_look(struct kdat_device *kdev, atomic_t *n, int bit)
+{
+	if (!test_bit(bit, &kdev->seen) &&
+	    atomic_inc_return(n) >= KDAT_DEV_LOOKS)
+		kdat_dev_see(kdev, bit);
+}
+
+/* A completion handler of a CQ of @kdev runs: the context it runs in. */
+void kdat_dev_signalled(struct kdat_device *kdev)
+{
+	if (in_serving_softirq())
+		kdat_dev_see(kdev, KDAT_DEV_SEEN_SIGNAL_SOFTIRQ);
+	kdat_dev_look(kdev, &kdev->signals, KDAT_DEV_SEEN_SIGNALS);
+}
+
+/*
+ * Wait for every tasklet already scheduled: a tasklet of kdat's own goes
+ * to the tail of each CPU's list, which runs in order. Two rounds: a
+ * tasklet found running on another CPU is put back at the tail, behind
+ * the first.
+ */
+struct kdat_tasklet_barrier {
+	struct tasklet_struct t;
+	struct completion done;
+};
+
+static void kdat_tasklet_barrier_run(struct tasklet_struct *t)
+{
+	complete(&container_of(t, struct kdat_tasklet_barrier, t)->done);
+}
+
+static void kdat_tasklet_barrier_queue(void *info)
+{
+	struct kdat_tasklet_barrier *b = info;
+
+	tasklet_schedule(&b[smp_processor_id()].t);
+}
+
+static void kdat_flush_tasklets(void)
+{
+	struct kdat_tasklet_barrier *b;
+	int round, cpu;
+
+	b = kcalloc(nr_cpu_ids, sizeof(*b), GFP_KERNEL | __GFP_NOFAIL);
+	cpus_read_lock();
+	for (round = 0; round < 2; round++) {
+		for_each_online_cpu(cpu) {
+			tasklet_setup(&b[cpu].t, kdat_tasklet_barrier_run);
+			init_completion(&b[cpu].done);
+		}
+		on_each_cpu(kdat_tasklet_barrier_queue, b, 1);
+		for_each_online_cpu(cpu) {
+			wait_for_completion(&b[cpu].done);
+			tasklet_kill(&b[cpu].t);	/* off its CPU too */
+		}
+	}
+	cpus_read_unlock();
+	kfree(b);
+}
+
+/*
+ * A CQ of @kdev is about to go, with no QP left to add to it: no
+ * completion handler call the device scheduled before may still come.
+ */
+void kdat_dev_flush_signals(struct kdat_device *kdev)
+{
+	if (!test_bit(KDAT_DEV_SEEN_SIGNALS, &kdev->seen) ||
+	    test_bit(KDAT_DEV_SEEN_SIGNAL_SOFTIRQ, &kdev->seen))
+		kdat_flush_tasklets();
+}
+
+/* The tasklet softirqs a post may raise. */
+#define KDAT_TASKLET_SOFTIRQS	(BIT(HI_SOFTIRQ) | BIT(TASKLET_SOFTIRQ))
+
+/* ib_post_send() to @qp of @kdev, with bottom halves off where it helps. */
+int kdat_post_send(struct kdat_device *kdev, struct ib_qp *qp,
+		   const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr)
+{
+	unsigned long before;
+	int ret;
+
+	if (test_bit(KDAT_DEV_SEEN_POSTS, &kdev->seen) &&
+	    !test_bit(KDAT_DEV_SEEN_POST_TASKLET, &kdev->seen))
+		return ib_post_send(qp, wr, bad_wr);
+	local_bh_disable();
+	before = local_softirq_pending();
+	ret = ib_post_send(qp, wr, bad_wr);
+	/* A hard interrupt's tasklet meanwhile only keeps the safe way. */
+	if (local_softirq_pending() & ~before & KDAT_TASKLET_SOFTIRQS)
+		kdat_dev_see(kdev, KDAT_DEV_SEEN_POST_TASKLET);
+	kdat_dev_look(kdev, &kdev->posts, KDAT_DEV_SEEN_POSTS);
+	local_bh_enable();
+	return ret;
 }
 
 static struct ib_client kdat_client;
@@ -368,6 +504,41 @@ int kdat_cmd_device_list(struct kdat_ucmd *ucmd)
 out_free:
 	kfree(infos);
 	return ret;
+}
+
+/*
+ * debugfs kdat/devices: per device, what was seen and what kdat does for
+ * it ("Per device" above): "tasklet" or "elsewhere", "unknown" until
+ * KDAT_DEV_LOOKS calls or posts were seen.
+ */
+static const char *kdat_dev_fact(struct kdat_device *kdev, int looked,
+				 int tasklet)
+{
+	if (test_bit(tasklet, &kdev->seen))
+		return "tasklet";
+	return test_bit(looked, &kdev->seen) ? "elsewhere" : "unknown";
+}
+
+static int kdat_devices_show(struct seq_file *m, void *unused)
+{
+	struct kdat_device *kdev;
+
+	mutex_lock(&kdat_devices_lock);
+	list_for_each_entry(kdev, &kdat_devices, node)
+		seq_printf(m, "%s signals_from %s posts_finish_in %s\n",
+			   kdev->name,
+			   kdat_dev_fact(kdev, KDAT_DEV_SEEN_SIGNALS,
+					 KDAT_DEV_SEEN_SIGNAL_SOFTIRQ),
+			   kdat_dev_fact(kdev, KDAT_DEV_SEEN_POSTS,
+					 KDAT_DEV_SEEN_POST_TASKLET));
+	mutex_unlock(&kdat_devices_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kdat_devices);
+
+void kdat_device_debugfs(struct dentry *dir)
+{
+	debugfs_create_file("devices", 0444, dir, NULL, &kdat_devices_fops);
 }
 
 int kdat_device_init(void)

@@ -7,7 +7,6 @@
  * will every other way of submitting DTOs. It reads nothing from user
  * memory but the IOV, which it copies once before checking it.
  */
-#include <linux/bottom_half.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -589,25 +588,6 @@ void kdat_dto_abort(struct kdat_ep *ep, struct kdat_dto_ctx *ctx)
 	kdat_ud_dto_done(ah);
 }
 
-/*
- * Send work requests go to the device with bottom halves off. A device
- * that finishes a post in a tasklet (rxe runs a kernel QP's requester in
- * one) would otherwise raise it from process context, which hands it to
- * ksoftirqd: a thread hop and a wake-up per post. Raised here, it runs as
- * bottom halves come back on, in the poster's own context, as it would
- * under a ULP posting from softirq.
- */
-int kdat_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
-		   const struct ib_send_wr **bad_wr)
-{
-	int ret;
-
-	local_bh_disable();
-	ret = ib_post_send(qp, wr, bad_wr);
-	local_bh_enable();
-	return ret;
-}
-
 /* The send work request of a checked DTO holding slot @ctx. */
 static void kdat_dto_send_wr(union kdat_send_wr *wr, struct kdat_dto *dto,
 		      struct kdat_dto_ctx *ctx)
@@ -693,7 +673,7 @@ static int kdat_dto_post(struct kdat_ep *ep, struct kdat_dto *dto)
 		union kdat_send_wr wr;
 
 		kdat_dto_send_wr(&wr, dto, ctx);
-		ret = kdat_post_send(ep->qp, &wr.wr, NULL);
+		ret = kdat_post_send(ep->pz->ia->kdev, ep->qp, &wr.wr, NULL);
 	}
 	if (ret) {
 		kdat_dto_abort(ep, ctx);
@@ -981,7 +961,8 @@ void kdat_batch_finish(struct kdat_batch *b)
 			b->rwr[i].next = &b->rwr[i + 1];
 	}
 	if (b->send)
-		ret = kdat_post_send(b->ep->qp, &b->swr[0].wr, &bad_swr);
+		ret = kdat_post_send(b->ep->pz->ia->kdev, b->ep->qp,
+				     &b->swr[0].wr, &bad_swr);
 	else if (b->ep)
 		ret = ib_post_recv(b->ep->qp, &b->rwr[0], &bad_rwr);
 	else

@@ -804,6 +804,7 @@ static void kdat_ep_sw_comp(struct ib_cq *cq, void *context)
 {
 	struct kdat_ep *ep = context;
 
+	kdat_dev_signalled(ep->pz->ia->kdev);
 	queue_work(system_highpri_wq, &ep->sw_work);
 }
 
@@ -892,9 +893,9 @@ static void kdat_ep_sw_destroy(struct kdat_ep *ep)
 	cancel_work_sync(&ep->sw_work);
 	/*
 	 * The drain polled the flushes itself: the device's tasklet for
-	 * the last of them may not have run (kdat_flush_tasklets()).
+	 * the last of them may not have run (kdat_dev_flush_signals()).
 	 */
-	kdat_flush_tasklets();
+	kdat_dev_flush_signals(ep->pz->ia->kdev);
 	cancel_work_sync(&ep->sw_work);
 	ib_destroy_cq(ep->sw_cq);
 	ep->sw_cq = NULL;

@@ -10,8 +10,6 @@
  * queued in the spare entry, so a consumer always learns that it lost
  * events.
  */
-#include <linux/cpu.h>
-#include <linux/interrupt.h>
 #include <linux/jiffies.h>
 #include <linux/log2.h>
 #include <linux/moduleparam.h>
@@ -19,7 +17,6 @@
 #include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/stat.h>
-#include <linux/smp.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -300,56 +297,6 @@ void kdat_evd_uncommit(struct kdat_evd *evd, u32 n)
 }
 
 /*
- * rxe (6.1) destroys a CQ without tasklet_kill() of the tasklet that calls
- * its completion handler: a completion added while the CQ was armed leaves
- * that tasklet scheduled, and a CQ destroyed before it runs leaves freed
- * memory on a CPU's tasklet list (seen under CPU load: a GPF in
- * tasklet_action_common(), 0x6b poison). So before kdat destroys a CQ that
- * no QP can add to any more, it waits for every tasklet already scheduled:
- * a tasklet of its own goes to the tail of each CPU's list, which runs in
- * order. Two rounds: a tasklet found running on another CPU is put back at
- * the tail, behind the first.
- */
-struct kdat_tasklet_barrier {
-	struct tasklet_struct t;
-	struct completion done;
-};
-
-static void kdat_tasklet_barrier_run(struct tasklet_struct *t)
-{
-	complete(&container_of(t, struct kdat_tasklet_barrier, t)->done);
-}
-
-static void kdat_tasklet_barrier_queue(void *info)
-{
-	struct kdat_tasklet_barrier *b = info;
-
-	tasklet_schedule(&b[smp_processor_id()].t);
-}
-
-void kdat_flush_tasklets(void)
-{
-	struct kdat_tasklet_barrier *b;
-	int round, cpu;
-
-	b = kcalloc(nr_cpu_ids, sizeof(*b), GFP_KERNEL | __GFP_NOFAIL);
-	cpus_read_lock();
-	for (round = 0; round < 2; round++) {
-		for_each_online_cpu(cpu) {
-			tasklet_setup(&b[cpu].t, kdat_tasklet_barrier_run);
-			init_completion(&b[cpu].done);
-		}
-		on_each_cpu(kdat_tasklet_barrier_queue, b, 1);
-		for_each_online_cpu(cpu) {
-			wait_for_completion(&b[cpu].done);
-			tasklet_kill(&b[cpu].t);	/* off its CPU too */
-		}
-	}
-	cpus_read_unlock();
-	kfree(b);
-}
-
-/*
  * The device is going (or the EVD is): free the CQ. The device's removal
  * also reports itself on the IA's async EVDs, which stay usable.
  */
@@ -464,7 +411,7 @@ int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
 	if (evd->flags & KDAT_EVD_DTO) {
 		evd->cq_size = min_t(u32, evd->qlen,
 				     ia->kdev->ibdev->attrs.max_cqe);
-		ret = kdat_cq_create(&evd->kcq, ia->kdev->ibdev, evd->cq_size);
+		ret = kdat_cq_create(&evd->kcq, ia->kdev, evd->cq_size);
 		if (ret) {
 			up_read(&ia->kdev->rwsem);
 			goto err_free;

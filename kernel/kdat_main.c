@@ -416,6 +416,8 @@ static int __init kdat_init(void)
 	kdat_debugfs = debugfs_create_dir(KDAT_MODNAME, NULL);
 	debugfs_create_file("objects", 0444, kdat_debugfs, NULL,
 			    &kdat_objects_fops);
+	kdat_cq_debugfs(kdat_debugfs);
+	kdat_device_debugfs(kdat_debugfs);
 	return 0;
 
 err_nl_exit:
