@@ -628,6 +628,7 @@ struct kdat_ep {
 };
 
 void kdat_ep_sw_poll(struct kdat_ep *ep);
+void kdat_ep_take_recvs(struct kdat_ep *ep);
 void kdat_ep_dto_error(struct kdat_ep *ep);
 
 /*

@@ -544,6 +544,7 @@ int kdat_cr_reply_do(struct kdat_file *kfile, u32 cr_handle, u32 ep_handle,
 			ret = -EINVAL;
 			goto out_put;
 		}
+		kdat_ep_take_recvs(ep);
 	}
 
 	/*

@@ -1381,6 +1381,19 @@ static int kdat_ep_qp_reset(struct kdat_ep *ep)
  * sending @pdata; the result comes as a connection event. The one
  * implementation for the ioctl and kdat_ep_connect().
  */
+/*
+ * Receives published on @ep's rings (its own, or its SRQ's) before a
+ * connection call are in the device's queue when the call goes out: the
+ * peer may send as soon as it hears, and on UD a message that finds no
+ * receive posted is lost (on RC it waits for the RNR timer).
+ */
+void kdat_ep_take_recvs(struct kdat_ep *ep)
+{
+	kdat_sq_ring_flush(ep->rq_ring);
+	if (ep->srq)
+		kdat_sq_ring_flush(READ_ONCE(ep->srq->ring));
+}
+
 int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 		       u64 timeout_us, const void *pdata, u32 pdata_len)
 {
@@ -1394,6 +1407,7 @@ int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 	timeout_ms = timeout_us == KDAT_WAIT_FOREVER ? KDAT_CM_TIMEOUT_MS :
 		clamp_t(u64, timeout_us / 1000, 1, KDAT_CM_TIMEOUT_MS);
 
+	kdat_ep_take_recvs(ep);
 	down_read(&kdat_ep_kdev(ep)->rwsem);
 	if (!ep->qp) {
 		ret = -ENODEV;

@@ -1103,6 +1103,56 @@ static void test_no_poller(void)
 }
 
 /*
+ * Receives published on an EP's ring before its connect or accept are in
+ * its QP when the call goes out: the peer may send as soon as it hears,
+ * and a UD message that finds no receive is lost (dtestx -u over kdat
+ * lost two of four on 6.12, its poller backing off). With no poller, two
+ * receives published on each side without a doorbell stay on the rings
+ * until the connect and the accept take them; then a message each way
+ * finds one.
+ */
+static void test_connect_takes_recvs(void)
+{
+	struct rawpair p;
+	struct ring ssq;
+	uint32_t k;
+
+	memset(&p, 0, sizeof(p));
+	setenv("KDAT_RINGS", "0", 1);
+	side_open(&p.c, 16, 64);
+	side_open(&p.s, 16, 64);
+	ring_map(p.c.ep, KDAT_RING_RECV, &p.crq);
+	ring_map(p.s.ep, KDAT_RING_RECV, &p.srq);
+	KTAP_EXPECT_EQ(poller_set(p.crq.fd, KDAT_POLLER_NONE,
+				  KDAT_POLLER_ANY_CPU, 0), 0);
+	poller_wait(false);
+	for (k = 0; k < 2; k++) {
+		sqe_fill(slot(&p.crq, k), KDAT_DTO_RECEIVE, 100 + k, p.c.lctx,
+			 p.c.buf + 4096, 64);
+		sqe_fill(slot(&p.srq, k), KDAT_DTO_RECEIVE, 200 + k, p.s.lctx,
+			 p.s.buf + 4096, 64);
+	}
+	__atomic_store_n(p.crq.tail, 2, __ATOMIC_RELEASE);
+	__atomic_store_n(p.srq.tail, 2, __ATOMIC_RELEASE);
+	usleep(100000);
+	KTAP_EXPECT_EQ(ld(p.crq.head), 0);
+	KTAP_EXPECT_EQ(ld(p.srq.head), 0);
+	connect_sides(&p.c, &p.s);
+	KTAP_EXPECT_EQ(ld(p.crq.head), 2);
+	KTAP_EXPECT_EQ(ld(p.srq.head), 2);
+	ring_map(p.c.ep, KDAT_RING_SEND, &p.csq);
+	ring_map(p.s.ep, KDAT_RING_SEND, &ssq);
+	ring_map(p.c.dto, KDAT_RING_EVD, &p.ccq);
+	ring_map(p.s.dto, KDAT_RING_EVD, &p.scq);
+	post(&p.csq, KDAT_DTO_SEND, 1, &p.c, 0, 32);
+	expect_dto(&p.ccq, 1, KDAT_DTO_SUCCESS, 0);
+	expect_dto(&p.scq, 200, KDAT_DTO_SUCCESS, 0);
+	post(&ssq, KDAT_DTO_SEND, 2, &p.s, 0, 32);
+	expect_dto(&p.scq, 2, KDAT_DTO_SUCCESS, 0);
+	expect_dto(&p.ccq, 100, KDAT_DTO_SUCCESS, 0);
+}
+
+/*
  * DAT: an SRQ is not resized below the receives posted to it. Receives
  * published on the SRQ's ring count though no poller took them yet: the
  * resize takes them first. With no poller, four entries published without
@@ -1844,6 +1894,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_exit_with_full_rings),
 	KTAP_CASE(test_fdinfo),
 	KTAP_CASE(test_no_poller),
+	KTAP_CASE(test_connect_takes_recvs),
 	KTAP_CASE(test_poller_unpaid),
 	KTAP_CASE(test_poller_yields_cpu),
 	KTAP_CASE(test_poller_preempted),
