@@ -159,6 +159,8 @@ static void kdat_cq_comp(struct ib_cq *cq, void *context)
 {
 	struct kdat_cq *kcq = context;
 
+	if (READ_ONCE(kcq->dead))
+		return;
 	kdat_cq_count(in_hardirq() || irqs_disabled() ? KDAT_CQ_SIG_IRQ :
 			KDAT_CQ_SIG_INLINE);
 	kdat_dev_signalled(kcq->kdev);

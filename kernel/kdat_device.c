@@ -99,7 +99,11 @@ void kdat_dev_res_uncharge(struct kdat_device *kdev, struct kdat_dev_res *res)
  *   Before a CQ such a device signals goes, kdat_dev_flush_signals() waits
  *   for every tasklet scheduled so far. A device seen to call its first
  *   KDAT_DEV_LOOKS handlers from elsewhere (a hard interrupt: hardware; a
- *   thread: 6.12's rxe) needs no wait; until then kdat waits.
+ *   thread: 6.12's rxe, siw) needs no wait; until then kdat waits. This
+ *   assumes a device that signals from a softirq does so from its first
+ *   calls, as every in-tree driver that does (6.1's rxe) does: a device
+ *   that signalled from a thread 64 times and then from a tasklet it does
+ *   not kill at CQ destroy would not be waited for.
  * - A device that finishes a send post in a tasklet it raises in the post
  *   (6.1's rxe runs a kernel QP's requester in one) would, posted to from
  *   process context, hand that tasklet to ksoftirqd: a thread hop and a
@@ -107,7 +111,10 @@ void kdat_dev_res_uncharge(struct kdat_device *kdev, struct kdat_dev_res *res)
  *   so the tasklet runs as they come back on, in the poster's context, as
  *   under a ULP posting from softirq. It does so for a device's first
  *   KDAT_DEV_LOOKS posts, and after them for a device one of whose posts
- *   raised a tasklet.
+ *   raised a tasklet. A post looked at counts only if it succeeded and
+ *   no tasklet was pending before it (one already pending, or a tasklet
+ *   already scheduled elsewhere, raises nothing to see); a tasklet a
+ *   hard interrupt raised meanwhile only keeps the bottom halves off.
  *
  * Each fact only ever goes from unknown to known (a bit set once); until
  * it is known, and for a reader that sees a stale value, kdat does what
@@ -129,10 +136,13 @@ static void kdat_dev_look(struct kdat_device *kdev, atomic_t *n, int bit)
 		kdat_dev_see(kdev, bit);
 }
 
-/* A completion handler of a CQ of @kdev runs: the context it runs in. */
+/*
+ * A completion handler of a CQ of @kdev runs: the context it runs in. A
+ * hard interrupt that came during a softirq is still a hard interrupt.
+ */
 void kdat_dev_signalled(struct kdat_device *kdev)
 {
-	if (in_serving_softirq())
+	if (in_serving_softirq() && !in_hardirq() && !in_nmi())
 		kdat_dev_see(kdev, KDAT_DEV_SEEN_SIGNAL_SOFTIRQ);
 	kdat_dev_look(kdev, &kdev->signals, KDAT_DEV_SEEN_SIGNALS);
 }
@@ -210,10 +220,10 @@ int kdat_post_send(struct kdat_device *kdev, struct ib_qp *qp,
 	local_bh_disable();
 	before = local_softirq_pending();
 	ret = ib_post_send(qp, wr, bad_wr);
-	/* A hard interrupt's tasklet meanwhile only keeps the safe way. */
 	if (local_softirq_pending() & ~before & KDAT_TASKLET_SOFTIRQS)
 		kdat_dev_see(kdev, KDAT_DEV_SEEN_POST_TASKLET);
-	kdat_dev_look(kdev, &kdev->posts, KDAT_DEV_SEEN_POSTS);
+	else if (!ret && !(before & KDAT_TASKLET_SOFTIRQS))
+		kdat_dev_look(kdev, &kdev->posts, KDAT_DEV_SEEN_POSTS);
 	local_bh_enable();
 	return ret;
 }
@@ -508,14 +518,14 @@ out_free:
 
 /*
  * debugfs kdat/devices: per device, what was seen and what kdat does for
- * it ("Per device" above): "tasklet" or "elsewhere", "unknown" until
- * KDAT_DEV_LOOKS calls or posts were seen.
+ * it ("Per device" above): "softirq" (signals) or "tasklet" (posts), or
+ * "elsewhere"; "unknown" until KDAT_DEV_LOOKS calls or posts were seen.
  */
 static const char *kdat_dev_fact(struct kdat_device *kdev, int looked,
-				 int tasklet)
+				 int seen, const char *what)
 {
-	if (test_bit(tasklet, &kdev->seen))
-		return "tasklet";
+	if (test_bit(seen, &kdev->seen))
+		return what;
 	return test_bit(looked, &kdev->seen) ? "elsewhere" : "unknown";
 }
 
@@ -528,9 +538,10 @@ static int kdat_devices_show(struct seq_file *m, void *unused)
 		seq_printf(m, "%s signals_from %s posts_finish_in %s\n",
 			   kdev->name,
 			   kdat_dev_fact(kdev, KDAT_DEV_SEEN_SIGNALS,
-					 KDAT_DEV_SEEN_SIGNAL_SOFTIRQ),
+					 KDAT_DEV_SEEN_SIGNAL_SOFTIRQ,
+					 "softirq"),
 			   kdat_dev_fact(kdev, KDAT_DEV_SEEN_POSTS,
-					 KDAT_DEV_SEEN_POST_TASKLET));
+					 KDAT_DEV_SEEN_POST_TASKLET, "tasklet"));
 	mutex_unlock(&kdat_devices_lock);
 	return 0;
 }

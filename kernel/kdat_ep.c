@@ -1377,23 +1377,25 @@ static int kdat_ep_qp_reset(struct kdat_ep *ep)
 }
 
 /*
- * Start connecting @ep to @dst (its port is the connection qualifier),
- * sending @pdata; the result comes as a connection event. The one
- * implementation for the ioctl and kdat_ep_connect().
- */
-/*
  * Receives published on @ep's rings (its own, or its SRQ's) before a
- * connection call are in the device's queue when the call goes out: the
- * peer may send as soon as it hears, and on UD a message that finds no
- * receive posted is lost (on RC it waits for the RNR timer).
+ * connection call are taken first, in the state the EP is in: posted to
+ * the QP (UNCONNECTED, RESERVED) or flushed (a DISCONNECTED EP about to
+ * be reset). The peer may send as soon as it hears, and on UD a message
+ * that finds no receive posted is lost (on RC it waits for the RNR
+ * timer). No lock held: the flush takes ring_lock, then the device's.
  */
 void kdat_ep_take_recvs(struct kdat_ep *ep)
 {
-	kdat_sq_ring_flush(ep->rq_ring);
+	kdat_sq_ring_flush(READ_ONCE(ep->rq_ring));
 	if (ep->srq)
 		kdat_sq_ring_flush(READ_ONCE(ep->srq->ring));
 }
 
+/*
+ * Start connecting @ep to @dst (its port is the connection qualifier),
+ * sending @pdata; the result comes as a connection event. The one
+ * implementation for the ioctl and kdat_ep_connect().
+ */
 int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 		       u64 timeout_us, const void *pdata, u32 pdata_len)
 {
@@ -1517,8 +1519,8 @@ int kdat_ep_disconnect_do(struct kdat_ep *ep, u32 flags)
 	int ret = 0;
 
 	/* What the rings hold was posted before the disconnect. */
-	kdat_sq_ring_flush(ep->sq_ring);
-	kdat_sq_ring_flush(ep->rq_ring);
+	kdat_sq_ring_flush(READ_ONCE(ep->sq_ring));
+	kdat_sq_ring_flush(READ_ONCE(ep->rq_ring));
 
 	down_read(&kdat_ep_kdev(ep)->rwsem);
 	mutex_lock(&ep->cm_lock);
@@ -1587,8 +1589,8 @@ int kdat_ep_reset_do(struct kdat_ep *ep)
 	int ret = 0;
 
 	/* What the rings hold was posted before the reset: flushed. */
-	kdat_sq_ring_flush(ep->sq_ring);
-	kdat_sq_ring_flush(ep->rq_ring);
+	kdat_sq_ring_flush(READ_ONCE(ep->sq_ring));
+	kdat_sq_ring_flush(READ_ONCE(ep->rq_ring));
 
 	down_read(&kdat_ep_kdev(ep)->rwsem);
 	mutex_lock(&ep->cm_lock);
@@ -1750,8 +1752,8 @@ int kdat_cmd_ep_modify(struct kdat_ucmd *ucmd)
 	 * What the rings hold was posted before the modify: it counts
 	 * against the new limits.
 	 */
-	kdat_sq_ring_flush(ep->sq_ring);
-	kdat_sq_ring_flush(ep->rq_ring);
+	kdat_sq_ring_flush(READ_ONCE(ep->sq_ring));
+	kdat_sq_ring_flush(READ_ONCE(ep->rq_ring));
 	/*
 	 * The file lock orders CQ commitments; cm_lock keeps the state. The
 	 * device's rwsem comes between them, as on every path taking both.

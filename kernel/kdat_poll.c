@@ -812,7 +812,8 @@ static int kdat_sq_ring_create(struct kdat_file *kfile, u32 kind, u32 hdr,
 		ret = -EBUSY;
 		goto err;
 	}
-	*slot = r;
+	/* Made whole before it is seen: lockless readers READ_ONCE() it. */
+	smp_store_release(slot, r);
 	if (ep)
 		kdat_ring_set_ep_state(r, ep->state);
 	spin_unlock_irqrestore(lock, flags);

@@ -411,7 +411,7 @@ int kdat_cmd_srq_resize(struct kdat_ucmd *ucmd)
 		 * them first, as an EP's disconnect does. (Later ones race
 		 * with the resize, as a post by ioctl from another thread.)
 		 */
-		kdat_sq_ring_flush(srq->ring);
+		kdat_sq_ring_flush(READ_ONCE(srq->ring));
 		spin_lock_irqsave(&srq->lock, flags);
 		if (srq->slots.posted > cmd->max_recv_dtos)
 			ret = -EBUSY;
