@@ -234,6 +234,12 @@ enum {
 
 struct dentry;
 void kdat_device_debugfs(struct dentry *dir);
+/* The most DTOs an EP may have outstanding on each queue. */
+#define KDAT_EP_MAX_DTOS	4096
+
+u32 kdat_dev_port_limits(struct ib_device *ibdev, u32 port);
+u32 kdat_dev_cq_size(struct ib_device *ibdev, u32 qlen);
+u32 kdat_dev_read_sge(struct ib_device *ibdev, u32 send_sge);
 void kdat_dev_signalled(struct kdat_device *kdev);
 void kdat_dev_flush_signals(struct kdat_device *kdev);
 int kdat_post_send(struct kdat_device *kdev, struct ib_qp *qp,
@@ -244,6 +250,7 @@ struct kdat_ia {
 	struct kdat_obj obj;		/* must stay first */
 	struct kdat_device *kdev;	/* reference held */
 	u32 port_num;
+	u32 limits;			/* KDAT_IA_*: kdat_dev_port_limits() */
 	char name[IB_DEVICE_NAME_MAX];	/* at open time */
 	__be64 node_guid;
 	/*
@@ -516,7 +523,7 @@ struct kdat_ep {
 	struct kdat_srq *srq;		/* or NULL */
 	struct kdat_ep_attr attr;
 	u32 send_sge, recv_sge;		/* what the QP takes per WR */
-	bool atomics;			/* the device has remote atomics */
+	u32 read_sge;			/* per RDMA read: kdat_dev_read_sge() */
 	/*
 	 * A UD Endpoint (KDAT_EP_CREATE_UD): its QP is UD, ready from
 	 * creation; a datagram carries at most @ud_mtu bytes. Its connects
@@ -1012,7 +1019,7 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc);
 int kdat_dto_check_flags(u32 op, u32 flags, u32 ep_flags);
 int kdat_dto_check_ext(u32 op, const struct kdat_dto_ext *ext, u32 num,
 		       const struct kdat_lmr_triplet *iov,
-		       const struct kdat_rmr_triplet *remote, bool atomics);
+		       const struct kdat_rmr_triplet *remote, u32 limits);
 void kdat_dto_trim(struct kdat_dto *dto, u64 length);
 u32 kdat_wc_status(enum ib_wc_status status);
 u32 kdat_wc_recv_op(const struct ib_wc *wc, bool ud, u32 *imm);

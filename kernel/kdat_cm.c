@@ -414,7 +414,8 @@ static struct rdma_cm_id *kdat_psp_listen_ps(struct kdat_psp *psp,
  * Start listening for a built PSP, in the opener's network namespace: RC
  * requests in the TCP port space, UD ones in the UDP port space, on the
  * same port; both or neither. An RSP, whose Endpoint is RC, takes RC
- * requests alone.
+ * requests alone, and so does a PSP on a transport without UD: iWARP's CM
+ * listens in both port spaces with one TCP socket per port.
  */
 static int kdat_psp_listen(struct kdat_psp *psp)
 {
@@ -423,7 +424,7 @@ static int kdat_psp_listen(struct kdat_psp *psp)
 	id = kdat_psp_listen_ps(psp, RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
-	if (!psp->rsp_ep) {
+	if (!psp->rsp_ep && !(psp->ia->limits & KDAT_IA_NO_UD)) {
 		id_ud = kdat_psp_listen_ps(psp, RDMA_PS_UDP, IB_QPT_UD);
 		if (IS_ERR(id_ud)) {
 			rdma_destroy_id(id);

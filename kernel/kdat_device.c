@@ -122,6 +122,66 @@ void kdat_dev_res_uncharge(struct kdat_device *kdev, struct kdat_dev_res *res)
  */
 #define KDAT_DEV_LOOKS		64
 
+/*
+ * What a port's transport cannot do (enum kdat_ia_limit), from ib_core's
+ * capabilities, for every IA of the port: the IA query reports it, and
+ * each refusal it implies is made where the object is made or the DTO
+ * checked, from the IA's copy.
+ *
+ * - UD: a UD Endpoint resolves its peers by SIDR, the IB CM's; a port
+ *   without the IB CM (iWARP) has no datagram service. Its PSPs do not
+ *   listen for UD requests either: iWARP's CM would listen with the same
+ *   TCP socket for both port spaces, and the second listen fails.
+ * - Immediate data: iWARP has none (RFC 7306's is not in siw or ib_core).
+ * - An RDMA read's sink: iWARP places the response with a tagged write,
+ *   so the sink must allow remote writes (ib_core's rdma_rw asks for the
+ *   same access for iWARP; siw does not check it, a NIC does).
+ * - Remote atomics: where atomic_cap says none.
+ */
+u32 kdat_dev_port_limits(struct ib_device *ibdev, u32 port)
+{
+	u32 limits = 0;
+
+	if (!rdma_cap_ib_cm(ibdev, port))
+		limits |= KDAT_IA_NO_UD;
+	if (rdma_protocol_iwarp(ibdev, port))
+		limits |= KDAT_IA_NO_IMM_DATA | KDAT_IA_READ_SINK_REMOTE_WRITE;
+	if (ibdev->attrs.atomic_cap == IB_ATOMIC_NONE)
+		limits |= KDAT_IA_NO_ATOMICS;
+	return limits;
+}
+
+/*
+ * The CQ of a DTO EVD of @qlen events. The CQ must hold every completion
+ * its EPs may have outstanding, which DAT lets exceed the EVD's length:
+ * kdat_evd_commit() grows it as EPs are created. A device without
+ * resize_cq (siw; several NICs) cannot grow one, so its DTO EVDs get from
+ * the start the room of four EPs of the most DTOs kdat allows; past that,
+ * an EP on the EVD is refused (ENOMEM).
+ */
+#define KDAT_CQ_FIXED_SIZE	(4 * (KDAT_EP_MAX_DTOS + 2))
+
+/*
+ * The scatter/gather entries an RDMA read's sink may have on a QP that
+ * takes @send_sge per send: the device's max_sge_rd (iWARP places a read
+ * response in one tagged buffer: siw takes 1), where it says one.
+ */
+u32 kdat_dev_read_sge(struct ib_device *ibdev, u32 send_sge)
+{
+	u32 rd = ibdev->attrs.max_sge_rd;
+
+	return rd ? min(rd, send_sge) : send_sge;
+}
+
+u32 kdat_dev_cq_size(struct ib_device *ibdev, u32 qlen)
+{
+	u32 size = qlen;
+
+	if (!ibdev->ops.resize_cq)
+		size = max_t(u32, size, KDAT_CQ_FIXED_SIZE);
+	return min_t(u32, size, ibdev->attrs.max_cqe);
+}
+
 static void kdat_dev_see(struct kdat_device *kdev, int bit)
 {
 	if (!test_bit(bit, &kdev->seen))

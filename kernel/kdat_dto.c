@@ -67,15 +67,16 @@ int kdat_dto_check_flags(u32 op, u32 flags, u32 ep_flags)
 
 /*
  * The IB extensions' arguments of a DTO of @op: @ext (every field @op does
- * not use is 0), and for an atomic, on a device with atomics (@atomics),
- * one local segment of exactly 8 bytes and an 8-byte aligned remote
- * address (IB's rule; the remote length is not used). Checked before the
- * segments' LMRs. 0, -EINVAL, or -EOPNOTSUPP (no atomics here). A
- * datagram's AH is checked after them (kdat_ud_dto_ah()).
+ * not use is 0), and for an atomic, on a device with atomics, one local
+ * segment of exactly 8 bytes and an 8-byte aligned remote address (IB's
+ * rule; the remote length is not used). @limits: the IA's KDAT_IA_*.
+ * Checked before the segments' LMRs. 0, -EINVAL, or -EOPNOTSUPP (no
+ * atomics, or no immediate data, on this transport). A datagram's AH is
+ * checked after them (kdat_ud_dto_ah()).
  */
 int kdat_dto_check_ext(u32 op, const struct kdat_dto_ext *ext, u32 num,
 		       const struct kdat_lmr_triplet *iov,
-		       const struct kdat_rmr_triplet *remote, bool atomics)
+		       const struct kdat_rmr_triplet *remote, u32 limits)
 {
 	if (op != KDAT_DTO_SEND_UD && ext->ah_handle)
 		return -EINVAL;
@@ -84,7 +85,9 @@ int kdat_dto_check_ext(u32 op, const struct kdat_dto_ext *ext, u32 num,
 		return ext->compare_add || ext->swap || ext->imm_data ?
 		       -EINVAL : 0;
 	case KDAT_DTO_RDMA_WRITE_IMM:
-		return ext->compare_add || ext->swap ? -EINVAL : 0;
+		if (ext->compare_add || ext->swap)
+			return -EINVAL;
+		return limits & KDAT_IA_NO_IMM_DATA ? -EOPNOTSUPP : 0;
 	case KDAT_DTO_FETCH_ADD:
 		if (ext->swap)
 			return -EINVAL;
@@ -92,7 +95,7 @@ int kdat_dto_check_ext(u32 op, const struct kdat_dto_ext *ext, u32 num,
 	case KDAT_DTO_CMP_SWAP:
 		if (ext->imm_data)
 			return -EINVAL;
-		if (!atomics)
+		if (limits & KDAT_IA_NO_ATOMICS)
 			return -EOPNOTSUPP;
 		if (num != 1 || iov[0].segment_length != sizeof(u64) ||
 		    remote->target_address % sizeof(u64))
@@ -195,13 +198,18 @@ static int kdat_dto_prepare(struct kdat_file *kfile, struct kdat_ep *ep,
 	if (ret)
 		return ret;
 	/* What the QP takes: at least the EP's IOV sizes (see EP create). */
-	max_iov = dto->op == KDAT_DTO_RECEIVE ? ep->recv_sge : ep->send_sge;
+	max_iov = dto->op == KDAT_DTO_RECEIVE ? ep->recv_sge :
+		  dto->op == KDAT_DTO_RDMA_READ ? ep->read_sge : ep->send_sge;
 	if (num > max_iov)
 		return -EINVAL;
 	/* An atomic writes the value it found to its local segment. */
 	need = dto->op == KDAT_DTO_RECEIVE || dto->op == KDAT_DTO_RDMA_READ ||
 	       kdat_op_is_atomic(dto->op) ?
 		KDAT_MEM_PRIV_LOCAL_WRITE : KDAT_MEM_PRIV_LOCAL_READ;
+	/* On iWARP the read response is a tagged write into the sink. */
+	if (dto->op == KDAT_DTO_RDMA_READ &&
+	    (ep->pz->ia->limits & KDAT_IA_READ_SINK_REMOTE_WRITE))
+		need |= KDAT_MEM_PRIV_REMOTE_WRITE;
 	return kdat_dto_build_sgl(kfile, ep->pz, need, iov, num, max_iov, dto);
 }
 
@@ -724,7 +732,8 @@ static int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
 	if (ep->ud ? dto->op != KDAT_DTO_SEND_UD && dto->op != KDAT_DTO_RECEIVE :
 		     dto->op == KDAT_DTO_SEND_UD)
 		return -EBADF;
-	ret = kdat_dto_check_ext(dto->op, ext, num, iov, remote, ep->atomics);
+	ret = kdat_dto_check_ext(dto->op, ext, num, iov, remote,
+				 ep->pz->ia->limits);
 	if (ret)
 		return ret;
 	dto->ext = *ext;

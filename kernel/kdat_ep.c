@@ -27,7 +27,6 @@
 #include "kdat.h"
 #include "kdat_trace.h"
 
-#define KDAT_EP_MAX_DTOS	4096
 #define KDAT_EP_MAX_IOV		32
 #define KDAT_CM_TIMEOUT_MS	5000
 #define KDAT_GRACEFUL_MS	5000
@@ -151,7 +150,8 @@ static int kdat_ep_qp_access(const struct kdat_ep *ep)
 {
 	return IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
 	       IB_ACCESS_REMOTE_WRITE |
-	       (ep->atomics ? IB_ACCESS_REMOTE_ATOMIC : 0);
+	       (ep->pz->ia->limits & KDAT_IA_NO_ATOMICS ?
+		0 : IB_ACCESS_REMOTE_ATOMIC);
 }
 
 /*
@@ -620,8 +620,24 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		/* The passive side: the RTU arrived. */
-		if (state != KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING)
+		if (state == KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING) {
+			kdat_ep_established(ep, id);
 			break;
+		}
+		/*
+		 * The active side, where the CM makes the whole handshake
+		 * and moves the QP to RTS itself (iWARP's: no CONNECT_RESPONSE,
+		 * the reply's private data comes here). An attempt given up
+		 * meanwhile (kdat_ep_disconnect_do()) is ended now.
+		 */
+		if (state == KDAT_EP_STATE_DISCONNECTED) {
+			rdma_disconnect(id);
+			break;
+		}
+		if (state != KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING)
+			break;
+		kdat_ep_save_pdata(ep, event->param.conn.private_data,
+				   event->param.conn.private_data_len);
 		kdat_ep_established(ep, id);
 		break;
 	case RDMA_CM_EVENT_REJECTED: {
@@ -636,6 +652,16 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 
 		data = rdma_consumer_reject_data(id, event, &len8);
 		len = len8;
+		/*
+		 * siw reports a peer's MPA reject as -ECONNRESET, not the
+		 * -ECONNREFUSED ib_core takes for a consumer's; iWARP's CM
+		 * makes no reject with private data of its own, so what
+		 * came is the peer's (and the version word says whose).
+		 */
+		if (!data && rdma_protocol_iwarp(id->device, id->port_num)) {
+			data = event->param.conn.private_data;
+			len = event->param.conn.private_data_len;
+		}
 		data = kdat_rej_pdata(data, &len);
 		kdat_ep_save_pdata(ep, data, data ? len : 0);
 		kdat_ep_connection_ended(ep, data ?
@@ -1075,6 +1101,8 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	/* A UD QP has no RDMA reads; kdat gives it no SRQ. */
 	if (ud && (srq || attr->max_rdma_read_in || attr->max_rdma_read_out))
 		return -EINVAL;
+	if (ud && (pz->ia->limits & KDAT_IA_NO_UD))
+		return -EOPNOTSUPP;
 
 	/*
 	 * The EVDs may belong to other IAs of the caller (DAT programs such
@@ -1133,7 +1161,6 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	ret = kdat_ep_check_attr(&ep->attr, &ibdev->attrs);
 	if (ret)
 		goto err_unlock_dev;
-	ep->atomics = ibdev->attrs.atomic_cap != IB_ATOMIC_NONE;
 	if (ud) {
 		/* A datagram is one packet: at most the port's MTU. */
 		ret = ib_query_port(ibdev, pz->ia->port_num, &port_attr);
@@ -1211,6 +1238,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	ep->qpn = ep->qp->qp_num;
 	ep->send_sge = min_t(u32, init.cap.max_send_sge, KDAT_EP_MAX_IOV);
 	ep->recv_sge = min_t(u32, init.cap.max_recv_sge, KDAT_EP_MAX_IOV);
+	ep->read_sge = kdat_dev_read_sge(ibdev, ep->send_sge);
 	ret = ud ? kdat_ud_qp_ready(ep) : kdat_ep_qp_to_init(ep, ep->qp);
 	if (ret)
 		goto err_qp;
@@ -1530,8 +1558,13 @@ int kdat_ep_disconnect_do(struct kdat_ep *ep, u32 flags)
 	switch (kdat_ep_allowed(state, KDAT_EP_OP_DISCONNECT)) {
 	case KDAT_EP_DO:
 		if (state != KDAT_EP_STATE_CONNECTED) {
-			/* An attempt in progress: give it up. */
-			rdma_disconnect(ep->cm_id);
+			/*
+			 * An attempt in progress: give it up. No
+			 * rdma_disconnect() here: before the connection exists
+			 * the IB CM has nothing to send, and iWARP's waits for
+			 * the peer's reply, whose handler waits for cm_lock.
+			 * A reply that comes all the same is answered there.
+			 */
 			kdat_ep_connection_ended(ep,
 				KDAT_EVENT_CONNECTION_DISCONNECTED);
 			break;

@@ -409,8 +409,7 @@ int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
 		goto err_free;
 	}
 	if (evd->flags & KDAT_EVD_DTO) {
-		evd->cq_size = min_t(u32, evd->qlen,
-				     ia->kdev->ibdev->attrs.max_cqe);
+		evd->cq_size = kdat_dev_cq_size(ia->kdev->ibdev, evd->qlen);
 		ret = kdat_cq_create(&evd->kcq, ia->kdev, evd->cq_size);
 		if (ret) {
 			up_read(&ia->kdev->rwsem);

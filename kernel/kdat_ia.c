@@ -65,6 +65,7 @@ int kdat_ia_new(struct kdat_file *kfile, const char *name, u32 port_num,
 		goto err_unlock;
 	}
 	ia->node_guid = kdev->ibdev->node_guid;
+	ia->limits = kdat_dev_port_limits(kdev->ibdev, port_num);
 	up_read(&kdev->rwsem);
 
 	ia->port_num = port_num;
@@ -116,7 +117,7 @@ int kdat_cmd_ia_query(struct kdat_ucmd *ucmd)
 	struct kdat_obj *obj;
 	struct kdat_ia *ia;
 
-	if (cmd->__reserved || cmd->__reserved2)
+	if (cmd->__reserved || cmd->limits || cmd->__reserved3)
 		return -EINVAL;
 	obj = kdat_obj_get(ucmd->kfile, cmd->ia_handle, KDAT_OBJ_IA);
 	if (!obj)
@@ -126,6 +127,7 @@ int kdat_cmd_ia_query(struct kdat_ucmd *ucmd)
 	cmd->port_num = ia->port_num;
 	memcpy(cmd->name, ia->name, sizeof(cmd->name));
 	memcpy(&cmd->node_guid, &ia->node_guid, sizeof(cmd->node_guid));
+	cmd->limits = ia->limits;
 	cmd->state = KDAT_IA_STATE_DEVICE_GONE;
 	cmd->port_state = KDAT_PORT_DOWN;
 
@@ -162,6 +164,8 @@ int kdat_cmd_ia_query(struct kdat_ucmd *ucmd)
 		cmd->max_qp_wr = kdat_ep_max_dtos(a);
 		cmd->max_send_sge = min(a->max_send_sge, 32);
 		cmd->max_recv_sge = min(a->max_recv_sge, 32);
+		cmd->max_read_sge = kdat_dev_read_sge(ia->kdev->ibdev,
+						      cmd->max_send_sge);
 		cmd->max_cq = a->max_cq;
 		cmd->max_cqe = a->max_cqe;
 		cmd->max_mr = a->max_mr;

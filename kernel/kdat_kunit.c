@@ -360,73 +360,83 @@ struct ext_case {
 	u32 num;
 	u64 seg_len;
 	u64 remote_addr;
-	bool atomics;
+	u32 limits;		/* KDAT_IA_*: what the IA's transport lacks */
 	int want;
 };
 
 #define RA 0x20000ULL	/* an aligned remote address */
+#define NA KDAT_IA_NO_ATOMICS
 
 static const struct ext_case ext_cases[] = {
 	/* Every field an op does not use must be 0. */
-	{ "send, no ext", KDAT_DTO_SEND, {}, 1, 64, 0, true, 0 },
-	{ "send, imm", KDAT_DTO_SEND, { .imm_data = 1 }, 1, 64, 0, true,
+	{ "send, no ext", KDAT_DTO_SEND, {}, 1, 64, 0, 0, 0 },
+	{ "send, imm", KDAT_DTO_SEND, { .imm_data = 1 }, 1, 64, 0, 0,
 	  -EINVAL },
-	{ "write, swap", KDAT_DTO_RDMA_WRITE, { .swap = 1 }, 1, 64, RA, true,
+	{ "write, swap", KDAT_DTO_RDMA_WRITE, { .swap = 1 }, 1, 64, RA, 0,
 	  -EINVAL },
 	{ "recv, compare", KDAT_DTO_RECEIVE, { .compare_add = 1 }, 1, 64, 0,
-	  true, -EINVAL },
+	  0, -EINVAL },
 	{ "AH on a write imm", KDAT_DTO_RDMA_WRITE_IMM, { .ah_handle = 1 }, 1,
-	  64, RA, true, -EINVAL },
-	{ "AH on a send", KDAT_DTO_SEND, { .ah_handle = 7 }, 1, 64, 0, true,
+	  64, RA, 0, -EINVAL },
+	{ "AH on a send", KDAT_DTO_SEND, { .ah_handle = 7 }, 1, 64, 0, 0,
 	  -EINVAL },
 	{ "AH on a receive", KDAT_DTO_RECEIVE, { .ah_handle = 7 }, 1, 64, 0,
-	  true, -EINVAL },
+	  0, -EINVAL },
 	{ "AH on an atomic", KDAT_DTO_FETCH_ADD, { .ah_handle = 7 }, 1, 8, RA,
-	  true, -EINVAL },
+	  0, -EINVAL },
 	/* A datagram: its AH (checked later), nothing else. */
-	{ "datagram", KDAT_DTO_SEND_UD, { .ah_handle = 7 }, 1, 64, 0, false,
+	{ "datagram", KDAT_DTO_SEND_UD, { .ah_handle = 7 }, 1, 64, 0, NA,
 	  0 },
 	{ "datagram, no segment", KDAT_DTO_SEND_UD, { .ah_handle = 7 }, 0, 0,
-	  0, true, 0 },
-	{ "datagram, no AH yet", KDAT_DTO_SEND_UD, {}, 1, 64, 0, true, 0 },
+	  0, 0, 0 },
+	{ "datagram, no AH yet", KDAT_DTO_SEND_UD, {}, 1, 64, 0, 0, 0 },
 	{ "datagram, imm", KDAT_DTO_SEND_UD, { .ah_handle = 7, .imm_data = 1 },
-	  1, 64, 0, true, -EINVAL },
+	  1, 64, 0, 0, -EINVAL },
 	{ "datagram, compare", KDAT_DTO_SEND_UD,
-	  { .ah_handle = 7, .compare_add = 1 }, 1, 64, 0, true, -EINVAL },
+	  { .ah_handle = 7, .compare_add = 1 }, 1, 64, 0, 0, -EINVAL },
 	{ "datagram, swap", KDAT_DTO_SEND_UD, { .ah_handle = 7, .swap = 1 },
-	  1, 64, 0, true, -EINVAL },
+	  1, 64, 0, 0, -EINVAL },
 	/* Write with immediate data: any value, any IOV, unaligned. */
 	{ "write imm", KDAT_DTO_RDMA_WRITE_IMM, { .imm_data = 0xdeadbeef }, 3,
-	  100, RA + 3, false, 0 },
+	  100, RA + 3, NA, 0 },
 	{ "write imm, no segment", KDAT_DTO_RDMA_WRITE_IMM, { .imm_data = 7 },
-	  0, 0, RA, true, 0 },
+	  0, 0, RA, 0, 0 },
 	{ "write imm, add", KDAT_DTO_RDMA_WRITE_IMM, { .compare_add = 1 }, 1,
-	  64, RA, true, -EINVAL },
+	  64, RA, 0, -EINVAL },
+	/* A transport without immediate data (iWARP) refuses only it. */
+	{ "write imm, no imm data", KDAT_DTO_RDMA_WRITE_IMM, { .imm_data = 7 },
+	  1, 64, RA, KDAT_IA_NO_IMM_DATA, -EOPNOTSUPP },
+	{ "write imm, add, no imm data", KDAT_DTO_RDMA_WRITE_IMM,
+	  { .compare_add = 1 }, 1, 64, RA, KDAT_IA_NO_IMM_DATA, -EINVAL },
+	{ "write, no imm data", KDAT_DTO_RDMA_WRITE, {}, 1, 64, RA,
+	  KDAT_IA_NO_IMM_DATA, 0 },
+	{ "fetch-add, no imm data", KDAT_DTO_FETCH_ADD, { .compare_add = 5 },
+	  1, 8, RA, KDAT_IA_NO_IMM_DATA, 0 },
 	/* Atomics: one 8-byte local segment, 8-byte aligned remote. */
 	{ "fetch-add", KDAT_DTO_FETCH_ADD, { .compare_add = 5 }, 1, 8, RA,
-	  true, 0 },
+	  0, 0 },
 	{ "cmp-swap", KDAT_DTO_CMP_SWAP, { .compare_add = 5, .swap = 6 }, 1,
-	  8, RA, true, 0 },
-	{ "cmp-swap, zeros", KDAT_DTO_CMP_SWAP, {}, 1, 8, RA, true, 0 },
+	  8, RA, 0, 0 },
+	{ "cmp-swap, zeros", KDAT_DTO_CMP_SWAP, {}, 1, 8, RA, 0, 0 },
 	{ "fetch-add, swap set", KDAT_DTO_FETCH_ADD, { .swap = 1 }, 1, 8, RA,
-	  true, -EINVAL },
+	  0, -EINVAL },
 	{ "cmp-swap, imm set", KDAT_DTO_CMP_SWAP, { .imm_data = 1 }, 1, 8, RA,
-	  true, -EINVAL },
-	{ "atomic, no atomics", KDAT_DTO_FETCH_ADD, {}, 1, 8, RA, false,
+	  0, -EINVAL },
+	{ "atomic, no atomics", KDAT_DTO_FETCH_ADD, {}, 1, 8, RA, NA,
 	  -EOPNOTSUPP },
 	{ "atomic, no atomics, bad args too", KDAT_DTO_CMP_SWAP, {}, 2, 4,
-	  RA + 1, false, -EOPNOTSUPP },
-	{ "atomic, 4 bytes", KDAT_DTO_FETCH_ADD, {}, 1, 4, RA, true, -EINVAL },
-	{ "atomic, 16 bytes", KDAT_DTO_CMP_SWAP, {}, 1, 16, RA, true,
+	  RA + 1, NA, -EOPNOTSUPP },
+	{ "atomic, 4 bytes", KDAT_DTO_FETCH_ADD, {}, 1, 4, RA, 0, -EINVAL },
+	{ "atomic, 16 bytes", KDAT_DTO_CMP_SWAP, {}, 1, 16, RA, 0,
 	  -EINVAL },
-	{ "atomic, two segments", KDAT_DTO_FETCH_ADD, {}, 2, 8, RA, true,
+	{ "atomic, two segments", KDAT_DTO_FETCH_ADD, {}, 2, 8, RA, 0,
 	  -EINVAL },
-	{ "atomic, no segment", KDAT_DTO_FETCH_ADD, {}, 0, 8, RA, true,
+	{ "atomic, no segment", KDAT_DTO_FETCH_ADD, {}, 0, 8, RA, 0,
 	  -EINVAL },
-	{ "atomic, remote off by 4", KDAT_DTO_CMP_SWAP, {}, 1, 8, RA + 4, true,
+	{ "atomic, remote off by 4", KDAT_DTO_CMP_SWAP, {}, 1, 8, RA + 4, 0,
 	  -EINVAL },
 	{ "atomic, remote off by 1", KDAT_DTO_FETCH_ADD, {}, 1, 8, RA + 1,
-	  true, -EINVAL },
+	  0, -EINVAL },
 };
 
 static void ext_desc(const struct ext_case *c, char *desc)
@@ -450,7 +460,7 @@ static void kdat_test_check_ext(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(iov); i++)
 		iov[i].segment_length = c->seg_len;
 	KUNIT_EXPECT_EQ(test, kdat_dto_check_ext(c->op, &c->ext, c->num, iov,
-						 &remote, c->atomics),
+						 &remote, c->limits),
 			c->want);
 }
 

@@ -332,7 +332,7 @@ static void kdat_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct kdat_port_info) != 96);
 	BUILD_BUG_ON(sizeof(struct kdat_device_list) != 24);
 	BUILD_BUG_ON(sizeof(struct kdat_ia_open) != 80);
-	BUILD_BUG_ON(sizeof(struct kdat_ia_query) != 208);
+	BUILD_BUG_ON(sizeof(struct kdat_ia_query) != 216);
 	BUILD_BUG_ON(sizeof(struct kdat_destroy) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_pz_create) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_lmr_create) != 48);

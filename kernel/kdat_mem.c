@@ -307,9 +307,9 @@ static void kdat_upin_put(struct kdat_upin *p)
 	kvfree(p->pages);
 }
 
-static bool kdat_pd_atomics(const struct ib_pd *pd)
+static bool kdat_pz_atomics(const struct kdat_pz *pz)
 {
-	return pd->device->attrs.atomic_cap != IB_ATOMIC_NONE;
+	return !(pz->ia->limits & KDAT_IA_NO_ATOMICS);
 }
 
 static struct kdat_lmr *kdat_lmr_alloc(struct kdat_pz *pz, u64 addr,
@@ -368,7 +368,7 @@ int kdat_lmr_new_user(struct kdat_file *kfile, struct kdat_pz *pz, u64 addr,
 	else
 		lmr->mr = ib_reg_user_mr(pz->pd, addr, length, addr,
 					 kdat_mem_priv_to_ib(mem_priv,
-						kdat_pd_atomics(pz->pd)));
+						kdat_pz_atomics(pz)));
 	if (IS_ERR(lmr->mr)) {
 		up_read(&pz->ia->kdev->rwsem);
 		kdat_upin_put(&pin);
@@ -639,7 +639,7 @@ static u32 kdat_rmr_priv(u32 priv)
 static int kdat_rmr_access(const struct kdat_rmr *rmr, u32 priv)
 {
 	return kdat_mem_priv_to_ib(kdat_rmr_priv(priv),
-				   kdat_pd_atomics(rmr->pz->pd));
+				   kdat_pz_atomics(rmr->pz));
 }
 
 /* Check a bind of @rmr to [@addr, @addr + @len) of @lmr with @priv. */

@@ -115,6 +115,11 @@ static DAT_RETURN kd_ring_post_check(struct kd_ring *r, struct kd_pz *pz,
 	uint64_t total;
 	DAT_RETURN ret;
 
+	/* iWARP: a read's sink takes the response as a remote write. */
+	if (op == KDAT_DTO_RDMA_READ &&
+	    (kd_ia_limits(pz->obj.ia) & KDAT_IA_READ_SINK_REMOTE_WRITE))
+		need |= DAT_MEM_PRIV_REMOTE_WRITE_FLAG;
+
 	if (ep) {
 		ret = kd_ext_check(ep, op, num, iov, remote);
 		if (ret)
@@ -127,7 +132,8 @@ static DAT_RETURN kd_ring_post_check(struct kd_ring *r, struct kd_pz *pz,
 	} else if (flags) {
 		return DAT_INVALID_PARAMETER;
 	}
-	if ((uint32_t)num > r->max_iov)
+	if ((uint32_t)num > r->max_iov ||
+	    (ep && op == KDAT_DTO_RDMA_READ && (uint32_t)num > ep->read_sge))
 		return DAT_INVALID_PARAMETER;
 	ret = kd_ring_check(pz, need, num, iov, &total);
 	if (ret)
@@ -263,8 +269,12 @@ static DAT_RETURN kd_post_one(DAT_EP_HANDLE ep_handle, uint32_t op,
 	if (ext)
 		p.ext = *ext;
 	ret = kd_ioctl(ep->ia, KDAT_IOCTL_POST, &p);
-	/* The device has no atomics (EOPNOTSUPP), as on the ring path. */
-	if (kd_op_atomic(op) && ret == DAT_NOT_IMPLEMENTED)
+	/*
+	 * The transport has no atomics or no immediate data (EOPNOTSUPP),
+	 * as on the ring path.
+	 */
+	if ((kd_op_atomic(op) || op == KDAT_DTO_RDMA_WRITE_IMM) &&
+	    ret == DAT_NOT_IMPLEMENTED)
 		ret = DAT_MODEL_NOT_SUPPORTED;
 	return ret;
 }

@@ -95,13 +95,14 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 			return DAT_MODEL_NOT_SUPPORTED;
 		c.flags = KDAT_EP_CREATE_UD;
 	}
-	/* The MTU (UD), and the segments a work request takes (rings). */
-	if (ud || kd_rings_wanted()) {
-		q.ia_handle = ia->obj.kh;
-		ret = kd_ioctl(ia, KDAT_IOCTL_IA_QUERY, &q);
-		if (ret)
-			return ret;
-	}
+	/*
+	 * The MTU (UD), the segments a work request takes (rings) and an
+	 * RDMA read (1 on iWARP).
+	 */
+	q.ia_handle = ia->obj.kh;
+	ret = kd_ioctl(ia, KDAT_IOCTL_IA_QUERY, &q);
+	if (ret)
+		return ret;
 	if (attr) {
 		if (attr->service_type != DAT_SERVICE_TYPE_RC && !ud)
 			return DAT_MODEL_NOT_SUPPORTED;
@@ -129,6 +130,9 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 			return ret;
 	}
 	ret = kd_ioctl(ia, KDAT_IOCTL_EP_CREATE, &c);
+	/* A transport without datagrams (iWARP: KDAT_IA_NO_UD). */
+	if (ud && ret == DAT_NOT_IMPLEMENTED)
+		return DAT_MODEL_NOT_SUPPORTED;
 	if (ret)
 		return ret;
 	ep = calloc(1, sizeof(*ep));
@@ -151,7 +155,11 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 	ep->attr.max_request_iov = c.attr.max_request_iov;
 	ep->attr.max_rdma_read_in = c.attr.max_rdma_read_in;
 	ep->attr.max_rdma_read_out = c.attr.max_rdma_read_out;
+	/* A kernel before max_read_sge leaves it 0: as a send's. */
+	ep->read_sge = q.max_read_sge ? q.max_read_sge : q.max_send_sge;
 	ep->attr.max_rdma_read_iov = c.attr.max_request_iov;
+	if ((uint32_t)ep->attr.max_rdma_read_iov > ep->read_sge)
+		ep->attr.max_rdma_read_iov = ep->read_sge;
 	ep->attr.max_rdma_write_iov = c.attr.max_request_iov;
 	ep->attr.recv_completion_flags = c.attr.recv_completion_flags;
 	ep->attr.request_completion_flags = c.attr.request_completion_flags;

@@ -51,23 +51,28 @@ _Static_assert((int)KDAT_MEM_PRIV_REMOTE_ATOMIC ==
 _Static_assert(sizeof(DAT_IB_EXTENSION_EVENT_DATA) <=
 	       sizeof(((DAT_EVENT *)0)->event_extension_data), "");
 
-/* Does the IA's device have remote atomics? Asked once. */
-static bool kd_ia_atomics(struct kd_ia *ia)
+/*
+ * What the IA's transport cannot do (KDAT_IA_*), asked once. Until the
+ * kernel answers, everything is assumed missing (and asked again).
+ */
+uint32_t kd_ia_limits(struct kd_ia *ia)
 {
-	int a = __atomic_load_n(&ia->atomics, __ATOMIC_RELAXED);
+	uint32_t l = __atomic_load_n(&ia->limits, __ATOMIC_RELAXED);
 
-	if (!a) {
+	if (!(l & KD_IA_LIMITS_KNOWN)) {
 		struct kdat_ia_query q = {
 			.size = sizeof(q), .ia_handle = ia->obj.kh,
 		};
 
-		/* A kernel before atomic_cap leaves it 0: none. */
 		if (kd_ioctl(ia, KDAT_IOCTL_IA_QUERY, &q))
-			return false;	/* asked again next time */
-		a = q.atomic_cap != KDAT_ATOMIC_NONE ? 2 : 1;
-		__atomic_store_n(&ia->atomics, a, __ATOMIC_RELAXED);
+			return ~KD_IA_LIMITS_KNOWN;	/* asked again next time */
+		/* A kernel before atomic_cap leaves it 0: none. */
+		l = q.limits | KD_IA_LIMITS_KNOWN;
+		if (q.atomic_cap == KDAT_ATOMIC_NONE)
+			l |= KDAT_IA_NO_ATOMICS;
+		__atomic_store_n(&ia->limits, l, __ATOMIC_RELAXED);
 	}
-	return a == 2;
+	return l;
 }
 
 /*
@@ -78,9 +83,15 @@ DAT_RETURN kd_ext_check(struct kd_ep *ep, uint32_t op, DAT_COUNT num,
 			const DAT_LMR_TRIPLET *iov,
 			const DAT_RMR_TRIPLET *remote)
 {
+	uint32_t limits;
+
+	if (op == KDAT_DTO_RDMA_WRITE_IMM)
+		return kd_ia_limits(ep->obj.ia) & KDAT_IA_NO_IMM_DATA ?
+		       DAT_MODEL_NOT_SUPPORTED : DAT_SUCCESS;
 	if (!kd_op_atomic(op))
 		return DAT_SUCCESS;
-	if (!kd_ia_atomics(ep->obj.ia))
+	limits = kd_ia_limits(ep->obj.ia);
+	if (limits & KDAT_IA_NO_ATOMICS)
 		return DAT_MODEL_NOT_SUPPORTED;
 	if (num != 1 || iov[0].segment_length != sizeof(DAT_UINT64) ||
 	    remote->virtual_address % sizeof(DAT_UINT64))
@@ -195,13 +206,15 @@ void kd_ext_dto_event(const struct kdat_event *k, DAT_EVENT *ev)
  */
 int kd_ext_attrs(struct kd_ia *ia, DAT_NAMED_ATTR *attrs, int max)
 {
-	const char *atomics = kd_ia_atomics(ia) ? "TRUE" : "FALSE";
+	uint32_t limits = kd_ia_limits(ia);
+	const char *atomics = limits & KDAT_IA_NO_ATOMICS ? "FALSE" : "TRUE";
 	const DAT_NAMED_ATTR ext[] = {
 		{ "DAT_EXTENSION_INTERFACE", "TRUE" },
 		{ DAT_IB_ATTR_FETCH_AND_ADD, atomics },
 		{ DAT_IB_ATTR_CMP_AND_SWAP, atomics },
-		{ DAT_IB_ATTR_IMMED_DATA, "TRUE" },
-		{ DAT_IB_ATTR_UD, "TRUE" },
+		{ DAT_IB_ATTR_IMMED_DATA,
+		  limits & KDAT_IA_NO_IMM_DATA ? "FALSE" : "TRUE" },
+		{ DAT_IB_ATTR_UD, limits & KDAT_IA_NO_UD ? "FALSE" : "TRUE" },
 		{ DAT_IB_ATTR_COUNTERS, "TRUE" },
 	};
 	int i, n = sizeof(ext) / sizeof(ext[0]);

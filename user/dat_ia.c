@@ -332,7 +332,8 @@ DAT_RETURN kd_ia_query(DAT_IA_HANDLE ia_handle,
 		ia_attr->max_srqs = q.max_srq;
 		ia_attr->max_ep_per_srq = q.max_qp;
 		ia_attr->max_recv_per_srq = q.max_srq_wr;
-		ia_attr->max_iov_segments_per_rdma_read = q.max_send_sge;
+		ia_attr->max_iov_segments_per_rdma_read =
+			q.max_read_sge ? q.max_read_sge : q.max_send_sge;
 		ia_attr->max_iov_segments_per_rdma_write = q.max_send_sge;
 		ia_attr->max_rdma_read_in = q.max_qp_rd_atom;
 		ia_attr->max_rdma_read_out = q.max_qp_init_rd_atom;

@@ -111,8 +111,12 @@ struct kd_ia {
 	/* dat_ia_query's provider-specific attributes, values here */
 	DAT_NAMED_ATTR spec_attr[KD_IA_SPEC_ATTRS];
 	char spec_val[KD_IA_SPEC_ATTRS][48];
-	/* The device's remote atomics: 0 not asked yet, 1 none, 2 some. */
-	int atomics;			/* dat_ext.c */
+	/*
+	 * What the IA's transport cannot do (KDAT_IA_*, with
+	 * KDAT_IA_NO_ATOMICS from atomic_cap), KD_IA_LIMITS_KNOWN once
+	 * asked: kd_ia_limits().
+	 */
+	uint32_t limits;		/* dat_ext.c */
 	uint64_t cntrs[DCNT_IA_ALL_COUNTERS];	/* dat_ext.c */
 };
 
@@ -235,6 +239,8 @@ struct kd_ep {
 	/* A UD EP (dat_ud.c): datagrams of at most @ud_mtu bytes. */
 	bool ud;
 	uint32_t ud_mtu;
+	/* The IOV segments an RDMA read takes (the QP's, as the kernel's). */
+	uint32_t read_sge;
 };
 
 /*
@@ -431,6 +437,8 @@ DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op, DAT_COUNT num,
 /* dat_ext.c */
 DAT_RETURN kd_extension_op(DAT_HANDLE handle, DAT_EXTENDED_OP op,
 			   va_list args);
+#define KD_IA_LIMITS_KNOWN	(1u << 31)
+uint32_t kd_ia_limits(struct kd_ia *ia);
 DAT_RETURN kd_ext_check(struct kd_ep *ep, uint32_t op, DAT_COUNT num,
 			const DAT_LMR_TRIPLET *iov,
 			const DAT_RMR_TRIPLET *remote);

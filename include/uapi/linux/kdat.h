@@ -258,11 +258,18 @@ enum kdat_ia_state {
  * @max_qp_rd_atom, @max_qp_init_rd_atom: RDMA reads in and out per EP
  * @max_srq, @max_srq_wr, @max_srq_sge: SRQs and their size
  * @max_msg_size: largest message (the port's)
+ * @limits: in: 0; out: what the port's transport cannot do, a mask of
+ *          enum kdat_ia_limit (0 from a kernel before it: none known)
  *
  * Added after size 184 (0 where the port or the device is gone):
  * @active_mtu: the port's active path MTU, in bytes (256 to 4096)
  * @atomic_cap: enum kdat_atomic_cap: the device's remote atomics
  * @gid: the port's GID at index 0, network byte order
+ *
+ * Added after size 208 (0 once the device is gone):
+ * @max_read_sge: IOV segments per RDMA read (at most @max_send_sge; 1 on
+ *                iWARP, whose read response fills one buffer)
+ * @__reserved3: must be 0
  */
 struct kdat_ia_query {
 	__u32 size;
@@ -292,10 +299,12 @@ struct kdat_ia_query {
 	__u32 max_srq_wr;
 	__u32 max_srq_sge;
 	__u32 max_msg_size;
-	__u32 __reserved2;
+	__u32 limits;
 	__u32 active_mtu;
 	__u32 atomic_cap;
 	__u8 gid[16];
+	__u32 max_read_sge;
+	__u32 __reserved3;
 };
 
 /* What remote atomic operations the device gives (ib_core's atomic_cap). */
@@ -303,6 +312,27 @@ enum kdat_atomic_cap {
 	KDAT_ATOMIC_NONE = 0,	/* none */
 	KDAT_ATOMIC_HCA = 1,	/* atomic among this device's QPs */
 	KDAT_ATOMIC_GLOB = 2,	/* atomic against the CPUs too */
+};
+
+/*
+ * What an IA's transport cannot do (struct kdat_ia_query's @limits),
+ * decided from the device's capabilities, the same for every IA of a
+ * port. What a limit refuses is answered with EOPNOTSUPP, or EACCES for a
+ * read sink's privileges.
+ */
+enum kdat_ia_limit {
+	/* No UD Endpoints (iWARP: no datagram service, no IB CM SIDR). */
+	KDAT_IA_NO_UD = 1 << 0,
+	/* No immediate data (iWARP): no KDAT_DTO_RDMA_WRITE_IMM. */
+	KDAT_IA_NO_IMM_DATA = 1 << 1,
+	/* No remote atomics (atomic_cap KDAT_ATOMIC_NONE). */
+	KDAT_IA_NO_ATOMICS = 1 << 2,
+	/*
+	 * An RDMA read's local segments must be in LMRs with the remote
+	 * write privilege too (iWARP: the read response is a tagged write
+	 * into the sink).
+	 */
+	KDAT_IA_READ_SINK_REMOTE_WRITE = 1 << 3,
 };
 
 #define KDAT_IOCTL_IA_QUERY	_IO(KDAT_TYPE, KDAT_CMD_IA_QUERY)
