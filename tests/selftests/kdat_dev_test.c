@@ -184,7 +184,7 @@ static void ia_query_port_facts(void)
 	struct kdat_ia_query q;
 	uint32_t port, h;
 	int fd = dev_open(), err, i;
-	unsigned char old[208];
+	unsigned char old[216];
 	FILE *f;
 
 	test_port(fd, name, &port);
@@ -218,12 +218,35 @@ static void ia_query_port_facts(void)
 	ktap_diag("gid 0 %s, kdat %s", want, val);
 	KTAP_EXPECT(!strcmp(val, want));
 
+	/* An RDMA read's segments: the device's max_sge_rd, at most 32. */
+	snprintf(cmd, sizeof(cmd), "ibv_devinfo -v -d %s -i %u 2>/dev/null",
+		 name, port);
+	KTAP_EXPECT(cmd_value(cmd, "max_sge_rd", val, sizeof(val)));
+	ktap_diag("max_sge_rd %s, kdat %u (sends %u)", val, q.max_read_sge,
+		  q.max_send_sge);
+	KTAP_EXPECT_EQ(q.max_read_sge, strtoul(val, NULL, 10) < q.max_send_sge ?
+		       strtoul(val, NULL, 10) : q.max_send_sge);
+	/* What the transport lacks: iWARP (an RNIC) datagrams, immediates. */
+	snprintf(cmd, sizeof(cmd), "/sys/class/infiniband/%s/node_type", name);
+	f = fopen(cmd, "r");
+	KTAP_EXPECT(f && fgets(want, sizeof(want), f));
+	if (f)
+		fclose(f);
+	ktap_diag("node_type %.*s, limits %#x", (int)strcspn(want, "\n"),
+		  want, q.limits);
+	KTAP_EXPECT_EQ(q.limits & (KDAT_IA_NO_UD | KDAT_IA_NO_IMM_DATA |
+				   KDAT_IA_READ_SINK_REMOTE_WRITE),
+		       strstr(want, "RNIC") ? KDAT_IA_NO_UD |
+		       KDAT_IA_NO_IMM_DATA | KDAT_IA_READ_SINK_REMOTE_WRITE : 0);
+	KTAP_EXPECT_EQ(!!(q.limits & KDAT_IA_NO_ATOMICS),
+		       q.atomic_cap == KDAT_ATOMIC_NONE);
+
 	/* The first published size: the bytes past it are not written. */
 	memset(old, 0xa5, sizeof(old));
 	memcpy(old, &(struct kdat_ia_query){ .size = 184, .ia_handle = h },
 	       184);
 	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_IA_QUERY, old), 0);
-	KTAP_EXPECT(old[184] == 0xa5 && old[207] == 0xa5);
+	KTAP_EXPECT(old[184] == 0xa5 && old[215] == 0xa5);
 	KTAP_EXPECT(!memcmp(old + offsetof(struct kdat_ia_query, max_qp),
 			    &q.max_qp, sizeof(q.max_qp)));
 	KTAP_EXPECT_RET(destroy(fd, h), 0);
