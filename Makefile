@@ -10,6 +10,7 @@
 #   make check-hog  the same with a busy loop per host CPU beside it
 #   make check-debug  every suite on the debug kernel
 #   make check-6.12 every suite on Debian's 6.12 kernel
+#   make check-siw  the DAT suite over Soft-iWARP (siw.ko built out of tree)
 #   make demo       the demo, in the VM testbed
 #   make lint       checkpatch + sparse on the kernel code
 #   make fuzz       the fuzzer on the debug kernel for FUZZ_S seconds
@@ -56,7 +57,7 @@ DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
-.PHONY: all module kmod lib tools tests setup check check-debug check-6.12 check-twohost twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench bench-hwlike \
+.PHONY: all module kmod lib tools tests setup check check-debug check-6.12 check-siw check-twohost twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench bench-hwlike \
 	clean install install-libdat2 uninstall-libdat2 deb fuzz storm compat FORCE
 
 all: module kmod lib tools tests
@@ -164,6 +165,10 @@ check: all
 # Every suite on Debian's 6.12 kernel (kdat.ko built for it in build/6.12).
 check-6.12: all
 	KDAT_CHECK_KERNELS=6.12 $(TOP)/scripts/check
+
+# The DAT suite over Soft-iWARP (tests/suites.siw; siw.ko from scripts/siw).
+check-siw: all
+	KDAT_CHECK_KERNELS=siw $(TOP)/scripts/check
 
 # The two-host suites (tests/suites.twohost: two guests on one wire).
 check-twohost: all
