@@ -240,6 +240,7 @@ void kdat_device_debugfs(struct dentry *dir);
 u32 kdat_dev_port_limits(struct ib_device *ibdev, u32 port);
 u32 kdat_dev_cq_size(struct ib_device *ibdev, u32 qlen);
 u32 kdat_dev_read_sge(struct ib_device *ibdev, u32 send_sge);
+bool kdat_dev_reads_ordered(struct ib_device *ibdev, u32 port);
 void kdat_dev_signalled(struct kdat_device *kdev);
 void kdat_dev_flush_signals(struct kdat_device *kdev);
 int kdat_post_send(struct kdat_device *kdev, struct ib_qp *qp,
@@ -392,6 +393,11 @@ struct kdat_evd {
 	u32 qlen;
 	struct kdat_cq kcq;		/* DTO EVDs; kcq.cq NULL otherwise */
 	u32 cq_size;
+	/*
+	 * Charged for the CQ's entries past the EVD's length, on a device
+	 * that gets them up front (kdat_dev_cq_size()) and charges no one.
+	 */
+	void *cq_charge;
 
 	spinlock_t lock;		/* the fields below */
 	u32 cq_committed;		/* DTOs the EPs on it may have out */
@@ -524,6 +530,7 @@ struct kdat_ep {
 	struct kdat_ep_attr attr;
 	u32 send_sge, recv_sge;		/* what the QP takes per WR */
 	u32 read_sge;			/* per RDMA read: kdat_dev_read_sge() */
+	bool reads_ordered;		/* kdat_dev_reads_ordered() */
 	/*
 	 * A UD Endpoint (KDAT_EP_CREATE_UD): its QP is UD, ready from
 	 * creation; a datagram carries at most @ud_mtu bytes. Its connects

@@ -162,6 +162,18 @@ u32 kdat_dev_port_limits(struct ib_device *ibdev, u32 port)
 #define KDAT_CQ_FIXED_SIZE	(4 * (KDAT_EP_MAX_DTOS + 2))
 
 /*
+ * Are RDMA reads of @port carried out in the order they were posted, each
+ * behind what was posted before it? iWARP's are (RDMAP: the read queue is
+ * in order, behind earlier writes and sends), so a fenced read fences
+ * nothing, and siw refuses the fence on a read outright (EINVAL, and the
+ * connection ends): kdat leaves it off there.
+ */
+bool kdat_dev_reads_ordered(struct ib_device *ibdev, u32 port)
+{
+	return rdma_protocol_iwarp(ibdev, port);
+}
+
+/*
  * The scatter/gather entries an RDMA read's sink may have on a QP that
  * takes @send_sge per send: the device's max_sge_rd (iWARP places a read
  * response in one tagged buffer: siw takes 1), where it says one.

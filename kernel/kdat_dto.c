@@ -745,6 +745,9 @@ static int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
 	ret = kdat_dto_prepare(kfile, ep, iov, num, dto);
 	if (ret)
 		return ret;
+	/* A read is behind everything before it already (see the EP). */
+	if (dto->op == KDAT_DTO_RDMA_READ && ep->reads_ordered)
+		dto->flags &= ~KDAT_COMPLETION_BARRIER_FENCE;
 	/* The 8 bytes of a kernel LMR across two DMA pieces: no atomic. */
 	if (kdat_op_is_atomic(dto->op) && dto->num_sge != 1)
 		return -EINVAL;

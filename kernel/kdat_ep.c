@@ -636,8 +636,15 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		}
 		if (state != KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING)
 			break;
+		/*
+		 * siw takes the length from the peer's MPA header: an MPA v2
+		 * reply with 1 to 3 bytes wraps it to 253 to 255, past the
+		 * buffer it gives. More than an accept may carry is none.
+		 */
 		kdat_ep_save_pdata(ep, event->param.conn.private_data,
-				   event->param.conn.private_data_len);
+				   event->param.conn.private_data_len <=
+				   KDAT_MAX_PRIVATE_DATA ?
+				   event->param.conn.private_data_len : 0);
 		kdat_ep_established(ep, id);
 		break;
 	case RDMA_CM_EVENT_REJECTED: {
@@ -650,18 +657,14 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		u8 len8;
 		u32 len;
 
+		/*
+		 * siw reports a peer's MPA reject as -ECONNRESET, as it does a
+		 * peer that closed in the middle of its reply, with the length
+		 * of the header and a buffer written only as far as the bytes
+		 * came: not read, so a reject reads as the CM's there.
+		 */
 		data = rdma_consumer_reject_data(id, event, &len8);
 		len = len8;
-		/*
-		 * siw reports a peer's MPA reject as -ECONNRESET, not the
-		 * -ECONNREFUSED ib_core takes for a consumer's; iWARP's CM
-		 * makes no reject with private data of its own, so what
-		 * came is the peer's (and the version word says whose).
-		 */
-		if (!data && rdma_protocol_iwarp(id->device, id->port_num)) {
-			data = event->param.conn.private_data;
-			len = event->param.conn.private_data_len;
-		}
 		data = kdat_rej_pdata(data, &len);
 		kdat_ep_save_pdata(ep, data, data ? len : 0);
 		kdat_ep_connection_ended(ep, data ?
@@ -1239,6 +1242,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	ep->send_sge = min_t(u32, init.cap.max_send_sge, KDAT_EP_MAX_IOV);
 	ep->recv_sge = min_t(u32, init.cap.max_recv_sge, KDAT_EP_MAX_IOV);
 	ep->read_sge = kdat_dev_read_sge(ibdev, ep->send_sge);
+	ep->reads_ordered = kdat_dev_reads_ordered(ibdev, pz->ia->port_num);
 	ret = ud ? kdat_ud_qp_ready(ep) : kdat_ep_qp_to_init(ep, ep->qp);
 	if (ret)
 		goto err_qp;

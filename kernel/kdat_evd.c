@@ -349,6 +349,7 @@ static void kdat_evd_destroy(struct kdat_obj *obj)
 	if (evd->cno)
 		kdat_obj_unuse(&evd->cno->obj, evd->ia);
 	kvfree(evd->events);
+	kvfree(evd->cq_charge);
 	kdat_obj_unuse(&evd->ia->obj, evd->ia);
 }
 
@@ -421,6 +422,23 @@ int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
 	up_read(&ia->kdev->rwsem);
 	if (ret)
 		goto err_release;
+	/*
+	 * The device's CQ memory is charged to no one: the events are, for
+	 * the EVD's length; the entries a device without resize_cq gets
+	 * beyond it are charged here, a work completion's worth each, so
+	 * that the cgroup bounds them too.
+	 */
+	if (evd->cq_size > evd->qlen) {
+		size_t n = array_size(evd->cq_size - evd->qlen,
+				      sizeof(struct ib_wc));
+
+		evd->cq_charge = kvmalloc(n, GFP_KERNEL_ACCOUNT |
+					  __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+		if (!evd->cq_charge) {
+			ret = -ENOMEM;
+			goto err_release;
+		}
+	}
 
 	ret = kdat_obj_reserve(kfile, &evd->obj, ia);
 	if (ret)
@@ -446,6 +464,7 @@ err_release:
 	kdat_evd_release(evd);
 err_free:
 	kvfree(evd->events);
+	kvfree(evd->cq_charge);
 	kdat_obj_abort(&evd->obj);
 	return ret;
 }

@@ -117,7 +117,8 @@ int kdat_cmd_ia_query(struct kdat_ucmd *ucmd)
 	struct kdat_obj *obj;
 	struct kdat_ia *ia;
 
-	if (cmd->__reserved || cmd->limits || cmd->__reserved3)
+	/* @limits is output only: a query struct reused is no error. */
+	if (cmd->__reserved || cmd->__reserved3)
 		return -EINVAL;
 	obj = kdat_obj_get(ucmd->kfile, cmd->ia_handle, KDAT_OBJ_IA);
 	if (!obj)

@@ -393,9 +393,15 @@ int kdat_cmd_srq_resize(struct kdat_ucmd *ucmd)
 		else
 			ret = kdat_srq_commit_eps(srq, cmd->max_recv_dtos);
 		mutex_unlock(&srq->commit_lock);
-		if (!ret && device &&
-		    ib_modify_srq(srq->srq, &attr, IB_SRQ_MAX_WR))
-			ret = -ENOMEM;	/* the EPs keep the larger room */
+		/*
+		 * The EPs keep the larger room. A device that cannot resize
+		 * an SRQ (siw) says so: EOPNOTSUPP.
+		 */
+		if (!ret && device) {
+			ret = ib_modify_srq(srq->srq, &attr, IB_SRQ_MAX_WR);
+			if (ret && ret != -EOPNOTSUPP)
+				ret = -ENOMEM;
+		}
 		up_read(&kdev->rwsem);
 		if (!ret && device) {
 			ret = kdat_slots_grow(&srq->slots, cmd->max_recv_dtos,

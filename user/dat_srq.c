@@ -95,6 +95,9 @@ DAT_RETURN kd_srq_resize(DAT_SRQ_HANDLE srq_handle,
 	c.srq_handle = srq->obj.kh;
 	c.max_recv_dtos = srq_max_recv_dto;
 	ret = kd_ioctl(srq->obj.ia, KDAT_IOCTL_SRQ_RESIZE, &c);
+	/* The device cannot resize an SRQ (EOPNOTSUPP: siw). */
+	if (ret == DAT_NOT_IMPLEMENTED)
+		ret = DAT_MODEL_NOT_SUPPORTED;
 	if (ret == DAT_SUCCESS)
 		srq->attr.max_recv_dtos = srq_max_recv_dto;
 	return ret;

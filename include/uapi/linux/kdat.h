@@ -258,7 +258,7 @@ enum kdat_ia_state {
  * @max_qp_rd_atom, @max_qp_init_rd_atom: RDMA reads in and out per EP
  * @max_srq, @max_srq_wr, @max_srq_sge: SRQs and their size
  * @max_msg_size: largest message (the port's)
- * @limits: in: 0; out: what the port's transport cannot do, a mask of
+ * @limits: out (ignored in): what the port's transport cannot do, a mask of
  *          enum kdat_ia_limit (0 from a kernel before it: none known)
  *
  * Added after size 184 (0 where the port or the device is gone):
