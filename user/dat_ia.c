@@ -104,14 +104,17 @@ static void kd_find_address(struct kd_ia *ia)
 	unsigned int g;
 	int ret;
 
-	/* The first GID with a network device: GID 0 on a RoCE port. */
+	/*
+	 * The first GID with a network device: GID 0 on a RoCE port; else
+	 * the port's own (iWARP's GIDs name none).
+	 */
 	for (g = 0; ; g++) {
 		ret = kd_gid_netdev(ia->name, ia->port, g, ifname,
 				    sizeof(ifname));
 		if (!ret || ret == -ENOENT)
 			break;
 	}
-	if (ret)
+	if (ret && kd_port_netdev(ia->name, ia->port, ifname, sizeof(ifname)))
 		return;
 	if (getifaddrs(&ifa))
 		return;

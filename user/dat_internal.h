@@ -411,6 +411,7 @@ void kd_ring_unmap(struct kd_ring *r);
 /* dat_provider.c */
 DAT_COUNT kd_own_ias(DAT_PROVIDER_INFO **infos);
 void kd_instance_port(const char *data, char *dev, uint32_t *port);
+int kd_port_netdev(const char *dev, uint32_t port, char *netdev, size_t len);
 int kd_gid_netdev(const char *dev, uint32_t port, unsigned int index,
 		  char *netdev, size_t len);
 

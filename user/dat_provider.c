@@ -16,7 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <linux/netlink.h>
 #include <net/if.h>
+#include <rdma/rdma_netlink.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "dat_internal.h"
@@ -195,6 +198,131 @@ int kd_gid_netdev(const char *dev, uint32_t port, unsigned int index,
 	netdev[n] = '\0';
 	netdev[strcspn(netdev, "\n")] = '\0';
 	return netdev[0] ? 0 : -1;
+}
+
+/*
+ * One RDMA netlink request of nldev's @cmd (with the u32 attributes
+ * @dev_index and @port when non-zero), and its answers: for each message
+ * @fn(@arg, attributes, their length) until it returns non-zero. 0 when
+ * one did, else -1.
+ */
+static int kd_nldev(int fd, unsigned int cmd, bool dump, uint32_t dev_index,
+		    uint32_t port,
+		    int (*fn)(void *arg, struct nlattr *a, int len), void *arg)
+{
+	struct {
+		struct nlmsghdr h;
+		char attrs[2 * NLA_ALIGN(NLA_HDRLEN + sizeof(uint32_t))];
+	} req = { 0 };
+	char buf[16384];
+	struct nlattr *a = (struct nlattr *)req.attrs;
+	int found = -1;
+
+	req.h.nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd);
+	req.h.nlmsg_flags = NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0);
+	req.h.nlmsg_seq = 1;
+	req.h.nlmsg_len = NLMSG_HDRLEN;
+	if (dev_index) {
+		a->nla_type = RDMA_NLDEV_ATTR_DEV_INDEX;
+		a->nla_len = NLA_HDRLEN + sizeof(uint32_t);
+		memcpy((char *)a + NLA_HDRLEN, &dev_index, sizeof(uint32_t));
+		a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
+		a->nla_type = RDMA_NLDEV_ATTR_PORT_INDEX;
+		a->nla_len = NLA_HDRLEN + sizeof(uint32_t);
+		memcpy((char *)a + NLA_HDRLEN, &port, sizeof(uint32_t));
+		req.h.nlmsg_len += 2 * NLA_ALIGN(a->nla_len);
+	}
+	if (send(fd, &req, req.h.nlmsg_len, 0) < 0)
+		return -1;
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		if (n <= 0)
+			return found;
+		for (; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE ||
+			    h->nlmsg_type == NLMSG_ERROR)
+				return found;
+			if (found)
+				found = fn(arg, (struct nlattr *)NLMSG_DATA(h),
+					   h->nlmsg_len - NLMSG_HDRLEN) ? 0 : -1;
+		}
+		if (!dump)
+			return found;
+	}
+}
+
+/* Attribute @type of @a (@len bytes of them), or NULL. */
+static struct nlattr *kd_nla_find(struct nlattr *a, int len, int type)
+{
+	for (; len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
+	       a->nla_len <= len;
+	     len -= NLA_ALIGN(a->nla_len),
+	     a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len)))
+		if ((a->nla_type & NLA_TYPE_MASK) == type)
+			return a;
+	return NULL;
+}
+
+struct kd_nl_dev {
+	const char *name;
+	uint32_t index;
+	char *netdev;
+	size_t len;
+};
+
+static int kd_nl_dev_index(void *arg, struct nlattr *a, int len)
+{
+	struct kd_nl_dev *d = arg;
+	struct nlattr *name = kd_nla_find(a, len, RDMA_NLDEV_ATTR_DEV_NAME);
+	struct nlattr *index = kd_nla_find(a, len, RDMA_NLDEV_ATTR_DEV_INDEX);
+
+	if (!name || !index || name->nla_len <= NLA_HDRLEN ||
+	    index->nla_len < NLA_HDRLEN + sizeof(uint32_t) ||
+	    strncmp((char *)name + NLA_HDRLEN, d->name,
+		    name->nla_len - NLA_HDRLEN))
+		return 0;
+	memcpy(&d->index, (char *)index + NLA_HDRLEN, sizeof(uint32_t));
+	return 1;
+}
+
+static int kd_nl_port_netdev(void *arg, struct nlattr *a, int len)
+{
+	struct kd_nl_dev *d = arg;
+	struct nlattr *nd = kd_nla_find(a, len, RDMA_NLDEV_ATTR_NDEV_NAME);
+	size_t n;
+
+	if (!nd || nd->nla_len <= NLA_HDRLEN)
+		return 0;
+	n = nd->nla_len - NLA_HDRLEN;
+	if (n >= d->len)
+		return 0;
+	memcpy(d->netdev, (char *)nd + NLA_HDRLEN, n);
+	d->netdev[n] = '\0';
+	return d->netdev[0] != '\0';
+}
+
+/*
+ * The network device of port @port of @dev as ib_core knows it (what
+ * "rdma link" shows), asked over RDMA netlink: for a port whose GID
+ * table names none (iWARP). 0, or -1.
+ */
+int kd_port_netdev(const char *dev, uint32_t port, char *netdev, size_t len)
+{
+	struct kd_nl_dev d = { .name = dev, .netdev = netdev, .len = len };
+	int fd, ret;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
+	if (fd < 0)
+		return -1;
+	ret = kd_nldev(fd, RDMA_NLDEV_CMD_GET, true, 0, 0, kd_nl_dev_index,
+		       &d);
+	if (!ret)
+		ret = kd_nldev(fd, RDMA_NLDEV_CMD_PORT_GET, false, d.index,
+			       port, kd_nl_port_netdev, &d);
+	close(fd);
+	return ret;
 }
 
 /*
