@@ -3,8 +3,9 @@
 #
 # kdat's DAT suite over Soft-iWARP (issue 45): siw.ko (KDAT_T_SIW, built
 # by scripts/siw: make check-siw) takes the testbed's port in place of
-# rxe0, and dat_dto_test runs over it; rxe0 comes back at the end. Run
-# as root in the testbed. Its TAP is dat_dto_test's.
+# rxe0, and dat_dto_test, dtest and dapltest (OFA's provider beside
+# kdat's, on siw0) run over it; rxe0 comes back at the end. Run as root in
+# the testbed.
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -33,4 +34,23 @@ rdma link add siw0 type siw netdev "$netdev" || {
 	exit 1
 }
 echo "# $(rdma link show siw0)"
-KDAT_TEST_DEV=siw0 "$top/tests/dat/dat_dto_test"
+
+# Each suite's cases count as this suite's (tests/run-all counts the ok
+# and not ok lines); a suite that skips as a whole is one skipped case.
+status=0
+for t in tests/dat/dat_dto_test tests/dat/dtest_providers.sh \
+	tests/dat/dapltest_providers.sh; do
+	echo "# ---- $t over siw0"
+	out=$(mktemp)
+	KDAT_TEST_DEV=siw0 "$top/$t" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" = 4 ] && ! grep -qE '^(not )?ok [0-9]+' "$out"; then
+		echo "ok 1 $t # SKIP $(grep -m1 -o 'SKIP.*' "$out" | cut -c6-)"
+	elif [ "$rc" != 0 ] && [ "$rc" != 4 ]; then
+		grep -qE '^not ok [0-9]+' "$out" ||
+			echo "not ok 1 $t exited $rc"
+		status=1
+	fi
+	rm -f "$out"
+done
+exit $status
