@@ -199,8 +199,9 @@ struct kdat_obj {
 struct kdat_dev_res {
 	struct list_head node;		/* under kdat_device.res_lock */
 	void (*disassociate)(struct kdat_dev_res *res);
-	/* The RDMA cgroup charged one HCA object for it, or NULL. */
+	/* The RDMA cgroup charged @objects HCA objects for it, or NULL. */
 	struct rdma_cgroup *cg;
+	unsigned int objects;
 };
 
 struct kdat_device {
@@ -213,6 +214,12 @@ struct kdat_device {
 	struct ib_device *ibdev;
 	struct mutex res_lock;
 	struct list_head resources;	/* struct kdat_dev_res, oldest first */
+	/*
+	 * The remove callback's CQs, destroyed together after one wait for
+	 * their reapers (kdat_cq_destroy()); under @rwsem held for write.
+	 */
+	struct list_head dead_cqs;
+	bool removing;
 	/* Under kdat_devices_lock. */
 	struct list_head node;
 	char name[IB_DEVICE_NAME_MAX];
@@ -375,6 +382,7 @@ struct kdat_cq {
 	unsigned long flags;		/* KDAT_CQ_AGAIN */
 	spinlock_t reap_lock;		/* one reaper at a time; @dead */
 	bool dead;			/* being destroyed: nobody reaps */
+	struct list_head dead_node;	/* on kdat_device.dead_cqs */
 };
 
 #define KDAT_CQ_AGAIN	0		/* a reaper came: reap once more */
@@ -382,6 +390,7 @@ struct kdat_cq {
 void kdat_cq_init(struct kdat_cq *kcq);
 int kdat_cq_create(struct kdat_cq *kcq, struct kdat_device *kdev, u32 nr_cqe);
 void kdat_cq_destroy(struct kdat_cq *kcq);
+void kdat_cq_destroy_dead(struct kdat_device *kdev);
 void kdat_cq_reap(struct kdat_cq *kcq);
 void kdat_cq_debugfs(struct dentry *dir);
 
@@ -854,6 +863,7 @@ int kdat_device_init(void);
 void kdat_device_exit(void);
 struct kdat_device *kdat_device_find(const char *name, struct net *net);
 int kdat_dev_res_add(struct kdat_device *kdev, struct kdat_dev_res *res,
+		     unsigned int objects,
 		     void (*disassociate)(struct kdat_dev_res *res));
 void __kdat_dev_res_add(struct kdat_device *kdev, struct kdat_dev_res *res,
 			void (*disassociate)(struct kdat_dev_res *res));
@@ -862,7 +872,8 @@ bool __kdat_dev_res_add_before(struct kdat_device *kdev,
 			       struct kdat_dev_res *before,
 			       void (*disassociate)(struct kdat_dev_res *res));
 bool kdat_dev_res_del(struct kdat_device *kdev, struct kdat_dev_res *res);
-int kdat_dev_res_charge(struct kdat_device *kdev, struct kdat_dev_res *res);
+int kdat_dev_res_charge(struct kdat_device *kdev, struct kdat_dev_res *res,
+			unsigned int objects);
 void kdat_dev_res_uncharge(struct kdat_device *kdev, struct kdat_dev_res *res);
 void kdat_device_put(struct kdat_device *kdev);
 int kdat_device_count(void);

@@ -231,18 +231,44 @@ int kdat_cq_create(struct kdat_cq *kcq, struct kdat_device *kdev, u32 nr_cqe)
  * Once the dead flag is set no reaper touches the CQ; irq_poll_disable()
  * waits for a running irq_poll, kdat_dev_flush_signals() for a device
  * tasklet in our handler or about to call it, and RCU for a reaper on its
- * way out (bottom halves off), before the CQ goes.
+ * way out (bottom halves off), before the CQ goes. The device's removal
+ * pays those waits once for all its CQs: it only marks them here, and
+ * kdat_cq_destroy_dead() destroys them after its last object.
  */
 void kdat_cq_destroy(struct kdat_cq *kcq)
 {
-	if (!kcq->cq)
+	struct kdat_device *kdev = kcq->kdev;
+
+	if (!kcq->cq || kcq->dead)
 		return;
 	spin_lock_bh(&kcq->reap_lock);
 	WRITE_ONCE(kcq->dead, true);
 	spin_unlock_bh(&kcq->reap_lock);
 	irq_poll_disable(&kcq->iop);
-	kdat_dev_flush_signals(kcq->kdev);
+	if (kdev->removing) {
+		lockdep_assert_held_write(&kdev->rwsem);
+		list_add_tail(&kcq->dead_node, &kdev->dead_cqs);
+		return;
+	}
+	kdat_dev_flush_signals(kdev);
 	synchronize_rcu();
 	ib_destroy_cq(kcq->cq);
 	kcq->cq = NULL;
+}
+
+/* The removal's CQs (kdat_cq_destroy()): one wait for all, then each goes. */
+void kdat_cq_destroy_dead(struct kdat_device *kdev)
+{
+	struct kdat_cq *kcq, *next;
+
+	lockdep_assert_held_write(&kdev->rwsem);
+	if (list_empty(&kdev->dead_cqs))
+		return;
+	kdat_dev_flush_signals(kdev);
+	synchronize_rcu();
+	list_for_each_entry_safe(kcq, next, &kdev->dead_cqs, dead_node) {
+		list_del(&kcq->dead_node);
+		ib_destroy_cq(kcq->cq);
+		kcq->cq = NULL;
+	}
 }

@@ -62,15 +62,34 @@ void kdat_device_put(struct kdat_device *kdev)
 /*
  * Device objects count in the caller's RDMA cgroup (rdma.max hca_object),
  * as uverbs' objects do: kdat's are kernel objects the device holds for a
- * process all the same.
+ * process all the same. @objects is how many @res holds (an EP on an SRQ:
+ * its QP and its barrier QP), each one HCA object.
  */
-int kdat_dev_res_charge(struct kdat_device *kdev, struct kdat_dev_res *res)
+int kdat_dev_res_charge(struct kdat_device *kdev, struct kdat_dev_res *res,
+			unsigned int objects)
 {
 #ifdef CONFIG_CGROUP_RDMA
-	if (rdmacg_try_charge(&res->cg, &kdev->ibdev->cg_device,
-			      RDMACG_RESOURCE_HCA_OBJECT)) {
-		res->cg = NULL;
-		return -ENOMEM;
+	struct rdma_cgroup *cg;
+	unsigned int i;
+
+retry:
+	res->cg = NULL;
+	res->objects = 0;
+	for (i = 0; i < objects; i++) {
+		if (rdmacg_try_charge(&cg, &kdev->ibdev->cg_device,
+				      RDMACG_RESOURCE_HCA_OBJECT)) {
+			kdat_dev_res_uncharge(kdev, res);
+			return -ENOMEM;
+		}
+		if (res->cg && cg != res->cg) {
+			/* The caller moved to another cgroup meanwhile. */
+			rdmacg_uncharge(cg, &kdev->ibdev->cg_device,
+					RDMACG_RESOURCE_HCA_OBJECT);
+			kdat_dev_res_uncharge(kdev, res);
+			goto retry;
+		}
+		res->cg = cg;
+		res->objects++;
 	}
 #endif
 	return 0;
@@ -80,11 +99,12 @@ int kdat_dev_res_charge(struct kdat_device *kdev, struct kdat_dev_res *res)
 void kdat_dev_res_uncharge(struct kdat_device *kdev, struct kdat_dev_res *res)
 {
 #ifdef CONFIG_CGROUP_RDMA
-	if (res->cg)
+	for (; res->cg && res->objects; res->objects--)
 		rdmacg_uncharge(res->cg, &kdev->ibdev->cg_device,
 				RDMACG_RESOURCE_HCA_OBJECT);
 #endif
 	res->cg = NULL;
+	res->objects = 0;
 }
 
 /*
@@ -313,6 +333,7 @@ static int kdat_add_one(struct ib_device *ibdev)
 	__init_rwsem(&kdev->rwsem, "&kdev->rwsem", &kdat_dev_rwsem_key);
 	mutex_init(&kdev->res_lock);
 	INIT_LIST_HEAD(&kdev->resources);
+	INIT_LIST_HEAD(&kdev->dead_cqs);
 	kdev->ibdev = ibdev;
 
 	mutex_lock(&kdat_devices_lock);
@@ -344,6 +365,7 @@ static void kdat_remove_one(struct ib_device *ibdev, void *client_data)
 	 * wants all of it released before this returns.
 	 */
 	down_write(&kdev->rwsem);
+	kdev->removing = true;
 	for (;;) {
 		struct kdat_dev_res *res;
 
@@ -360,6 +382,7 @@ static void kdat_remove_one(struct ib_device *ibdev, void *client_data)
 		res->disassociate(res);
 		kdat_dev_res_uncharge(kdev, res);
 	}
+	kdat_cq_destroy_dead(kdev);
 	WRITE_ONCE(kdev->ibdev, NULL);
 	up_write(&kdev->rwsem);
 
@@ -408,9 +431,10 @@ bool __kdat_dev_res_add_before(struct kdat_device *kdev,
  * the caller's error path releases it as any other, by kdat_dev_res_del().
  */
 int kdat_dev_res_add(struct kdat_device *kdev, struct kdat_dev_res *res,
+		     unsigned int objects,
 		     void (*disassociate)(struct kdat_dev_res *res))
 {
-	int ret = kdat_dev_res_charge(kdev, res);
+	int ret = kdat_dev_res_charge(kdev, res, objects);
 
 	__kdat_dev_res_add(kdev, res, disassociate);
 	return ret;

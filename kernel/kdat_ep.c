@@ -523,14 +523,18 @@ static void kdat_ep_broken_work(struct work_struct *work)
 
 /*
  * RDMA CM events of a connection owned by @ep, from kdat_cm_handler().
- * Returns non-zero only to have the CM destroy @id, which kdat never asks:
- * ids are destroyed by their owner.
+ * Returns non-zero to have the CM destroy @id: only an id that is no use
+ * to @ep and is on another device than its QP (the EP's own teardown, and
+ * so kdat's removal of the EP's device, never sees it), which @ep lets go
+ * here, under cm_lock, so that no one else destroys it. Kept, it would
+ * hold that other device's removal in the CM for as long as the EP lives.
  */
 int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		     struct rdma_cm_event *event)
 {
 	struct rdma_conn_param param = {};
 	enum kdat_ep_state state;
+	bool release = false;
 	int ret;
 
 	mutex_lock(&ep->cm_lock);
@@ -577,8 +581,10 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (id->device != ep->qp->device ||
 		    id->port_num != ep->pz->ia->port_num) {
+			/* The route leaves by another device or port. */
 			kdat_ep_connection_ended(ep,
 				KDAT_EVENT_CONNECTION_UNREACHABLE);
+			release = id->device != ep->qp->device;
 			break;
 		}
 		ret = rdma_resolve_route(id, KDAT_CM_TIMEOUT_MS);
@@ -693,17 +699,25 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 				KDAT_EVENT_CONNECTION_DISCONNECTED);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/*
+		 * Where the id is on the EP's own device, kdat's removal tore
+		 * the EP down first (its client goes before the CM's), and the
+		 * id was not ep->cm_id any more.
+		 */
 		if (state != KDAT_EP_STATE_DISCONNECTED &&
 		    state != KDAT_EP_STATE_UNCONNECTED)
 			kdat_ep_connection_ended(ep,
 				KDAT_EVENT_CONNECTION_BROKEN);
+		release = id->device != ep->qp->device;
 		break;
 	default:
 		break;
 	}
+	if (release)
+		ep->cm_id = NULL;
 out:
 	mutex_unlock(&ep->cm_lock);
-	return 0;
+	return release;
 }
 
 /* An RSP reserves @ep (UNCONNECTED -> RESERVED), or gives it back. */
@@ -1262,7 +1276,10 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		ib_req_notify_cq(ep->sw_cq, IB_CQ_SOLICITED);
 	}
 	INIT_LIST_HEAD(&ep->res.node);
-	ret = kdat_dev_res_add(pz->ia->kdev, &ep->res, kdat_ep_disassociate);
+	/* Its QP, and its barrier QP and its own CQ where it has them. */
+	ret = kdat_dev_res_add(pz->ia->kdev, &ep->res,
+			       1 + !!ep->barrier_qp + !!ep->sw_cq,
+			       kdat_ep_disassociate);
 	up_read(&pz->ia->kdev->rwsem);
 	if (ret)
 		goto err_release;

@@ -52,14 +52,18 @@ static void kdat_cno_trigger(struct kdat_cno *cno, struct kdat_evd *evd)
 /* ---- completion rings ------------------------------------------------ */
 
 /* Events in @evd's ring, seen by the kernel; evd->lock held. */
-static u32 kdat_evd_ring_used(struct kdat_evd *evd)
+/* How many events the ring holds past @head, a head read once. */
+static u32 kdat_evd_ring_used_from(struct kdat_ring *r, u32 head)
 {
-	struct kdat_ring *r = evd->ring;
-	u32 head = kdat_ring_head(r);
 	u32 used = r->ktail - head;
 
 	/* A head moved backwards or past the tail: the ring is full. */
 	return used > r->entries ? r->entries : used;
+}
+
+static u32 kdat_evd_ring_used(struct kdat_evd *evd)
+{
+	return kdat_evd_ring_used_from(evd->ring, kdat_ring_head(evd->ring));
 }
 
 static u32 kdat_evd_ring_count(struct kdat_evd *evd)
@@ -160,7 +164,7 @@ int kdat_evd_ring_create(struct kdat_evd *evd, u32 qlen,
 		/* A resize: the unread events move, in order. */
 		u32 head = kdat_ring_head(old);
 
-		used = kdat_evd_ring_used(evd);
+		used = kdat_evd_ring_used_from(old, head);
 		if (used > qlen) {
 			spin_unlock_irqrestore(&evd->lock, flags);
 			kdat_ring_release(r);
@@ -418,7 +422,8 @@ int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
 		}
 	}
 	/* Every EVD: async EVDs hear of the device's removal. */
-	ret = kdat_dev_res_add(ia->kdev, &evd->res, kdat_evd_disassociate);
+	ret = kdat_dev_res_add(ia->kdev, &evd->res, 1,
+			       kdat_evd_disassociate);
 	up_read(&ia->kdev->rwsem);
 	if (ret)
 		goto err_release;

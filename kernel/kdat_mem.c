@@ -77,7 +77,7 @@ int kdat_pz_new(struct kdat_file *kfile, struct kdat_ia *ia,
 		ret = PTR_ERR(pz->pd);
 		goto err_free;
 	}
-	ret = kdat_dev_res_add(ia->kdev, &pz->res, kdat_pz_disassociate);
+	ret = kdat_dev_res_add(ia->kdev, &pz->res, 1, kdat_pz_disassociate);
 	up_read(&ia->kdev->rwsem);
 	if (ret)
 		goto err_pd;
@@ -377,7 +377,8 @@ int kdat_lmr_new_user(struct kdat_file *kfile, struct kdat_pz *pz, u64 addr,
 	}
 	/* The rkey is read here: once the rwsem goes, removal may free mr. */
 	lmr->rkey = lmr->mr->rkey;
-	ret = kdat_dev_res_add(pz->ia->kdev, &lmr->res, kdat_lmr_disassociate);
+	ret = kdat_dev_res_add(pz->ia->kdev, &lmr->res, 1,
+			       kdat_lmr_disassociate);
 	up_read(&pz->ia->kdev->rwsem);
 	kdat_upin_put(&pin);
 	if (ret)
@@ -440,7 +441,8 @@ int kdat_lmr_new_kernel(struct kdat_file *kfile, struct kdat_pz *pz,
 		goto err_free;
 	}
 	lmr->mapped = true;
-	ret = kdat_dev_res_add(pz->ia->kdev, &lmr->res, kdat_lmr_disassociate);
+	ret = kdat_dev_res_add(pz->ia->kdev, &lmr->res, 1,
+			       kdat_lmr_disassociate);
 	up_read(&pz->ia->kdev->rwsem);
 	if (!ret)
 		ret = kdat_obj_reserve(kfile, &lmr->obj, pz->ia);
@@ -582,7 +584,8 @@ int kdat_rmr_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		goto err_free;
 	}
 	/* Listed from the start: a bind adds an MR under the rwsem. */
-	ret = kdat_dev_res_add(pz->ia->kdev, &rmr->res, kdat_rmr_disassociate);
+	ret = kdat_dev_res_add(pz->ia->kdev, &rmr->res, 1,
+			       kdat_rmr_disassociate);
 	up_read(&pz->ia->kdev->rwsem);
 	if (ret) {
 		kdat_rmr_release(rmr);

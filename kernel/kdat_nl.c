@@ -45,6 +45,18 @@ static bool kdat_nl_visible(struct netlink_callback *cb,
 	       uid_eq(NETLINK_CB(cb->skb).creds.uid, kfile->cred->uid);
 }
 
+/*
+ * The opener's PID as the asker sees it; 0 once the opener has exited
+ * (another process holds the file now), lest a PID reused since name a
+ * process that never saw the file.
+ */
+static u32 kdat_nl_pid(const struct kdat_file *kfile)
+{
+	if (kfile->kernel || !pid_has_task(kfile->pid, PIDTYPE_TGID))
+		return 0;
+	return pid_vnr(kfile->pid);
+}
+
 static int kdat_nl_put_addr(struct sk_buff *skb, int attr,
 			    const struct sockaddr_storage *ss)
 {
@@ -156,8 +168,7 @@ static int kdat_nl_fill(struct sk_buff *skb, struct netlink_callback *cb,
 			  &kdat_nl_family, NLM_F_MULTI, KDAT_NL_CMD_OBJ_GET);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (nla_put_u32(skb, KDAT_NLA_PID,
-			kfile->kernel ? 0 : pid_vnr(kfile->pid)) ||
+	if (nla_put_u32(skb, KDAT_NLA_PID, kdat_nl_pid(kfile)) ||
 	    nla_put_string(skb, KDAT_NLA_COMM,
 			   kfile->kernel ? "[kernel]" : kfile->comm) ||
 	    nla_put_u32(skb, KDAT_NLA_TYPE, obj->type) ||

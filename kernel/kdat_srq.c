@@ -169,7 +169,7 @@ int kdat_srq_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		srq->srq = NULL;
 		goto err_free;
 	}
-	ret = kdat_dev_res_add(kdev, &srq->res, kdat_srq_disassociate);
+	ret = kdat_dev_res_add(kdev, &srq->res, 1, kdat_srq_disassociate);
 	up_read(&kdev->rwsem);
 	if (ret) {
 		kdat_srq_release(srq);

@@ -222,7 +222,7 @@ static struct kdat_ah *kdat_ud_ah_new(struct kdat_ep *ep)
 		kdat_obj_abort(&ah->obj);
 		return NULL;
 	}
-	if (kdat_dev_res_charge(kdev, &ah->res)) {
+	if (kdat_dev_res_charge(kdev, &ah->res, 1)) {
 		kdat_obj_abort(&ah->obj);
 		return NULL;
 	}

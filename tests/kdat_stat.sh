@@ -219,6 +219,43 @@ EOF
 fi
 result $r "a PID namespace lists its own processes' objects under its PIDs, and no others"
 
+# An IA whose opener exited, its file held by the opener's child: listed
+# under PID 0, not under the opener's PID, which a new process may take
+# (before issue 44 the dead opener's PID was shown).
+r=0
+HOLD=$TOP/tests/selftests/kdat_hold_ia
+mkfifo "$work/fin"
+"$HOLD" "$KDAT_TEST_DEV" "${KDAT_TEST_PORT:-1}" < "$work/fin" \
+	> "$work/fhold" &
+opener=$!
+exec 7> "$work/fin"
+for ((i = 0; i < 100; i++)); do
+	grep -q '^ready' "$work/fhold" && break
+	sleep 0.1
+done
+echo fork >&7
+wait "$opener"
+for ((i = 0; i < 100; i++)); do
+	grep -q '^forked' "$work/fhold" && break
+	sleep 0.1
+done
+holder=$(awk '/^forked/ { print $2 }' "$work/fhold")
+"$STAT" -j > "$work/jorph" || r=1
+echo exit >&7
+exec 7>&-
+python3 - "$work/jorph" "$opener" "${holder:-0}" <<'EOF' || r=1
+import json, sys
+objs = json.load(open(sys.argv[1]))
+opener, holder = int(sys.argv[2]), int(sys.argv[3])
+mine = [o for o in objs if o["comm"] == "kdat_hold_ia" and o["type"] == "ia"]
+print("# opener %d exited, child %d holds: listed under %s" %
+      (opener, holder, sorted({o["pid"] for o in mine})))
+assert holder > 0, "no child"
+assert not any(o["pid"] == opener for o in objs), "the dead opener's PID"
+assert [o["pid"] for o in mine] == [0], "want one IA under PID 0"
+EOF
+result $r "an IA whose opener exited is listed under PID 0, not the opener's"
+
 # Dumps beside objects made and destroyed: short ping-pongs (a server and
 # a client), and ping-pongs killed mid-way, while kdat-stat runs in a
 # loop; 6 rounds, 3 on a slow kernel (KDAT_T_SLOW: the debug kernel), and

@@ -19,6 +19,14 @@
 # On a kernel with KCOV the root instance's kdat PCs (kept in
 # KDAT_FUZZ_PCS=file if set) are mapped to source lines of $KDAT_KO by
 # tests/fuzz/lines.sh: "# kcov lines: covered/instrumented".
+#
+# Device removal at random points (issue 44): as root on the testbed's
+# rxe device (KDAT_TEST_DEV, KDAT_TEST_NETDEV), a remover deletes the
+# device every 1 to 5 s while the fuzzers run and brings it back with
+# scripts/rxe-up: every object of every file is then taken from under
+# whatever op it is in (none in the run's last 10 s). Each delete must return within 60 s (a hang is a
+# failure) and the device must be back at the end. FUZZ_REMOVE=0 (or
+# KDAT_T_FUZZ_REMOVE=0) leaves the device alone.
 set -uo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -71,8 +79,12 @@ replay="FUZZ_SEED=$SEED"
 [ ${#EXTRA[@]} -gt 0 ] && replay+=" FUZZ_ARGS=\"${EXTRA[*]}\""
 echo "# seed: $SEED (root; nobody: $((SEED + 1))); replay: $replay"
 
+REMOVE=${FUZZ_REMOVE:-${KDAT_T_FUZZ_REMOVE:-1}}
+DEV=${KDAT_TEST_DEV:-}
+ncase=4
+[ "$REMOVE" = 1 ] && ncase=5
 echo "TAP version 13"
-echo "1..4"
+echo "1..$ncase"
 
 as_nobody=()
 if [ "$(id -u)" = 0 ]; then
@@ -112,6 +124,42 @@ else
 fi
 nobody_pid=$!
 
+# remover: delete the device at random points while a fuzzer runs; one
+# line per cycle in $WORK/remove ("ok SECONDS" or "hung"/"failed ...").
+# None starts in the last 10 s: the fuzzers' final check opens an IA.
+remover() {
+	local t0 deadline=$(( $(date +%s) + SECS - 10 ))
+
+	while :; do
+		sleep "$((1 + RANDOM % 4)).$((RANDOM % 10))"
+		[ "$(date +%s)" -lt "$deadline" ] || break
+		t0=$(date +%s.%N)
+		if timeout 60 rdma link delete "$DEV"; then
+			awk -v a="$t0" -v b="$(date +%s.%N)" \
+				'BEGIN { printf "ok %.1f\n", b - a }'
+		else
+			echo "failed or hung: rdma link delete $DEV"
+			break
+		fi
+		timeout 120 "$TOP/scripts/rxe-up" > /dev/null 2>&1 ||
+			echo "rxe-up: $DEV not back in 120 s"
+	done > "$WORK/remove"
+}
+
+remove_pid=
+if [ "$REMOVE" = 1 ]; then
+	if [ "$(id -u)" != 0 ] || [ -z "$DEV" ] ||
+		[ -z "${KDAT_TEST_NETDEV:-}" ] || ! command -v rdma > /dev/null ||
+		! rdma link show "$DEV/1" > /dev/null 2>&1; then
+		remove_skip="needs root, rdma and the testbed's rxe device"
+	elif [ "$SECS" -lt 20 ]; then
+		remove_skip="a run of ${SECS} s leaves no time to remove the device"
+	else
+		remover &
+		remove_pid=$!
+	fi
+fi
+
 nfail=0 nskip=0
 
 # report N TAG PID: the fuzzer's result as case N, its output as comments.
@@ -139,6 +187,28 @@ report() {
 
 report 1 root "$root_pid"
 report 2 nobody "$nobody_pid"
+
+if [ -n "$remove_pid" ]; then
+	rc=0
+	wait "$remove_pid"
+	# Back for what follows, however the last cycle ended.
+	timeout 120 "$TOP/scripts/rxe-up" > /dev/null 2>&1 || rc=1
+	n=$(grep -c '^ok ' "$WORK/remove")
+	worst=$(awk '$1 == "ok" && $2 > m { m = $2 } END { print m + 0 }' \
+		"$WORK/remove")
+	grep -v '^ok ' "$WORK/remove" | sed -e 's/^/# /'
+	grep -qv '^ok ' "$WORK/remove" && rc=1
+	[ "$n" -gt 0 ] || rc=1
+	if [ "$rc" = 0 ]; then
+		echo "ok 5 $DEV removed under the fuzzers $n times, each delete done in ${worst} s at most, back at the end"
+	else
+		echo "not ok 5 $DEV removed under the fuzzers: $n deletes done"
+		nfail=$((nfail + 1))
+	fi
+elif [ "$REMOVE" = 1 ]; then
+	echo "ok 5 device removal under the fuzzers # SKIP $remove_skip"
+	nskip=$((nskip + 1))
+fi
 
 # Coverage: on a kernel with KCOV, the root instance must have seen
 # kdat.ko's PCs (its corpus grows from them); the line figure that
@@ -185,7 +255,7 @@ else
 	fi
 fi
 
-diag "Totals: pass:$((4 - nfail - nskip)) fail:$nfail skip:$nskip"
+diag "Totals: pass:$((ncase - nfail - nskip)) fail:$nfail skip:$nskip"
 [ "$nfail" = 0 ] || exit 1
-[ "$nskip" = 4 ] && exit 4
+[ "$nskip" = "$ncase" ] && exit 4
 exit 0

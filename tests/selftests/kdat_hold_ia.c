@@ -5,6 +5,8 @@
  *
  *   query   ->  "state ACTIVE|DEVICE_GONE port_state N"  or "query ERRNO"
  *   close   ->  "destroy RET"   (0 or -errno)
+ *   fork    ->  "forked PID": a child goes on with the fd and stdin, and
+ *               this process (the file's opener) exits
  *   exit    ->  exits 0 (as does end of input); the fd goes with it
  */
 #include <errno.h>
@@ -63,6 +65,16 @@ int main(int argc, char **argv)
 
 			printf("destroy %d\n",
 			       ioctl(fd, KDAT_IOCTL_DESTROY, &d) ? -errno : 0);
+		} else if (!strncmp(line, "fork", 4)) {
+			pid_t pid = fork();
+
+			if (pid > 0) {
+				printf("forked %d\n", pid);
+				fflush(stdout);
+				_exit(0);
+			}
+			if (pid < 0)
+				printf("fork %d\n", errno);
 		} else if (!strncmp(line, "exit", 4)) {
 			break;
 		}
