@@ -124,25 +124,66 @@ else
 fi
 nobody_pid=$!
 
+# blocked_stacks WHY PID: the task PID and each task in D state, with
+# its state and kernel stack, one line each (into the remover's log).
+blocked_stacks() {
+	local d st
+
+	for d in /proc/[0-9]*; do
+		st=$(awk '/^State:/ { print $2 }' "$d/status" 2>/dev/null)
+		[ "$st" = D ] || [ "${d#/proc/}" = "$2" ] || continue
+		echo "blocked ($1): ${d#/proc/} $(cat "$d/comm" 2>/dev/null)" \
+			"$st:" \
+			"$(tr '\n' ' ' < "$d/stack" 2>/dev/null)"
+	done
+}
+
 # remover: delete the device at random points while a fuzzer runs; one
 # line per cycle in $WORK/remove ("ok SECONDS" or "hung"/"failed ...").
 # None starts in the last 10 s: the fuzzers' final check opens an IA.
 remover() {
-	local t0 deadline=$(( $(date +%s) + SECS - 10 ))
+	local t0 t1 st del deadline=$(( $(date +%s) + SECS - 10 ))
+
+	# Ahead of the fuzzers' 32 threads for the CPU: a delete's time is
+	# then kdat's waits, not this loop's turn to run.
+	renice -n -15 -p "$BASHPID" > /dev/null
 
 	while :; do
 		sleep "$((1 + RANDOM % 4)).$((RANDOM % 10))"
 		[ "$(date +%s)" -lt "$deadline" ] || break
 		t0=$(date +%s.%N)
-		if timeout 60 rdma link delete "$DEV"; then
-			awk -v a="$t0" -v b="$(date +%s.%N)" \
+		rm -f "$WORK/del"
+		# Its own end time: this loop may be slow itself.
+		(
+			timeout 60 rdma link delete "$DEV"
+			echo "$? $(date +%s.%N)" > "$WORK/del.tmp"
+			mv "$WORK/del.tmp" "$WORK/del"
+		) &
+		del=$!
+		# A slow delete shows where it and every blocked task wait.
+		until [ -e "$WORK/del" ] || [ "$(date +%s)" -ge \
+			"$(( ${t0%.*} + 5 ))" ]; do
+			sleep 0.1
+		done
+		[ -e "$WORK/del" ] ||
+			blocked_stacks "delete after 5 s" \
+				"$(pgrep -f "^rdma link delete $DEV")"
+		wait "$del"
+		read -r st t1 < "$WORK/del"
+		if [ "$st" = 0 ]; then
+			awk -v a="$t0" -v b="$t1" \
 				'BEGIN { printf "ok %.1f\n", b - a }'
 		else
 			echo "failed or hung: rdma link delete $DEV"
 			break
 		fi
-		timeout 120 "$TOP/scripts/rxe-up" > /dev/null 2>&1 ||
+		t0=$(date +%s.%N)
+		if timeout 120 "$TOP/scripts/rxe-up" > /dev/null 2>&1; then
+			awk -v a="$t0" -v b="$(date +%s.%N)" \
+				'BEGIN { printf "back after %.1f s\n", b - a }'
+		else
 			echo "rxe-up: $DEV not back in 120 s"
+		fi
 	done > "$WORK/remove"
 }
 
@@ -196,8 +237,8 @@ if [ -n "$remove_pid" ]; then
 	n=$(grep -c '^ok ' "$WORK/remove")
 	worst=$(awk '$1 == "ok" && $2 > m { m = $2 } END { print m + 0 }' \
 		"$WORK/remove")
-	grep -v '^ok ' "$WORK/remove" | sed -e 's/^/# /'
-	grep -qv '^ok ' "$WORK/remove" && rc=1
+	grep -v '^ok ' "$WORK/remove" | sed -e 's/^/# /' | cut -c1-2000
+	grep -qE '^(failed|rxe-up)' "$WORK/remove" && rc=1
 	[ "$n" -gt 0 ] || rc=1
 	if [ "$rc" = 0 ]; then
 		echo "ok 5 $DEV removed under the fuzzers $n times, each delete done in ${worst} s at most, back at the end"
