@@ -125,8 +125,24 @@ static int kdat_cq_iop(struct irq_poll *iop, int budget)
 	struct kdat_cq *kcq = container_of(iop, struct kdat_cq, iop);
 	int done = kdat_cq_reap_bh(kcq, budget);
 
-	if (done < budget)
+	if (done < budget) {
 		irq_poll_complete(iop);
+		/*
+		 * A completion after kdat_cq_reap_bh() re-armed the CQ, and
+		 * before irq_poll_complete(), signalled while this poll was
+		 * still scheduled: its irq_poll_sched() did nothing, and the
+		 * CQ is no longer armed. Arm it again now that a signal
+		 * schedules anew, and poll on if something came (as ib_core's
+		 * own irq_poll handler does). Every signal comes this way from
+		 * a device that signals with interrupts off (6.12's rxe, a
+		 * NIC's hard interrupt): the receive CQ of a ping-pong stalled
+		 * for good there without it.
+		 */
+		if (!READ_ONCE(kcq->dead) &&
+		    ib_req_notify_cq(kcq->cq, IB_CQ_NEXT_COMP |
+				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
+			irq_poll_sched(iop);
+	}
 	return done;
 }
 
