@@ -588,6 +588,8 @@ struct kdat_ep {
 	/* Serialises connect, accept, disconnect, reset and teardown. */
 	struct mutex cm_lock;
 	struct rdma_cm_id *cm_id;	/* under cm_lock and the CM handler */
+	/* cm_lock: made by a connect, for the handler to let cm_id go */
+	struct kdat_cm_id_free *cm_id_free;
 
 	wait_queue_head_t idle_wq;	/* send.posted fell to 0 */
 
@@ -1008,8 +1010,6 @@ int kdat_ud_dto_ah(struct kdat_file *kfile, struct kdat_ep *ep,
 		   struct kdat_dto *dto);
 void kdat_ud_dto_done(struct kdat_ah *ah);
 int kdat_cmd_ah_query(struct kdat_ucmd *ucmd);
-int kdat_ud_init(void);
-void kdat_ud_exit(void);
 
 /* kdat_srq.c */
 int kdat_cmd_srq_create(struct kdat_ucmd *ucmd);
@@ -1023,6 +1023,11 @@ int kdat_cmd_cr_query(struct kdat_ucmd *ucmd);
 int kdat_cmd_cr_accept(struct kdat_ucmd *ucmd);
 int kdat_cmd_cr_reject(struct kdat_ucmd *ucmd);
 int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
+int kdat_cm_init(void);
+void kdat_cm_exit(void);
+void kdat_cm_defer(struct work_struct *work);
+struct kdat_cm_id_free *kdat_cm_id_free_alloc(void);
+void kdat_cm_id_free(struct kdat_cm_id_free *f, struct rdma_cm_id *id);
 int kdat_sockaddr_from_user(const struct kdat_sockaddr *ua,
 			    struct sockaddr_storage *ss);
 void kdat_sockaddr_to_user(const struct sockaddr_storage *ss,

@@ -45,6 +45,66 @@ MODULE_PARM_DESC(max_conn_requests,
 
 static const u8 kdat_rej_hdr[KDAT_REJ_HDR_LEN] = { 2, 0, 2, 0 };
 
+/*
+ * Ids a CM handler lets go. A handler may not destroy its own id, and one
+ * returning non-zero to have the CM do it would still be running module
+ * code on its object (at least the unlock of the object's mutex) after
+ * that object, and the module, may be gone: nothing would wait for it.
+ * So such an id, with nothing of its object, goes to a work item, whose
+ * rdma_destroy_id() waits for the handler; the module's exit waits for
+ * the work. The item is made beforehand (kdat_cm_id_free_alloc()), where
+ * a failure can be answered, so that letting go never fails. UD conns
+ * (kdat_ud.c) finish on the same queue.
+ */
+static struct workqueue_struct *kdat_cm_wq;
+
+struct kdat_cm_id_free {
+	struct work_struct work;
+	struct rdma_cm_id *id;
+};
+
+static void kdat_cm_id_free_work(struct work_struct *work)
+{
+	struct kdat_cm_id_free *f = container_of(work, struct kdat_cm_id_free,
+						 work);
+
+	rdma_destroy_id(f->id);
+	kfree(f);
+}
+
+struct kdat_cm_id_free *kdat_cm_id_free_alloc(void)
+{
+	struct kdat_cm_id_free *f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+
+	if (f)
+		INIT_WORK(&f->work, kdat_cm_id_free_work);
+	return f;
+}
+
+/* @id is destroyed in a moment, by the work of @f (which it frees). */
+void kdat_cm_id_free(struct kdat_cm_id_free *f, struct rdma_cm_id *id)
+{
+	f->id = id;
+	queue_work(kdat_cm_wq, &f->work);
+}
+
+void kdat_cm_defer(struct work_struct *work)
+{
+	queue_work(kdat_cm_wq, work);
+}
+
+int kdat_cm_init(void)
+{
+	kdat_cm_wq = alloc_workqueue("kdat_cm", 0, 0);
+	return kdat_cm_wq ? 0 : -ENOMEM;
+}
+
+/* No file is open: every EP is gone; wait for the ids let go. */
+void kdat_cm_exit(void)
+{
+	destroy_workqueue(kdat_cm_wq);
+}
+
 u16 kdat_qual_port(u64 conn_qual)
 {
 	u32 rem;

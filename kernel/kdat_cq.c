@@ -120,6 +120,21 @@ static int kdat_cq_reap_bh(struct kdat_cq *kcq, int budget)
 	return done;
 }
 
+/*
+ * Completions wait in @kcq: whether the caller is to reap them, or a
+ * reaper holding the CQ does (it sees KDAT_CQ_AGAIN before it lets go, as
+ * kdat_cq_reap_bh() makes sure).
+ */
+static bool kdat_cq_unheld(struct kdat_cq *kcq)
+{
+	set_bit(KDAT_CQ_AGAIN, &kcq->flags);
+	smp_mb__after_atomic();	/* the bit before the lock; pairs above */
+	if (!spin_trylock(&kcq->reap_lock))
+		return false;
+	spin_unlock(&kcq->reap_lock);
+	return true;
+}
+
 static int kdat_cq_iop(struct irq_poll *iop, int budget)
 {
 	struct kdat_cq *kcq = container_of(iop, struct kdat_cq, iop);
@@ -136,11 +151,14 @@ static int kdat_cq_iop(struct irq_poll *iop, int budget)
 		 * own irq_poll handler does). Every signal comes this way from
 		 * a device that signals with interrupts off (6.12's rxe, a
 		 * NIC's hard interrupt): the receive CQ of a ping-pong stalled
-		 * for good there without it.
+		 * for good there without it. What another reaper holding the
+		 * CQ is still polling is left to it: polling on here would
+		 * spin in softirq until it is done.
 		 */
 		if (!READ_ONCE(kcq->dead) &&
 		    ib_req_notify_cq(kcq->cq, IB_CQ_NEXT_COMP |
-				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
+				     IB_CQ_REPORT_MISSED_EVENTS) > 0 &&
+		    kdat_cq_unheld(kcq))
 			irq_poll_sched(iop);
 	}
 	return done;
@@ -245,9 +263,11 @@ int kdat_cq_create(struct kdat_cq *kcq, struct kdat_device *kdev, u32 nr_cqe)
 /*
  * Destroy @kcq's CQ, which no QP can add to any more. Process context.
  * Once the dead flag is set no reaper touches the CQ; irq_poll_disable()
- * waits for a running irq_poll, kdat_dev_flush_signals() for a device
- * tasklet in our handler or about to call it, and RCU for a reaper on its
- * way out (bottom halves off), before the CQ goes. The device's removal
+ * waits for a running irq_poll up to its irq_poll_complete(),
+ * kdat_dev_flush_signals() for a device tasklet in our handler or about
+ * to call it, and RCU for a reaper on its way out (bottom halves off),
+ * the irq_poll's re-arm after irq_poll_complete() included, before the CQ
+ * goes: the synchronize_rcu() is not optional. The device's removal
  * pays those waits once for all its CQs: it only marks them here, and
  * kdat_cq_destroy_dead() destroys them after its last object.
  */

@@ -63,16 +63,22 @@ void kdat_device_put(struct kdat_device *kdev)
  * Device objects count in the caller's RDMA cgroup (rdma.max hca_object),
  * as uverbs' objects do: kdat's are kernel objects the device holds for a
  * process all the same. @objects is how many @res holds (an EP on an SRQ:
- * its QP and its barrier QP), each one HCA object.
+ * its QP and its barrier QP), each one HCA object, all in one cgroup: a
+ * caller moved to another meanwhile starts again, a few times only (the
+ * device's rwsem may be held), then is refused as over its limit.
  */
+#define KDAT_CHARGE_TRIES	4
+
 int kdat_dev_res_charge(struct kdat_device *kdev, struct kdat_dev_res *res,
 			unsigned int objects)
 {
 #ifdef CONFIG_CGROUP_RDMA
 	struct rdma_cgroup *cg;
-	unsigned int i;
+	unsigned int i, tries = 0;
 
 retry:
+	if (tries++ == KDAT_CHARGE_TRIES)
+		return -ENOMEM;
 	res->cg = NULL;
 	res->objects = 0;
 	for (i = 0; i < objects; i++) {

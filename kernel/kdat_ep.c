@@ -523,11 +523,11 @@ static void kdat_ep_broken_work(struct work_struct *work)
 
 /*
  * RDMA CM events of a connection owned by @ep, from kdat_cm_handler().
- * Returns non-zero to have the CM destroy @id: only an id that is no use
- * to @ep and is on another device than its QP (the EP's own teardown, and
- * so kdat's removal of the EP's device, never sees it), which @ep lets go
- * here, under cm_lock, so that no one else destroys it. Kept, it would
- * hold that other device's removal in the CM for as long as the EP lives.
+ * An id that is no use to @ep and is on another device than its QP (the
+ * EP's own teardown, and so kdat's removal of the EP's device, never sees
+ * it) is let go here, under cm_lock, so that no one else destroys it, and
+ * destroyed by a work item (kdat_cm_id_free()). Kept, it would hold that
+ * other device's removal in the CM for as long as the EP lives.
  */
 int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		     struct rdma_cm_event *event)
@@ -713,11 +713,15 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 	default:
 		break;
 	}
-	if (release)
+	/* Made with the id by its connect, the only maker of a foreign id. */
+	if (release && !WARN_ON_ONCE(!ep->cm_id_free)) {
 		ep->cm_id = NULL;
+		kdat_cm_id_free(ep->cm_id_free, id);
+		ep->cm_id_free = NULL;
+	}
 out:
 	mutex_unlock(&ep->cm_lock);
-	return release;
+	return 0;
 }
 
 /* An RSP reserves @ep (UNCONNECTED -> RESERVED), or gives it back. */
@@ -813,6 +817,8 @@ static void kdat_ep_free_ctx(struct kdat_ep *ep)
 {
 	kdat_slots_fini(&ep->send);
 	kdat_slots_fini(&ep->recv);
+	kfree(ep->cm_id_free);	/* the EP's ids are destroyed */
+	ep->cm_id_free = NULL;
 }
 
 /* Move the receive completions of a solicited-wait EP to its EVD. */
@@ -1449,6 +1455,7 @@ int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 		       u64 timeout_us, const void *pdata, u32 pdata_len)
 {
 	struct rdma_cm_id *id, *old = NULL;
+	struct kdat_cm_id_free *id_free = NULL;
 	enum kdat_ep_state state;
 	unsigned long timeout_ms;
 	int ret;
@@ -1467,6 +1474,12 @@ int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 	if (ep->ud) {
 		/* In any state, as often as asked: no connection changes. */
 		ret = kdat_ud_connect(ep, dst, timeout_ms, pdata, pdata_len);
+		goto out_unlock_dev;
+	}
+	/* The route may leave by another device: the id is let go then. */
+	id_free = kdat_cm_id_free_alloc();
+	if (!id_free) {
+		ret = -ENOMEM;
 		goto out_unlock_dev;
 	}
 	id = rdma_create_id(ep->obj.file->net, kdat_cm_handler, &ep->cm_kind,
@@ -1492,6 +1505,8 @@ int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 	memcpy(ep->pdata, pdata, pdata_len);
 	old = ep->cm_id;
 	ep->cm_id = id;
+	if (!ep->cm_id_free)
+		swap(ep->cm_id_free, id_free);
 	kdat_ep_set_state(ep, KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING);
 	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)dst, timeout_ms);
 	if (ret) {
@@ -1514,6 +1529,7 @@ err_unlock:
 	rdma_destroy_id(id);
 out_unlock_dev:
 	up_read(&kdat_ep_kdev(ep)->rwsem);
+	kfree(id_free);
 	return ret;
 }
 

@@ -93,24 +93,16 @@ static u32 kdat_evd_ring_settle(struct kdat_evd *evd)
 	return used > r->entries ? r->entries : used;
 }
 
-/* Is there room in @evd for an event, without overflowing? evd->lock. */
-static bool kdat_evd_has_room(struct kdat_evd *evd)
-{
-	u32 used = evd->ring ? kdat_evd_ring_settle(evd) : evd->count;
-
-	return !evd->overflowed && used < evd->qlen;
-}
-
 /*
- * Queue @ev in @evd's ring; evd->lock held. Returns false when it was
- * dropped (after the overflow event). The ring has qlen + 1 entries at
- * least: qlen events and the overflow event.
+ * Queue @ev in @evd's ring, which holds @used events (settled once by the
+ * caller: the head the process writes is read once per event); evd->lock
+ * held. Returns false when it was dropped (after the overflow event). The
+ * ring has qlen + 1 entries at least: qlen events and the overflow event.
  */
 static bool kdat_evd_ring_push(struct kdat_evd *evd,
-			       const struct kdat_event *ev)
+			       const struct kdat_event *ev, u32 used)
 {
 	struct kdat_ring *r = evd->ring;
-	u32 used = kdat_evd_ring_settle(evd);
 	struct kdat_event *slot;
 
 	if (evd->overflowed)
@@ -213,6 +205,7 @@ static bool kdat_evd_queue(struct kdat_evd *evd, const struct kdat_event *ev,
 {
 	struct kdat_upcall up;
 	unsigned long flags;
+	u32 used;
 
 	spin_lock_irqsave(&evd->lock, flags);
 	up = evd->upcall;
@@ -221,12 +214,14 @@ static bool kdat_evd_queue(struct kdat_evd *evd, const struct kdat_event *ev,
 		up.func(up.context, ev);
 		return true;
 	}
-	if (need_room && !kdat_evd_has_room(evd)) {
+	used = evd->ring ? kdat_evd_ring_settle(evd) : evd->count;
+	/* Room for it without overflowing, checked as it is queued. */
+	if (need_room && (evd->overflowed || used >= evd->qlen)) {
 		spin_unlock_irqrestore(&evd->lock, flags);
 		return false;
 	}
 	if (evd->ring) {
-		kdat_evd_ring_push(evd, ev);
+		kdat_evd_ring_push(evd, ev, used);
 	} else if (evd->count < evd->qlen && !evd->overflowed) {
 		*kdat_evd_slot(evd, evd->count++) = *ev;
 	} else if (!evd->overflowed) {

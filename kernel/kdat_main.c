@@ -397,13 +397,13 @@ static int __init kdat_init(void)
 
 	kdat_abi_check();
 
-	ret = kdat_ud_init();
+	ret = kdat_cm_init();
 	if (ret)
 		return ret;
 
 	ret = kdat_device_init();
 	if (ret)
-		goto err_ud_exit;
+		goto err_cm_exit;
 
 	ret = kdat_nl_init();
 	if (ret)
@@ -424,8 +424,8 @@ err_nl_exit:
 	kdat_nl_exit();
 err_device_exit:
 	kdat_device_exit();
-err_ud_exit:
-	kdat_ud_exit();
+err_cm_exit:
+	kdat_cm_exit();
 	return ret;
 }
 
@@ -434,7 +434,7 @@ static void __exit kdat_exit(void)
 	debugfs_remove(kdat_debugfs);
 	misc_deregister(&kdat_misc);
 	kdat_nl_exit();
-	kdat_ud_exit();
+	kdat_cm_exit();
 	kdat_device_exit();
 	kdat_obj_cleanup();
 }

@@ -17,10 +17,9 @@
  * off to finish it (ud_finishing counts those), or the EP's teardown takes
  * every one left, marks them given up and destroys their ids, which waits
  * for a handler still running; then it waits for those finishing. A
- * finished conn's id is destroyed by a work item (a handler may not
- * destroy its own id, and one returning non-zero to have the CM do it
- * would still be running module code after the EP, and the module, may
- * be gone); the module's exit waits for those.
+ * finished conn's id is destroyed by a work item on kdat_cm.c's queue (a
+ * handler may not destroy its own id; see kdat_cm_id_free()); the
+ * module's exit waits for those.
  *
  * An AH is an object of the EP's file: it uses its EP; each datagram in
  * flight uses it (kdat_ud_dto_ah(), kdat_ud_dto_done()). Made in the CM
@@ -43,7 +42,9 @@
 
 #define KDAT_UD_CM_TIMEOUT_MS	5000
 
-static struct workqueue_struct *kdat_ud_wq;
+static_assert(KDAT_UD_QKEY == RDMA_UDP_QKEY);
+static_assert(KDAT_UD_HDR_LEN + KDAT_MAX_PRIVATE_DATA <=
+	      IB_CM_SIDR_REP_PRIVATE_DATA_SIZE);
 
 /* A UD connect, or an accept's AH back, under way. */
 struct kdat_ud_conn {
@@ -433,7 +434,7 @@ static void kdat_ud_done(struct kdat_ud_conn *conn)
 	conn->ah = NULL;
 	conn->done = true;
 	INIT_WORK(&conn->free_work, kdat_ud_conn_free);
-	queue_work(kdat_ud_wq, &conn->free_work);
+	kdat_cm_defer(&conn->free_work);
 	spin_lock(&ep->ud_lock);
 	if (!--ep->ud_finishing)
 		wake_up(&ep->ud_wq);
@@ -804,19 +805,4 @@ void kdat_ud_teardown(struct kdat_ep *ep)
 	list_for_each_entry_safe(conn, tmp, &gone, node)
 		kdat_ud_conn_destroy(conn);	/* waits for its handler */
 	wait_event(ep->ud_wq, kdat_ud_idle(ep));
-}
-
-int kdat_ud_init(void)
-{
-	BUILD_BUG_ON(KDAT_UD_QKEY != RDMA_UDP_QKEY);
-	BUILD_BUG_ON(KDAT_UD_HDR_LEN + KDAT_MAX_PRIVATE_DATA >
-		     IB_CM_SIDR_REP_PRIVATE_DATA_SIZE);
-	kdat_ud_wq = alloc_workqueue("kdat_ud", 0, 0);
-	return kdat_ud_wq ? 0 : -ENOMEM;
-}
-
-/* No file is open: every EP is gone; the ids of finished conns go here. */
-void kdat_ud_exit(void)
-{
-	destroy_workqueue(kdat_ud_wq);
 }
