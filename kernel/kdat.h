@@ -1027,7 +1027,8 @@ int kdat_cm_init(void);
 void kdat_cm_exit(void);
 void kdat_cm_defer(struct work_struct *work);
 struct kdat_cm_id_free *kdat_cm_id_free_alloc(void);
-void kdat_cm_id_free(struct kdat_cm_id_free *f, struct rdma_cm_id *id);
+void kdat_cm_id_free(struct kdat_cm_id_free *f, struct rdma_cm_id *id,
+		     struct kdat_obj *obj);
 int kdat_sockaddr_from_user(const struct kdat_sockaddr *ua,
 			    struct sockaddr_storage *ss);
 void kdat_sockaddr_to_user(const struct sockaddr_storage *ss,

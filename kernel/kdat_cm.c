@@ -50,17 +50,20 @@ static const u8 kdat_rej_hdr[KDAT_REJ_HDR_LEN] = { 2, 0, 2, 0 };
  * returning non-zero to have the CM do it would still be running module
  * code on its object (at least the unlock of the object's mutex) after
  * that object, and the module, may be gone: nothing would wait for it.
- * So such an id, with nothing of its object, goes to a work item, whose
- * rdma_destroy_id() waits for the handler; the module's exit waits for
- * the work. The item is made beforehand (kdat_cm_id_free_alloc()), where
- * a failure can be answered, so that letting go never fails. UD conns
- * (kdat_ud.c) finish on the same queue.
+ * So such an id goes to a work item, with a reference to its object:
+ * its rdma_destroy_id() waits for the handler (and any later event of
+ * the id), then it lets the object go, whose destruction waits for that
+ * (kdat_obj_finish()); the module's exit waits for the work. The item is
+ * made beforehand (kdat_cm_id_free_alloc()), where a failure can be
+ * answered, so that letting go never fails. UD conns (kdat_ud.c) finish
+ * on the same queue.
  */
 static struct workqueue_struct *kdat_cm_wq;
 
 struct kdat_cm_id_free {
 	struct work_struct work;
 	struct rdma_cm_id *id;
+	struct kdat_obj *obj;
 };
 
 static void kdat_cm_id_free_work(struct work_struct *work)
@@ -69,6 +72,7 @@ static void kdat_cm_id_free_work(struct work_struct *work)
 						 work);
 
 	rdma_destroy_id(f->id);
+	kdat_obj_put(f->obj);	/* the last touch of the object */
 	kfree(f);
 }
 
@@ -81,10 +85,15 @@ struct kdat_cm_id_free *kdat_cm_id_free_alloc(void)
 	return f;
 }
 
-/* @id is destroyed in a moment, by the work of @f (which it frees). */
-void kdat_cm_id_free(struct kdat_cm_id_free *f, struct rdma_cm_id *id)
+/*
+ * @id, whose context is @obj's, is destroyed in a moment by the work of @f
+ * (which it frees); @obj's reference, which the caller took, goes after.
+ */
+void kdat_cm_id_free(struct kdat_cm_id_free *f, struct rdma_cm_id *id,
+		     struct kdat_obj *obj)
 {
 	f->id = id;
+	f->obj = obj;
 	queue_work(kdat_cm_wq, &f->work);
 }
 

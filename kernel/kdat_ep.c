@@ -526,8 +526,10 @@ static void kdat_ep_broken_work(struct work_struct *work)
  * An id that is no use to @ep and is on another device than its QP (the
  * EP's own teardown, and so kdat's removal of the EP's device, never sees
  * it) is let go here, under cm_lock, so that no one else destroys it, and
- * destroyed by a work item (kdat_cm_id_free()). Kept, it would hold that
- * other device's removal in the CM for as long as the EP lives.
+ * destroyed by a work item (kdat_cm_id_free()) holding a reference to the
+ * EP, so that the EP outlives this handler and the id's later events.
+ * Kept, it would hold that other device's removal in the CM for as long
+ * as the EP lives.
  */
 int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		     struct rdma_cm_event *event)
@@ -713,10 +715,15 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 	default:
 		break;
 	}
-	/* Made with the id by its connect, the only maker of a foreign id. */
-	if (release && !WARN_ON_ONCE(!ep->cm_id_free)) {
+	/*
+	 * The item was made with the id by its connect, the only maker of a
+	 * foreign id. An EP whose last reference is gone is being destroyed:
+	 * its teardown, about to come, destroys the id.
+	 */
+	if (release && !WARN_ON_ONCE(!ep->cm_id_free) &&
+	    kref_get_unless_zero(&ep->obj.ref)) {
 		ep->cm_id = NULL;
-		kdat_cm_id_free(ep->cm_id_free, id);
+		kdat_cm_id_free(ep->cm_id_free, id, &ep->obj);
 		ep->cm_id_free = NULL;
 	}
 out:
