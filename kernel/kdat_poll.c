@@ -87,7 +87,7 @@ struct kdat_poller {
 	 * spinning that did not pay; the share of its last whole window
 	 * spent taking entries (percent).
 	 */
-	unsigned long idle_sleeps, shared_sleeps, unpaid_sleeps;
+	unsigned long idle_sleeps, shared_sleeps, unpaid_sleeps, naps;
 	unsigned int busy_pct;
 };
 
@@ -238,18 +238,50 @@ static void kdat_rings_unpolled(struct kdat_file *kfile)
 	kdat_rings_pass(kfile);
 }
 
-/* One pass over every file @p serves, each with its opener's creds. */
-static u32 kdat_poller_pass(struct kdat_poller *p)
+/*
+ * What the device does for @kfile: *@completed gains how many entries of
+ * its submission rings have completed, all told (a change between two
+ * looks: the device works for it); returns whether sends taken from its
+ * rings are not completed yet (the device has its work: in a worker that
+ * may want the poller's CPU on 6.12's rxe). A look only: completions
+ * come concurrently, and a skew between the two counts reads as nothing
+ * outstanding. ring_lock held.
+ */
+static bool kdat_rings_at_device(struct kdat_file *kfile, u32 *completed)
+{
+	struct kdat_ring *r;
+	bool out = false;
+	u32 c;
+
+	list_for_each_entry(r, &kfile->sq_rings, node) {
+		c = READ_ONCE(r->kcompleted);
+		*completed += c;
+		if (r->kind == KDAT_RING_SEND && (s32)(r->khead - c) > 0)
+			out = true;
+	}
+	return out;
+}
+
+/*
+ * One pass over every file @p serves, each with its opener's creds; what
+ * kdat_rings_at_device() says of them all after it in *@completed and
+ * *@out.
+ */
+static u32 kdat_poller_pass(struct kdat_poller *p, u32 *completed, bool *out)
 {
 	struct kdat_file *kfile;
 	u32 done = 0;
 
 	lockdep_assert_held(&p->lock);
+	*completed = 0;
+	*out = false;
 	list_for_each_entry(kfile, &p->files, poller_node) {
 		const struct cred *old = override_creds(kfile->cred);
 
 		mutex_lock(&kfile->ring_lock);
 		done += kdat_rings_pass(kfile);
+		if (kdat_rings_at_device(kfile, completed))
+			*out = true;
 		mutex_unlock(&kfile->ring_lock);
 		revert_creds(old);
 	}
@@ -263,6 +295,8 @@ static u32 kdat_poller_pass(struct kdat_poller *p)
 static u32 kdat_poller_flag(struct kdat_poller *p, bool on)
 {
 	struct kdat_file *kfile;
+	u32 completed;
+	bool out;
 
 	lockdep_assert_held(&p->lock);
 	list_for_each_entry(kfile, &p->files, poller_node) {
@@ -273,18 +307,35 @@ static u32 kdat_poller_flag(struct kdat_poller *p, bool on)
 	if (!on)
 		return 0;
 	smp_mb();	/* flags before tails; pairs with libdat's */
-	return kdat_poller_pass(p);
+	return kdat_poller_pass(p, &completed, &out);
 }
 
 /*
- * The poller gives its CPU up when another task has wanted it at every
- * look for this long, and this many looks (a kworker that runs for a few
- * microseconds, or one slow pass, does not count); or, unless it spins
- * (KDAT_POLLER_SPIN), when it waited this long for a CPU, runnable,
- * between two looks (it was preempted).
+ * A look that finds another task runnable on the poller's CPU naps: the
+ * poller sleeps a moment with its rings unflagged (the processes go on
+ * publishing, and ring no doorbell), so that the other task runs now. It
+ * is often the device's own worker running the poller's own posts (6.12's
+ * rxe does every post's protocol work in a kworker): such a worker has
+ * work while sends the poller took are at the device, so naps after which
+ * some are there do not count, and last KDAT_POLL_NAP_BUSY_US at most;
+ * unless none of the files' entries completed for KDAT_POLL_STUCK_US (a
+ * send the peer never takes, parked on RNR, is no worker's work). A task
+ * that goes on wanting the CPU otherwise (a busy loop, an application)
+ * is there after every nap:
+ * the naps double from KDAT_POLL_NAP_US, and once the counted ones add up
+ * to KDAT_POLL_SHARED_US without the CPU found free, the poller gives its
+ * CPU up (KDAT_POLL_SHARED, rings flagged). Naps sleep as idle: they do
+ * not count in the load average. Unless it spins (KDAT_POLLER_SPIN), it
+ * also gives it up
+ * when it waited KDAT_POLL_PREEMPTED_US for a CPU, runnable, between two
+ * looks (it was preempted). The wait for the CPU after a nap counts in
+ * neither: a preemption, or a worker of the device still running.
  */
-#define KDAT_POLL_SHARED_US	500
-#define KDAT_POLL_SHARED_LOOKS	8
+#define KDAT_POLL_NAP_US	20
+#define KDAT_POLL_NAP_BUSY_US	200
+#define KDAT_POLL_STUCK_US	20000
+#define KDAT_POLL_SHARED_US	2000
+#define KDAT_POLL_PREEMPTED_US	500
 
 /*
  * How long the poller measures whether its spinning pays: the share of
@@ -363,33 +414,34 @@ static void kdat_poller_sleep(struct kdat_poller *p, int why)
 
 /*
  * The poller: drains every submission ring of the files it serves. It
- * spins only while it has its CPU to itself (single_task_running()) and
- * its spinning pays: it sleeps after poll_idle_us with nothing to do;
- * and it backs off, the processes posting from their own context, when
- * other tasks have wanted its CPU (an application, rxe's ksoftirqd,
- * another poller) at each of KDAT_POLL_SHARED_LOOKS looks over
- * KDAT_POLL_SHARED_US, or it waited KDAT_POLL_SHARED_US for its CPU
- * between two looks (preempted, it leaves the rings unflagged, and each
- * process waits for it instead of posting), or when less than
- * poll_busy_pct of a window went to passes that took entries (the
- * processes post seldom: a doorbell each costs less than a CPU spinning
- * between them). A spinning poller (KDAT_POLLER_SPIN: its CPU was given
- * to it) backs off for the first reason only: it waits for a CPU as
- * often as the softirq work its own posts make (rxe's) runs on its CPU,
- * and as often as a doorbell wakes it where the process runs; neither
- * says that another task wants the CPU, and each back-off doubles.
+ * spins only while it has its CPU to itself (single_task_running(),
+ * looked at before each pass, so that a nap's effect is seen before the
+ * pass's own posts wake a device worker again) and its spinning pays: it
+ * sleeps after poll_idle_us with nothing to do (no entry taken, no send
+ * at the device); it naps while another
+ * task wants its CPU, and backs off, the processes posting from their
+ * own context, when naps do not free it or it was preempted (see
+ * KDAT_POLL_SHARED_US); and it backs off when less than poll_busy_pct of
+ * a window went to passes that took entries (the processes post seldom:
+ * a doorbell each costs less than a CPU spinning between them). A
+ * spinning poller (KDAT_POLLER_SPIN: its CPU was given to it) does not
+ * count preemption, nor pay: it waits for a CPU as often as the softirq
+ * work its own posts make (6.1's rxe) runs on its CPU, and as often as a
+ * doorbell wakes it where the process runs. Each back-off doubles.
  */
 static int kdat_poller_fn(void *data)
 {
 	struct kdat_poller *p = data;
-	ktime_t now, idle_since, alone_at, window, last;
+	ktime_t now, idle_since, window, last;
 	u64 waited = kdat_run_delay(), delay;
-	unsigned int shared = 0, pct;
-	s64 busy = 0;
+	unsigned int nap_us = KDAT_POLL_NAP_US, nap, pct;
+	s64 busy = 0, napped = 0, slept = 0;
+	u32 completed, seen = 0;
+	ktime_t progress_at;
 
-	idle_since = alone_at = window = last = ktime_get();
+	idle_since = window = last = progress_at = ktime_get();
 	while (!kthread_should_stop()) {
-		bool alone = single_task_running(), preempted;
+		bool alone = single_task_running(), preempted, busy_dev, out;
 		int why = -1;
 		u32 done;
 
@@ -399,29 +451,38 @@ static int kdat_poller_fn(void *data)
 			WRITE_ONCE(p->woken, false);
 			kdat_poller_flag(p, false);
 		}
-		done = kdat_poller_pass(p);
+		done = kdat_poller_pass(p, &completed, &out);
 		mutex_unlock(&p->lock);
 		now = ktime_get();
+		if (completed != seen)
+			progress_at = now;
+		seen = completed;
+		/* Sends at a device that still completes them: it works. */
+		busy_dev = out && ktime_us_delta(now, progress_at) <
+				  KDAT_POLL_STUCK_US;
 		if (done) {
 			idle_since = now;
 			busy += ktime_to_ns(ktime_sub(now, last));
+		} else if (busy_dev) {
+			idle_since = now;	/* completions, then posts, come */
 		}
 		last = now;
 		/* Its wait for a CPU since the last look, a woken one's too. */
 		delay = kdat_run_delay();
 		preempted = !p->spin &&
-			    delay - waited >= KDAT_POLL_SHARED_US * NSEC_PER_USEC;
+			    delay - waited >= KDAT_POLL_PREEMPTED_US *
+					      NSEC_PER_USEC;
 		waited = delay;
 		if (alone && !preempted) {
-			alone_at = now;
-			shared = 0;
+			napped = 0;
+			nap_us = KDAT_POLL_NAP_US;
 			p->shared_backoff = 0;	/* its CPU is its own */
-		} else {
-			shared++;
+		} else if (!busy_dev) {
+			napped += slept;
 		}
-		if (preempted || (shared >= KDAT_POLL_SHARED_LOOKS &&
-				  ktime_us_delta(now, alone_at) >=
-				  KDAT_POLL_SHARED_US)) {
+		slept = 0;
+		if (preempted ||
+		    napped >= KDAT_POLL_SHARED_US * NSEC_PER_USEC) {
 			why = KDAT_POLL_SHARED;
 		} else if (!done && ktime_us_delta(now, idle_since) >=
 				    READ_ONCE(poll_idle_us)) {
@@ -437,14 +498,38 @@ static int kdat_poller_fn(void *data)
 			window = now;
 			busy = 0;
 		}
-		if (why < 0) {
+		if (why < 0 && alone) {
 			cond_resched();
 			continue;
 		}
+		if (why < 0) {
+			/*
+			 * The nap counts as long as it slept: not its wait for
+			 * the CPU after, which a preemption (or the device's
+			 * worker still running) may make long; and not at all
+			 * if sends are at the device after the next pass: the
+			 * device's worker may be what wanted the CPU. Those
+			 * naps stay short, for the completions they wait for.
+			 */
+			nap = busy_dev ? min(nap_us, KDAT_POLL_NAP_BUSY_US) :
+					 nap_us;
+			usleep_range_state(nap, 2 * nap, TASK_IDLE);
+			WRITE_ONCE(p->naps, p->naps + 1);
+			now = ktime_get();
+			delay = kdat_run_delay();
+			slept = ktime_to_ns(ktime_sub(now, last)) -
+				(s64)(delay - waited);
+			nap_us = min(2 * nap_us, KDAT_POLL_SHARED_US);
+			waited = delay;
+			last = now;
+			continue;
+		}
 		kdat_poller_sleep(p, why);
-		idle_since = alone_at = window = last = ktime_get();
+		idle_since = window = last = ktime_get();
 		busy = 0;
-		shared = 0;
+		napped = 0;
+		slept = 0;
+		nap_us = KDAT_POLL_NAP_US;
 	}
 	return 0;
 }
@@ -736,14 +821,14 @@ void kdat_rings_show(struct seq_file *m, struct kdat_file *kfile)
 	mutex_lock(&kfile->poller_lock);
 	p = kfile->poller;
 	if (p)
-		seq_printf(m, "poller:\t%d %s cpu %d files %u idle_sleeps %lu shared_sleeps %lu backoff_ms %u unpaid_sleeps %lu busy_pct %u\n",
+		seq_printf(m, "poller:\t%d %s cpu %d files %u idle_sleeps %lu shared_sleeps %lu backoff_ms %u unpaid_sleeps %lu busy_pct %u naps %lu\n",
 			   task_pid_nr(p->task), asleep ? "asleep" : "polling",
 			   kfile->poll_cpu, READ_ONCE(p->nr_files),
 			   READ_ONCE(p->idle_sleeps),
 			   READ_ONCE(p->shared_sleeps),
 			   jiffies_to_msecs(READ_ONCE(p->backoff)),
 			   READ_ONCE(p->unpaid_sleeps),
-			   READ_ONCE(p->busy_pct));
+			   READ_ONCE(p->busy_pct), READ_ONCE(p->naps));
 	else
 		seq_puts(m, "poller:\tnone\n");
 	mutex_unlock(&kfile->poller_lock);

@@ -206,7 +206,7 @@ out_put:
 /* Done with @n entries of submission ring @r; the queue's lock held. */
 void kdat_ring_completed(struct kdat_ring *r, u32 n)
 {
-	r->kcompleted += n;
+	WRITE_ONCE(r->kcompleted, r->kcompleted + n);	/* the poller's look */
 	/* Pairs with libdat's acquire load: the slot is free before. */
 	smp_store_release(kdat_ring_u32(r, KDAT_RING_OFF_COMPLETED),
 			  r->kcompleted);

@@ -101,6 +101,7 @@ struct kdat_ring {
 	u32 ktail;			/* completion: next slot to fill */
 	u32 snap;			/* submission: the tail this pass takes */
 	u32 kcompleted;			/* submission: under the queue lock */
+					/* (read locklessly by the poller) */
 
 	/* Submission rings (kdat_poll.c): on kfile->sq_rings; the queue. */
 	struct list_head node;
