@@ -120,21 +120,6 @@ static int kdat_cq_reap_bh(struct kdat_cq *kcq, int budget)
 	return done;
 }
 
-/*
- * Completions wait in @kcq: whether the caller is to reap them, or a
- * reaper holding the CQ does (it sees KDAT_CQ_AGAIN before it lets go, as
- * kdat_cq_reap_bh() makes sure).
- */
-static bool kdat_cq_unheld(struct kdat_cq *kcq)
-{
-	set_bit(KDAT_CQ_AGAIN, &kcq->flags);
-	smp_mb__after_atomic();	/* the bit before the lock; pairs above */
-	if (!spin_trylock(&kcq->reap_lock))
-		return false;
-	spin_unlock(&kcq->reap_lock);
-	return true;
-}
-
 static int kdat_cq_iop(struct irq_poll *iop, int budget)
 {
 	struct kdat_cq *kcq = container_of(iop, struct kdat_cq, iop);
@@ -157,9 +142,19 @@ static int kdat_cq_iop(struct irq_poll *iop, int budget)
 		 */
 		if (!READ_ONCE(kcq->dead) &&
 		    ib_req_notify_cq(kcq->cq, IB_CQ_NEXT_COMP |
-				     IB_CQ_REPORT_MISSED_EVENTS) > 0 &&
-		    kdat_cq_unheld(kcq))
-			irq_poll_sched(iop);
+				     IB_CQ_REPORT_MISSED_EVENTS) > 0) {
+			set_bit(KDAT_CQ_AGAIN, &kcq->flags);
+			/*
+			 * The bit before the lock: a holder reads it after
+			 * its unlock (kdat_cq_reap_bh()), so one of us
+			 * takes them.
+			 */
+			smp_mb__after_atomic();
+			if (spin_trylock(&kcq->reap_lock)) {
+				spin_unlock(&kcq->reap_lock);
+				irq_poll_sched(iop);
+			}
+		}
 	}
 	return done;
 }
