@@ -20,6 +20,8 @@
 #   make compat     the whole dapltest matrix, the interop suite and
 #                   dtestcm/dtestsrq with OFA DAPL (also under load), in
 #                   the VM testbed
+#   make bench      kdat beside OFA DAPL and perftest, in one testbed run:
+#                   doc/performance.md and doc/bench.png
 #   make deb        the Debian packages, in build/deb/ (scripts/deb)
 #   make install-libdat2 / uninstall-libdat2
 #                   libdat in the place of OFA's libdat2 (dpkg-divert), and
@@ -53,7 +55,7 @@ SELFTESTS := tests/selftests/kdat_dev_test tests/selftests/kdat_hostile_test
 DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 	     tests/dat/ring_test tests/dat/interop_cm tests/dat/registry_unit \
 	     tests/dat/libregfake.so tests/dat/registry_two \
-	     tests/twohost/dat_xfer
+	     tests/twohost/dat_xfer tests/dat/readme_hello
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
@@ -126,6 +128,14 @@ tests/dat/ring_test: tests/dat/ring_test.c tests/selftests/ktap.h $(LIB) \
 		include/uapi/linux/kdat.h
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< \
 		-Luser -ldat -Wl,-rpath,$(TOP)/user -lpthread
+
+# The README's DAT program, built from the README's own text (its one C
+# block), as a user would copy it; tests/demo.sh runs it.
+tests/dat/readme_hello: README.md $(LIB)
+	mkdir -p build
+	sed -n '/^```c$$/,/^```$$/{/^```/d;p}' README.md > build/readme_hello.c
+	$(CC) $(CFLAGS) -Wall -Wextra -Werror -o $@ build/readme_hello.c \
+		-Luser -ldat -Wl,-rpath,$(TOP)/user
 
 # The two-host transfer: a DAT program, -ldat (dat.conf picks the provider).
 tests/twohost/dat_xfer: tests/twohost/dat_xfer.c $(LIB)
@@ -213,14 +223,16 @@ HOSTS ?= 1
 demo: all
 	$(TOP)/scripts/vm-run --hosts $(HOSTS) $(TOP)/scripts/demo
 
-# The table on stdout and in vm-logs/bench.log; the ratios drawn in
-# doc/bench.png.
+# The tables on stdout and in vm-logs/bench.log; the ratios drawn in
+# doc/bench.png; the run written up in doc/performance.md.
 bench: all
 	mkdir -p $(TOP)/vm-logs
 	set -o pipefail; $(TOP)/scripts/vm-run $(TOP)/scripts/bench | \
 		tee $(TOP)/vm-logs/bench.log
-	mkdir -p $(TOP)/doc
 	$(TOP)/scripts/bench-plot $(TOP)/vm-logs/bench.log $(TOP)/doc/bench.png
+	$(TOP)/scripts/bench-report $(TOP)/vm-logs/bench.log bench.png > \
+		$(TOP)/doc/performance.md.new
+	mv $(TOP)/doc/performance.md.new $(TOP)/doc/performance.md
 
 # make bench's one-test rows on Debian's rxe and on the rxe of
 # scripts/rxe-hwlike.patch, in one testbed run: vm-logs/bench-hwlike.log.

@@ -4,7 +4,9 @@
 # The manual (man/): every function libdat exports (DAT 2.0, the dynamic
 # symbol table of user/libdat.so.2) has its 3DAT page, every tool its
 # section 1 page, and every page of
-# man/ renders with man -l without a warning. Runs on the host (make
+# man/ renders with man -l without a warning, its header line whole at 80
+# columns (its title at both ends: a centre title that is too long
+# overwrites them). Runs on the host (make
 # check's first part); needs user/libdat.so.2 built.
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,6 +34,15 @@ for p in "$top"/man/man*/*.*; do
 	out=$(cd "$top/man" && LC_ALL=C.UTF-8 MANWIDTH=80 \
 		man --warnings=w -E UTF-8 -l -Tutf8 "$p" 2>&1 > /dev/null)
 	[ -z "$out" ] || { echo "${p#"$top"/}: $out"; r=1; }
+	# .TH TITLE SECTION ...: "TITLE(SECTION)" begins and ends line 1.
+	read -r _ title sec _ < <(grep -m1 '^\.TH ' "$p")
+	[ -n "${title:-}" ] || continue
+	head=$(printf '%s(%s)' "${title//\\/}" "$sec")
+	line=$(cd "$top/man" && LC_ALL=C.UTF-8 MANWIDTH=80 \
+		man -E UTF-8 -l -Tutf8 "$p" 2>/dev/null | sed -n '/./{p;q}' |
+		sed 's/\x1b\[[0-9;]*m//g; s/.\x08//g; s/[[:space:]]*$//')
+	[[ $line == "$head "*" $head" ]] ||
+		{ echo "${p#"$top"/}: header at 80 columns: '$line'"; r=1; }
 done
 echo "$n exported functions, $pages pages"
 exit $r

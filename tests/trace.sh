@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# kdat's tracepoints (kernel/kdat_trace.h) through the README's perf
-# recipe: `perf record -e 'kdat:*' -a` around a DAT program, `perf script`.
+# kdat's tracepoints (kernel/kdat_trace.h) through the perf recipe of
+# doc/data-path.md: `perf record -e 'kdat:*' -a` around a DAT program, `perf script`.
 # A 64 B ping-pong of kdat-bench (rings, poller) must show a post and a
 # completion per DTO of its own (tgid), the connection events of both
 # EPs, and the poller going to sleep and being woken; a DTO the kernel
@@ -35,8 +35,8 @@ result() {
 echo "TAP version 13"
 echo "1..5"
 
-# The recipe (README): record every kdat event system wide around the
-# program, then print them.
+# The recipe (doc/data-path.md, "Tracing kdat"): record every kdat event
+# system wide around the program, then print them.
 perf record -q -e 'kdat:*' -a -o "$work/bench.data" -- \
 	"$TOP/user/kdat-bench" "$ia" "$KDAT_TEST_IP" lat 64 "$N" \
 	> "$work/bench.out" 2>&1

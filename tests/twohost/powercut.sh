@@ -6,8 +6,8 @@
 # (tests/twohost/dat_xfer until-broken) and cuts h1's power in the middle
 # (the testbed's power switch: qemu killed, nothing sent), ROUNDS times.
 # Each time h0's EP must end DISCONNECTED with DAT_CONNECTION_EVENT_BROKEN
-# within the bound (keepalive_ms and the transport's retries; README),
-# and h1, booted again, must serve a new connection. At the end nothing
+# within the bound (keepalive_ms and the transport's retries: kdat(4),
+# doc/compat-ofa.md), and h1, booted again, must serve a new connection. At the end nothing
 # may be left on h0, the survivor: kdat's objects, the pinned pages, and
 # kdat.ko unloads cleanly.
 #
@@ -17,8 +17,8 @@
 #
 # tests/twohost/powercut.sh [ROUNDS] (default 3; make twohost-long: 20).
 # The guests run with ack_timeout=16 (268 ms) and keepalive_ms=2000, as
-# wire.sh's: 1.9 s of retries with DTOs in flight (README); measured:
-# 2.0 s. KDAT_T_BREAK_BOUND: the seconds within which h0's EP must end
+# wire.sh's: 1.9 s of retries with DTOs in flight (doc/compat-ofa.md);
+# measured: 2.0 s. KDAT_T_BREAK_BOUND: the seconds within which h0's EP must end
 # (default 10, room for the emulated CPUs). Over the testbed's former
 # wire (KDAT_VM_WIRE=unix, which holds a sender back while its far end
 # does not read) it took 13 to 24 s: scripts/vm-run says why.
