@@ -6,8 +6,10 @@
 # section 1 page, and every page of
 # man/ renders with man -l without a warning, its header line whole at 80
 # columns (its title at both ends: a centre title that is too long
-# overwrites them). Runs on the host (make
-# check's first part); needs user/libdat.so.2 built.
+# overwrites them). kdat(7) must not drift from what it describes: every
+# module parameter of kdat.ko (modinfo) is named in it and in kdat(4), and
+# every page of sections 1, 4 and 8 is in its SEE ALSO. Runs on the host
+# (make check's first part); needs user/libdat.so.2 and kdat.ko built.
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 lib=$top/user/libdat.so.2
@@ -44,5 +46,24 @@ for p in "$top"/man/man*/*.*; do
 	[[ $line == "$head "*" $head" ]] ||
 		{ echo "${p#"$top"/}: header at 80 columns: '$line'"; r=1; }
 done
-echo "$n exported functions, $pages pages"
+ko=$top/kdat.ko
+[ -r "$ko" ] || { echo "no $ko (make module)"; exit 1; }
+params=$(modinfo -p "$ko" | cut -d: -f1)
+[ -n "$params" ] || { echo "no module parameters in $ko"; r=1; }
+for p in $params; do
+	for page in man7/kdat.7 man4/kdat.4; do
+		grep -qw "$p" "$top/man/$page" ||
+			{ echo "man/$page: module parameter $p not named"; r=1; }
+	done
+done
+# SEE ALSO of kdat(7): ".BR name (section)" for every page of 1, 4, 8.
+seealso=$(sed -n '/^\.SH SEE ALSO/,/^\.SH /p' "$top/man/man7/kdat.7")
+for p in "$top"/man/man1/*.1 "$top"/man/man4/*.4 "$top"/man/man8/*.8; do
+	name=$(basename "$p")
+	sec=${name##*.}
+	name=${name%.*}
+	grep -q "^\.BR ${name//-/\\\\-} ($sec)" <<< "$seealso" ||
+		{ echo "man/man7/kdat.7: SEE ALSO lacks $name($sec)"; r=1; }
+done
+echo "$n exported functions, $pages pages, $(wc -w <<< "$params") module parameters"
 exit $r
