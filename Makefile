@@ -55,7 +55,8 @@ SELFTESTS := tests/selftests/kdat_dev_test tests/selftests/kdat_hostile_test
 DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 	     tests/dat/ring_test tests/dat/interop_cm tests/dat/registry_unit \
 	     tests/dat/libregfake.so tests/dat/registry_two \
-	     tests/twohost/dat_xfer tests/dat/readme_hello
+	     tests/twohost/dat_xfer tests/dat/readme_hello \
+	     tests/dat/retcodes tests/dat/retcodes_ofa
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
@@ -152,6 +153,11 @@ $(FUZZER): tests/fuzz/kdat_fuzz.c include/uapi/linux/kdat.h \
 tests/dat/interop_cm: tests/dat/interop_cm.c | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -ldat2
 
+# The same calls against OFA's registry (-ldat2), for tests/dat/retcodes.sh
+# to compare with tests/dat/retcodes (-ldat).
+tests/dat/retcodes_ofa: tests/dat/retcodes.c | $(SETUP_STAMP)
+	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -ldat2
+
 # The registry's host test, and the DAT provider it loads through dat.conf
 # (not linked to libdat: it finds the registry's functions at load, as
 # OFA's providers do).
@@ -159,12 +165,13 @@ tests/dat/libregfake.so: tests/dat/registry_fake_provider.c
 	$(CC) $(CFLAGS) -Wall -Wextra -DDAT_EXTENSIONS -fPIC -shared -o $@ $<
 
 tests/dat/registry_unit: tests/dat/registry_unit.c tests/selftests/ktap.h \
+		tests/lib/dat_expect.h \
 		tests/dat/libregfake.so $(LIB)
 	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -DDAT_EXTENSIONS -o $@ $< \
 		-Luser -ldat -Wl,-rpath,$(TOP)/user
 
 # DAT programs: the DAT 2.0 headers from Debian's libdapl-dev, -ldat.
-tests/dat/%: tests/dat/%.c tests/selftests/ktap.h \
+tests/dat/%: tests/dat/%.c tests/selftests/ktap.h tests/lib/dat_expect.h \
 		tests/selftests/kdat_objects.h $(LIB)
 	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -Luser -ldat \
 		-Wl,-rpath,$(TOP)/user

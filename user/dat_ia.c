@@ -154,21 +154,36 @@ DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
 	if (!name || !ia_handle)
 		return DAT_INVALID_PARAMETER;
 	if (major != DAT_VERSION_MAJOR)
-		return DAT_PROVIDER_NOT_FOUND;
+		return DAT_PROVIDER_NOT_FOUND | DAT_MAJOR_NOT_FOUND;
 	if (devname && devname[0] && strlen(devname) < sizeof(dev)) {
 		strcpy(dev, devname);
 		port = devport ? devport : 1;
 	} else if (kd_parse_name(name, dev, &port)) {
-		return DAT_PROVIDER_NOT_FOUND;
+		if (kd_debug())
+			fprintf(stderr, "libdat: dat_ia_open(%s): not a name "
+				"of kdat's (DEVICE:PORT, DEVICE or "
+				"kdat-DEVICE-PORT) nor one of dat.conf\n", name);
+		return KD_NOT_REGISTERED;
 	}
 	fd = kd_proc_get();
-	if (fd < 0)
-		return DAT_PROVIDER_NOT_FOUND;
+	if (fd < 0) {
+		if (kd_debug())
+			fprintf(stderr, "libdat: dat_ia_open(%s): %s\n", name,
+				kdat_open_why(-fd));
+		return KD_NOT_REGISTERED;
+	}
 	ret = kdat_ia_open(fd, dev, port, &kh);
 	if (ret) {
+		if (kd_debug()) {
+			char why[256];
+
+			kdat_ia_open_why(fd, dev, port, -ret, why, sizeof(why));
+			fprintf(stderr, "libdat: dat_ia_open(%s): %s\n", name,
+				why);
+		}
 		kd_proc_put();
 		return ret == -ENODEV || ret == -EINVAL ?
-			DAT_PROVIDER_NOT_FOUND : kd_from_errno(-ret);
+			KD_NOT_REGISTERED : kd_from_errno(-ret);
 	}
 	ia = calloc(1, sizeof(*ia));
 	if (!ia) {

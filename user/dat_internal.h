@@ -369,6 +369,9 @@ KD_IMPL(srq_set_lw);
 /* No header declares dat_ia_ha; its type is the provider table's. */
 DAT_RETURN kd_ia_ha(DAT_IA_HANDLE ia, const DAT_NAME_PTR name,
 		    DAT_BOOLEAN *answer);
+/* dat_api.c's entry point for it: not in DAT's headers. */
+LIBDAT_API DAT_RETURN dat_ia_ha(DAT_IA_HANDLE ia, const DAT_NAME_PTR name,
+				DAT_BOOLEAN *answer);
 
 /*
  * The DAT IB extensions on a kdat handle: what dat_extension_op() and
@@ -377,6 +380,31 @@ DAT_RETURN kd_ia_ha(DAT_IA_HANDLE ia, const DAT_NAME_PTR name,
  * registry passes it to a provider. DAT_NOT_IMPLEMENTED for now.
  */
 DAT_RETURN kd_extension_op(DAT_HANDLE h, DAT_EXTENDED_OP op, va_list args);
+
+/*
+ * An error as DAT_ERROR() makes it: class bit, type, subtype. Consumers
+ * test "status & DAT_CLASS_ERROR" and compare DAT_GET_TYPE().
+ */
+#define KD_ERR(type, subtype) \
+	((DAT_RETURN)(DAT_CLASS_ERROR | (type) | (subtype)))
+/* No IA of that name: what OFA's registry answers, and kdat for its own. */
+#define KD_NOT_REGISTERED \
+	KD_ERR(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED)
+
+/*
+ * What a call of kdat's returns to its consumer. Inside libdat an error
+ * travels as its type and subtype (DAT_INVALID_HANDLE, ...), which the
+ * code compares as it is; where it leaves libdat (the entry points of
+ * dat_api.c and dat_registry.c, and the DAT_PROVIDER tables, which point
+ * to those entry points) it gets the class bit, as OFA's provider gives
+ * every error.
+ */
+static inline DAT_RETURN kd_status(DAT_RETURN r)
+{
+	if (r && !(r & (DAT_CLASS_ERROR | DAT_CLASS_WARNING)))
+		r |= DAT_CLASS_ERROR;
+	return r;
+}
 
 /* dat_core.c */
 DAT_RETURN kd_from_errno(int err);
@@ -389,6 +417,42 @@ void kd_proc_put(void);
 void kd_obj_init(struct kd_obj *o, struct kd_ia *ia,
 		 DAT_HANDLE_TYPE type, uint32_t kh);
 bool kd_check(const void *h, int type);
+
+/*
+ * The kind of a call's first handle: the DAT handle type kd_check() wants
+ * and the subtype of DAT_INVALID_HANDLE that names it, as OFA's registry
+ * and provider answer (an EVD is named as a request EVD there; a handle
+ * of any type, as DAT_INVALID_HANDLE1).
+ */
+#define KD_KIND_IA	DAT_HANDLE_TYPE_IA, DAT_INVALID_HANDLE_IA
+#define KD_KIND_EP	DAT_HANDLE_TYPE_EP, DAT_INVALID_HANDLE_EP
+#define KD_KIND_LMR	DAT_HANDLE_TYPE_LMR, DAT_INVALID_HANDLE_LMR
+#define KD_KIND_RMR	DAT_HANDLE_TYPE_RMR, DAT_INVALID_HANDLE_RMR
+#define KD_KIND_PZ	DAT_HANDLE_TYPE_PZ, DAT_INVALID_HANDLE_PZ
+#define KD_KIND_PSP	DAT_HANDLE_TYPE_PSP, DAT_INVALID_HANDLE_PSP
+#define KD_KIND_RSP	DAT_HANDLE_TYPE_RSP, DAT_INVALID_HANDLE_RSP
+#define KD_KIND_CR	DAT_HANDLE_TYPE_CR, DAT_INVALID_HANDLE_CR
+#define KD_KIND_CNO	DAT_HANDLE_TYPE_CNO, DAT_INVALID_HANDLE_CNO
+#define KD_KIND_EVD	DAT_HANDLE_TYPE_EVD, DAT_INVALID_HANDLE_EVD_REQUEST
+#define KD_KIND_SRQ	DAT_HANDLE_TYPE_SRQ, DAT_INVALID_HANDLE_SRQ
+#define KD_KIND_CSP	DAT_HANDLE_TYPE_CSP, DAT_INVALID_HANDLE_CSP
+#define KD_KIND_ANY	-1, DAT_INVALID_HANDLE1
+
+/*
+ * kd_<fn>'s answer as its consumer gets it: a DAT_INVALID_HANDLE without
+ * a subtype, when @h is not a live kdat object of its @type, names @h's
+ * kind; every error has the class bit (kd_status()). Only on the error
+ * path: a call that succeeds looks @h up once, in kd_<fn>.
+ */
+static inline DAT_RETURN kd_answer(DAT_RETURN r, const void *h, int type,
+				   DAT_RETURN subtype)
+{
+	if (r == DAT_INVALID_HANDLE && !kd_check(h, type))
+		r |= subtype;
+	return kd_status(r);
+}
+
+#define KD_ANSWER(r, h, kind) kd_answer(r, h, KD_KIND_##kind)
 void kd_obj_free(struct kd_obj *o);
 void kd_destroy_kh(struct kd_ia *ia, uint32_t kh);
 DAT_RETURN kd_destroy(struct kd_obj *o);

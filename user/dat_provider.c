@@ -152,9 +152,10 @@ DAT_RETURN kd_provider_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
 		port = p->port;
 		pthread_mutex_unlock(&kd_providers_lock);
 	}
-	return kd_ia_open(p ? &p->p : &kd_default_provider, name, dev, port,
-			  qlen, async_evd, ia, DAT_VERSION_MAJOR,
-			  DAT_VERSION_MINOR, DAT_THREADSAFE);
+	return kd_status(kd_ia_open(p ? &p->p : &kd_default_provider, name,
+				    dev, port, qlen, async_evd, ia,
+				    DAT_VERSION_MAJOR, DAT_VERSION_MINOR,
+				    DAT_THREADSAFE));
 }
 
 /* Read the first line of @path into @buf; 0 or -1. */
@@ -469,88 +470,104 @@ void kd_instance_port(const char *data, char *dev, uint32_t *port)
 		dev[0] = '\0';
 }
 
+/*
+ * A registry (OFA's libdat2) calls through this table what a -ldat
+ * program calls directly: the entry points of dat_api.c, which give
+ * every error its class bit (kd_status()).
+ */
+static DAT_RETURN kd_provider_ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags)
+{
+	return KD_ANSWER(kd_ia_close(ia, flags), ia, IA);
+}
+
+static DAT_RETURN kd_provider_extension_op(DAT_HANDLE h, DAT_EXTENDED_OP op,
+					   va_list args)
+{
+	return kd_status(kd_extension_op(h, op, args));
+}
+
 static void kd_provider_fill(DAT_PROVIDER *p)
 {
 	p->ia_open_func = kd_provider_ia_open;
-	p->ia_query_func = kd_ia_query;
-	p->ia_close_func = kd_ia_close;
-	p->set_consumer_context_func = kd_set_consumer_context;
-	p->get_consumer_context_func = kd_get_consumer_context;
-	p->get_handle_type_func = kd_get_handle_type;
-	p->cno_create_func = kd_cno_create;
-	p->cno_modify_agent_func = kd_cno_modify_agent;
-	p->cno_query_func = kd_cno_query;
-	p->cno_free_func = kd_cno_free;
-	p->cno_wait_func = kd_cno_wait;
-	p->cr_query_func = kd_cr_query;
-	p->cr_accept_func = kd_cr_accept;
-	p->cr_reject_func = kd_cr_reject;
-	p->cr_handoff_func = kd_cr_handoff;
-	p->evd_create_func = kd_evd_create;
-	p->evd_query_func = kd_evd_query;
-	p->evd_modify_cno_func = kd_evd_modify_cno;
-	p->evd_enable_func = kd_evd_enable;
-	p->evd_disable_func = kd_evd_disable;
-	p->evd_wait_func = kd_evd_wait;
-	p->evd_resize_func = kd_evd_resize;
-	p->evd_post_se_func = kd_evd_post_se;
-	p->evd_dequeue_func = kd_evd_dequeue;
-	p->evd_free_func = kd_evd_free;
-	p->ep_create_func = kd_ep_create;
-	p->ep_query_func = kd_ep_query;
-	p->ep_modify_func = kd_ep_modify;
-	p->ep_connect_func = kd_ep_connect;
-	p->ep_dup_connect_func = kd_ep_dup_connect;
-	p->ep_disconnect_func = kd_ep_disconnect;
-	p->ep_post_send_func = kd_ep_post_send;
-	p->ep_post_recv_func = kd_ep_post_recv;
-	p->ep_post_rdma_read_func = kd_ep_post_rdma_read;
-	p->ep_post_rdma_write_func = kd_ep_post_rdma_write;
-	p->ep_get_status_func = kd_ep_get_status;
-	p->ep_free_func = kd_ep_free;
-	p->lmr_create_func = kd_lmr_create;
-	p->lmr_query_func = kd_lmr_query;
-	p->lmr_free_func = kd_lmr_free;
-	p->rmr_create_func = kd_rmr_create;
-	p->rmr_query_func = kd_rmr_query;
-	p->rmr_bind_func = kd_rmr_bind;
-	p->rmr_free_func = kd_rmr_free;
-	p->psp_create_func = kd_psp_create;
-	p->psp_query_func = kd_psp_query;
-	p->psp_free_func = kd_psp_free;
-	p->rsp_create_func = kd_rsp_create;
-	p->rsp_query_func = kd_rsp_query;
-	p->rsp_free_func = kd_rsp_free;
-	p->pz_create_func = kd_pz_create;
-	p->pz_query_func = kd_pz_query;
-	p->pz_free_func = kd_pz_free;
-	p->psp_create_any_func = kd_psp_create_any;
-	p->ep_reset_func = kd_ep_reset;
-	p->evd_set_unwaitable_func = kd_evd_set_unwaitable;
-	p->evd_clear_unwaitable_func = kd_evd_clear_unwaitable;
-	p->lmr_sync_rdma_read_func = kd_lmr_sync_rdma_read;
-	p->lmr_sync_rdma_write_func = kd_lmr_sync_rdma_write;
-	p->ep_create_with_srq_func = kd_ep_create_with_srq;
-	p->ep_recv_query_func = kd_ep_recv_query;
-	p->ep_set_watermark_func = kd_ep_set_watermark;
-	p->srq_create_func = kd_srq_create;
-	p->srq_free_func = kd_srq_free;
-	p->srq_post_recv_func = kd_srq_post_recv;
-	p->srq_query_func = kd_srq_query;
-	p->srq_resize_func = kd_srq_resize;
-	p->srq_set_lw_func = kd_srq_set_lw;
-	p->csp_create_func = kd_csp_create;
-	p->csp_query_func = kd_csp_query;
-	p->csp_free_func = kd_csp_free;
-	p->ep_common_connect_func = kd_ep_common_connect;
-	p->rmr_create_for_ep_func = kd_rmr_create_for_ep;
+	p->ia_query_func = dat_ia_query;
+	p->ia_close_func = kd_provider_ia_close;
+	p->set_consumer_context_func = dat_set_consumer_context;
+	p->get_consumer_context_func = dat_get_consumer_context;
+	p->get_handle_type_func = dat_get_handle_type;
+	p->cno_create_func = dat_cno_create;
+	p->cno_modify_agent_func = dat_cno_modify_agent;
+	p->cno_query_func = dat_cno_query;
+	p->cno_free_func = dat_cno_free;
+	p->cno_wait_func = dat_cno_wait;
+	p->cr_query_func = dat_cr_query;
+	p->cr_accept_func = dat_cr_accept;
+	p->cr_reject_func = dat_cr_reject;
+	p->cr_handoff_func = dat_cr_handoff;
+	p->evd_create_func = dat_evd_create;
+	p->evd_query_func = dat_evd_query;
+	p->evd_modify_cno_func = dat_evd_modify_cno;
+	p->evd_enable_func = dat_evd_enable;
+	p->evd_disable_func = dat_evd_disable;
+	p->evd_wait_func = dat_evd_wait;
+	p->evd_resize_func = dat_evd_resize;
+	p->evd_post_se_func = dat_evd_post_se;
+	p->evd_dequeue_func = dat_evd_dequeue;
+	p->evd_free_func = dat_evd_free;
+	p->ep_create_func = dat_ep_create;
+	p->ep_query_func = dat_ep_query;
+	p->ep_modify_func = dat_ep_modify;
+	p->ep_connect_func = dat_ep_connect;
+	p->ep_dup_connect_func = dat_ep_dup_connect;
+	p->ep_disconnect_func = dat_ep_disconnect;
+	p->ep_post_send_func = dat_ep_post_send;
+	p->ep_post_recv_func = dat_ep_post_recv;
+	p->ep_post_rdma_read_func = dat_ep_post_rdma_read;
+	p->ep_post_rdma_write_func = dat_ep_post_rdma_write;
+	p->ep_get_status_func = dat_ep_get_status;
+	p->ep_free_func = dat_ep_free;
+	p->lmr_create_func = dat_lmr_create;
+	p->lmr_query_func = dat_lmr_query;
+	p->lmr_free_func = dat_lmr_free;
+	p->rmr_create_func = dat_rmr_create;
+	p->rmr_query_func = dat_rmr_query;
+	p->rmr_bind_func = dat_rmr_bind;
+	p->rmr_free_func = dat_rmr_free;
+	p->psp_create_func = dat_psp_create;
+	p->psp_query_func = dat_psp_query;
+	p->psp_free_func = dat_psp_free;
+	p->rsp_create_func = dat_rsp_create;
+	p->rsp_query_func = dat_rsp_query;
+	p->rsp_free_func = dat_rsp_free;
+	p->pz_create_func = dat_pz_create;
+	p->pz_query_func = dat_pz_query;
+	p->pz_free_func = dat_pz_free;
+	p->psp_create_any_func = dat_psp_create_any;
+	p->ep_reset_func = dat_ep_reset;
+	p->evd_set_unwaitable_func = dat_evd_set_unwaitable;
+	p->evd_clear_unwaitable_func = dat_evd_clear_unwaitable;
+	p->lmr_sync_rdma_read_func = dat_lmr_sync_rdma_read;
+	p->lmr_sync_rdma_write_func = dat_lmr_sync_rdma_write;
+	p->ep_create_with_srq_func = dat_ep_create_with_srq;
+	p->ep_recv_query_func = dat_ep_recv_query;
+	p->ep_set_watermark_func = dat_ep_set_watermark;
+	p->srq_create_func = dat_srq_create;
+	p->srq_free_func = dat_srq_free;
+	p->srq_post_recv_func = dat_srq_post_recv;
+	p->srq_query_func = dat_srq_query;
+	p->srq_resize_func = dat_srq_resize;
+	p->srq_set_lw_func = dat_srq_set_lw;
+	p->csp_create_func = dat_csp_create;
+	p->csp_query_func = dat_csp_query;
+	p->csp_free_func = dat_csp_free;
+	p->ep_common_connect_func = dat_ep_common_connect;
+	p->rmr_create_for_ep_func = dat_rmr_create_for_ep;
 	p->ep_post_send_with_invalidate_func =
-		kd_ep_post_send_with_invalidate;
-	p->ep_post_rdma_read_to_rmr_func = kd_ep_post_rdma_read_to_rmr;
-	p->cno_fd_create_func = kd_cno_fd_create;
-	p->cno_trigger_func = kd_cno_trigger;
-	p->ia_ha_related_func = kd_ia_ha;
-	p->handle_extendedop_func = kd_extension_op;
+		dat_ep_post_send_with_invalidate;
+	p->ep_post_rdma_read_to_rmr_func = dat_ep_post_rdma_read_to_rmr;
+	p->cno_fd_create_func = dat_cno_fd_create;
+	p->cno_trigger_func = dat_cno_trigger;
+	p->ia_ha_related_func = dat_ia_ha;
+	p->handle_extendedop_func = kd_provider_extension_op;
 }
 
 static void __attribute__((constructor)) kd_provider_init(void)

@@ -49,11 +49,7 @@
 
 #define KD_CONF_DEFAULT "/etc/dat.conf"
 
-/* The registry's errors, as OFA's registry gives them: class, type, subtype. */
-#define KD_ERR(type, subtype) \
-	((DAT_RETURN)(DAT_CLASS_ERROR | (type) | (subtype)))
-#define KD_NOT_REGISTERED \
-	KD_ERR(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED)
+/* The registry's errors are as OFA's registry gives them (KD_ERR). */
 #define KD_CONF_FIELDS 8
 
 /* A library a dat.conf line names; kd_load_lock. */
@@ -629,7 +625,7 @@ LIBDAT_API DAT_RETURN
 dat_registry_remove_provider(const DAT_PROVIDER *provider,
 			     const DAT_PROVIDER_INFO *info)
 {
-	DAT_RETURN ret = KD_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	DAT_RETURN ret = KD_NOT_REGISTERED;	/* as OFA's libdat2 */
 	struct kd_reg *r, **rp;
 
 	if (!provider)
@@ -756,10 +752,11 @@ LIBDAT_API DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name,
 		case KD_CONF_KDAT:
 			/* A kdat line's instance data may name the port. */
 			kd_instance_port(instance, dev, &port);
-			return kd_ia_open(&kd_default_provider, name, dev, port,
-					  async_evd_qlen, async_evd_handle,
-					  ia_handle, major, minor,
-					  thread_safety);
+			return kd_status(kd_ia_open(&kd_default_provider, name,
+						    dev, port, async_evd_qlen,
+						    async_evd_handle, ia_handle,
+						    major, minor,
+						    thread_safety));
 		default:
 			break;
 		}
@@ -803,10 +800,10 @@ LIBDAT_API DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia_handle,
 		o->closing = true;
 	pthread_mutex_unlock(&kd_reg_lock);
 	if (!o)
-		return kd_ia_close(ia_handle, flags);
+		return KD_ANSWER(kd_ia_close(ia_handle, flags), ia_handle, IA);
 	p = o->reg->provider;
 	ret = p->ia_close_func ? p->ia_close_func(ia_handle, flags) :
-				 DAT_NOT_IMPLEMENTED;
+				 KD_ERR(DAT_NOT_IMPLEMENTED, 0);
 	pthread_mutex_lock(&kd_reg_lock);
 	o->closing = false;
 	if (ret == DAT_SUCCESS) {
@@ -867,7 +864,8 @@ static DAT_RETURN kd_extension_open(const char *name, DAT_EXTENDED_OP op,
 		switch (kd_conf_provide(&want, &instance)) {
 		case KD_CONF_NONE:
 		case KD_CONF_KDAT:
-			return kd_extension_op((DAT_HANDLE)name, op, args);
+			return kd_status(kd_extension_op((DAT_HANDLE)name, op,
+							 args));
 		default:
 			break;
 		}
@@ -876,7 +874,8 @@ static DAT_RETURN kd_extension_open(const char *name, DAT_EXTENDED_OP op,
 			return KD_NOT_REGISTERED;
 	}
 	ext = r->provider->handle_extendedop_func;
-	ret = ext ? ext((DAT_HANDLE)name, op, args) : DAT_NOT_IMPLEMENTED;
+	ret = ext ? ext((DAT_HANDLE)name, op, args) :
+		    KD_ERR(DAT_NOT_IMPLEMENTED, 0);
 	kd_reg_put(r);
 	return ret;
 }
@@ -904,9 +903,9 @@ LIBDAT_API DAT_RETURN dat_extension_op(DAT_HANDLE handle, DAT_EXTENDED_OP op,
 	} else if (p) {
 		ret = p->handle_extendedop_func ?
 		      p->handle_extendedop_func(handle, op, args) :
-		      DAT_NOT_IMPLEMENTED;
+		      KD_ERR(DAT_NOT_IMPLEMENTED, 0);
 	} else {
-		ret = kd_extension_op(handle, op, args);
+		ret = kd_status(kd_extension_op(handle, op, args));
 	}
 	va_end(args);
 	return ret;

@@ -127,8 +127,9 @@ static void reap(DAT_EVD_HANDLE evd)
 	if (wait_reap)
 		r = dat_evd_wait(evd, TMO, 1, &ev, &n);
 	else
-		while ((r = dat_evd_dequeue(evd, &ev)) == DAT_QUEUE_EMPTY)
-			;
+		do
+			r = dat_evd_dequeue(evd, &ev);
+		while (DAT_GET_TYPE(r) == DAT_QUEUE_EMPTY);
 	check(r, wait_reap ? "dat_evd_wait" : "dat_evd_dequeue");
 	if (ev.event_number != DAT_DTO_COMPLETION_EVENT ||
 	    ev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS) {

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -103,4 +104,58 @@ const char *kdat_port_state_str(uint32_t state)
 	};
 
 	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
+}
+
+const char *kdat_open_why(int err)
+{
+	switch (err) {
+	case ENOENT:
+	case ENODEV:
+	case ENXIO:
+		return "no " KDAT_DEVICE_PATH ": kdat.ko is not loaded "
+		       "(sudo modprobe kdat)";
+	case EACCES:
+	case EPERM:
+		return "no permission to open " KDAT_DEVICE_PATH ": it is for "
+		       "group rdma; join it (sudo usermod -aG rdma $USER, then "
+		       "log in again), see kdat(7)";
+	case EMFILE:
+	case ENFILE:
+		return "cannot open " KDAT_DEVICE_PATH ": too many open files";
+	default:
+		return strerror(err);
+	}
+}
+
+void kdat_ia_open_why(int fd, const char *name, uint32_t port, int err,
+		      char *buf, size_t len)
+{
+	struct kdat_port_info *ports;
+	uint32_t nr, i, lo = 0, hi = 0;
+
+	if (err != ENODEV && err != EINVAL) {
+		snprintf(buf, len, "%s port %u: %s", name, port,
+			 strerror(err));
+		return;
+	}
+	if (kdat_device_list(fd, &ports, &nr)) {
+		ports = NULL;
+		nr = 0;
+	}
+	for (i = 0; i < nr; i++) {
+		if (strcmp(ports[i].name, name))
+			continue;
+		if (!lo || ports[i].port_num < lo)
+			lo = ports[i].port_num;
+		if (ports[i].port_num > hi)
+			hi = ports[i].port_num;
+	}
+	free(ports);
+	if (lo)
+		snprintf(buf, len, "%s has no port %u (its ports: %u-%u)",
+			 name, port, lo, hi);
+	else
+		snprintf(buf, len, "no RDMA device %s here, in this network "
+			 "namespace (kdat-info lists the ports kdat sees; "
+			 "rdma link show, the devices)", name);
 }

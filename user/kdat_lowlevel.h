@@ -9,6 +9,7 @@
 #ifndef KDAT_LOWLEVEL_H
 #define KDAT_LOWLEVEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/kdat.h>
 
@@ -29,6 +30,19 @@ KDAT_EXPORT int kdat_ia_query(int fd, uint32_t ia_handle,
 			      struct kdat_ia_query *q);
 KDAT_EXPORT int kdat_destroy(int fd, uint32_t handle);
 KDAT_EXPORT const char *kdat_port_state_str(uint32_t state);
+
+/*
+ * Why kdat_open() failed with -@err, and what to do, in one line (no
+ * newline): kdat.ko not loaded, no permission, ...
+ */
+KDAT_EXPORT const char *kdat_open_why(int err);
+/*
+ * Why kdat_ia_open(@fd, @name, @port) failed with -@err, and what to do,
+ * in @buf (@len bytes, no newline): no such device here (in this network
+ * namespace), no such port (and which there are), ...
+ */
+KDAT_EXPORT void kdat_ia_open_why(int fd, const char *name, uint32_t port,
+				  int err, char *buf, size_t len);
 
 /*
  * For kdat's own tests: the /dev/kdat file and kernel handle behind a DAT

@@ -40,7 +40,7 @@ static DAT_RETURN fake_new(DAT_HANDLE_TYPE type, void **h)
 	struct fake_obj *o = calloc(1, sizeof(*o));
 
 	if (!o)
-		return DAT_INSUFFICIENT_RESOURCES;
+		return DAT_CLASS_ERROR | DAT_INSUFFICIENT_RESOURCES;
 	o->provider = &fake_provider;
 	o->type = type;
 	*h = o;
@@ -97,13 +97,16 @@ static DAT_RETURN fake_get_context(DAT_HANDLE h, DAT_CONTEXT *c)
 	return DAT_SUCCESS;
 }
 
-/* Records the op and its first int argument; answers DAT_QUEUE_EMPTY. */
+/*
+ * Records the op and its first int argument; answers DAT_QUEUE_EMPTY, an
+ * error with its class bit, as a provider gives it.
+ */
 static DAT_RETURN fake_ext(DAT_HANDLE h, DAT_EXTENDED_OP op, va_list args)
 {
 	fake_ext_handle = h;
 	fake_ext_op = op;
 	fake_ext_arg = va_arg(args, int);
-	return DAT_QUEUE_EMPTY;
+	return DAT_CLASS_ERROR | DAT_QUEUE_EMPTY;
 }
 
 void dat_provider_init(const DAT_PROVIDER_INFO *info,

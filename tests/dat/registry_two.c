@@ -25,20 +25,8 @@
 #include <dat2/udat.h>
 
 #include "../selftests/ktap.h"
+#include "../lib/dat_expect.h"
 
-#define EXPECT_DAT(expr, want)						\
-	do {								\
-		DAT_RETURN __r = (expr);				\
-		if (DAT_GET_TYPE(__r) != (DAT_RETURN)(want)) {		\
-			const char *__maj = "?", *__min = "";		\
-									\
-			dat_strerror(__r, &__maj, &__min);		\
-			KTAP_FAIL("%s: got %#x (%s), want %#x", #expr,	\
-				  (unsigned int)__r, __maj,		\
-				  (unsigned int)(want));		\
-		}							\
-	} while (0)
-#define OK(expr) EXPECT_DAT(expr, DAT_SUCCESS)
 
 #define LEN 4096
 

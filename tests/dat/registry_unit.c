@@ -27,16 +27,8 @@
 #include <dat2/dat_registry.h>
 
 #include "../selftests/ktap.h"
+#include "../lib/dat_expect.h"
 
-/* DAT_RETURN types compared (the registry adds class and subtype bits). */
-#define EXPECT_DAT(expr, want)						\
-	do {								\
-		DAT_RETURN __r = (expr);				\
-		if (DAT_GET_TYPE(__r) != (DAT_RETURN)(want))		\
-			KTAP_FAIL("%s: got %#x, want %#x", #expr,	\
-				  (unsigned int)__r, (unsigned int)(want)); \
-	} while (0)
-#define OK(expr) EXPECT_DAT(expr, DAT_SUCCESS)
 
 #define MAX_LIST 128
 
@@ -263,7 +255,7 @@ static DAT_RETURN test_ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags)
 	(void)ia;
 	nr_close++;
 	return flags == DAT_CLOSE_ABRUPT_FLAG ? DAT_SUCCESS :
-						DAT_INVALID_STATE;
+			DAT_CLASS_ERROR | DAT_INVALID_STATE;
 }
 
 static DAT_RETURN test_pz_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE *pz)
@@ -286,7 +278,7 @@ static DAT_RETURN test_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n,
 	KTAP_EXPECT_EQ(n, 3);
 	KTAP_EXPECT_EQ(c.as_64, 0x1234);
 	nr_ep_post++;
-	return DAT_QUEUE_FULL;
+	return DAT_CLASS_ERROR | DAT_QUEUE_FULL;
 }
 
 static DAT_EXTENDED_OP ext_op;
@@ -298,7 +290,7 @@ static DAT_RETURN test_ext(DAT_HANDLE h, DAT_EXTENDED_OP op, va_list args)
 	ext_handle = h;
 	ext_op = op;
 	ext_arg = va_arg(args, int);
-	return DAT_QUEUE_EMPTY;
+	return DAT_CLASS_ERROR | DAT_QUEUE_EMPTY;
 }
 
 static DAT_PROVIDER_INFO test_info(const char *name, DAT_UINT32 minor,
@@ -362,9 +354,9 @@ static void test_add_remove(void)
 	EXPECT_DAT(dat_registry_remove_provider(&test_provider, NULL),
 		   DAT_INVALID_PARAMETER);
 	EXPECT_DAT(dat_registry_remove_provider(&test_provider, &b),
-		   DAT_INVALID_PARAMETER);
+		   DAT_PROVIDER_NOT_FOUND);
 	EXPECT_DAT(dat_registry_remove_provider(&other_provider, &a),
-		   DAT_INVALID_PARAMETER);
+		   DAT_PROVIDER_NOT_FOUND);
 
 	/* In use while an IA is open through it. */
 	OK(open_ia("t-dyn", 2, 0, DAT_FALSE, &ia));
@@ -383,7 +375,7 @@ static void test_add_remove(void)
 	KTAP_EXPECT_EQ(nr_close, 2);
 	OK(dat_registry_remove_provider(&test_provider, &a));
 	EXPECT_DAT(dat_registry_remove_provider(&test_provider, &a),
-		   DAT_INVALID_PARAMETER);
+		   DAT_PROVIDER_NOT_FOUND);
 	OK(dat_registry_remove_provider(&test_provider, &a_ts));
 
 	/* Gone: the name is no one's now (no kdat device here either). */

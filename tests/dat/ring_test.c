@@ -1184,13 +1184,13 @@ static void test_srq_resize_counts_ring(void)
 	__atomic_store_n(r.tail, t + 4, __ATOMIC_RELEASE);
 	usleep(100000);
 	KTAP_EXPECT_EQ(ld(r.head), t);	/* nobody took them */
-	if (dat_srq_resize(srq, 2) != DAT_INVALID_STATE)
+	if (DAT_GET_TYPE(dat_srq_resize(srq, 2)) != DAT_INVALID_STATE)
 		KTAP_FAIL("dat_srq_resize(srq, 2) with 4 receives on the ring: not DAT_INVALID_STATE");
 	KTAP_EXPECT_EQ(ld(r.head), t + 4);
 	OK(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &sp));
 	KTAP_EXPECT_EQ(sp.max_recv_dtos, 8);
 	/* Four posted: 4 is room enough, 3 is not. */
-	if (dat_srq_resize(srq, 3) != DAT_INVALID_STATE)
+	if (DAT_GET_TYPE(dat_srq_resize(srq, 3)) != DAT_INVALID_STATE)
 		KTAP_FAIL("dat_srq_resize(srq, 3) with 4 receives posted: not DAT_INVALID_STATE");
 	OK(dat_srq_resize(srq, 4));
 	OK(dat_srq_free(srq));
