@@ -985,6 +985,7 @@ int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
 		   const void *pdata, u8 pdata_len, bool reserved,
 		   u8 req_rd_in, u8 req_rd_out);
 int kdat_ep_reserve(struct kdat_ep *ep, bool reserve);
+void kdat_ep_conn_push(struct kdat_ep *ep, struct kdat_event *ev);
 void kdat_ep_conn_event(struct kdat_ep *ep, u32 event_number);
 void kdat_ep_save_pdata(struct kdat_ep *ep, const void *data, u32 len);
 

@@ -128,6 +128,19 @@ static enum kdat_ep_state kdat_ep_state(struct kdat_ep *ep)
 	return state;
 }
 
+/*
+ * A connection event of @ep, to its connection EVD. An EP made without
+ * one (the consumer is not interested: DAT_HANDLE_NULL) cannot connect
+ * or be accepted (kdat_ep_connect_do(), kdat_cr_reply_do(),
+ * kdat_psp_new()), so it has no connection to tell of; the event is
+ * dropped should one come all the same.
+ */
+void kdat_ep_conn_push(struct kdat_ep *ep, struct kdat_event *ev)
+{
+	if (ep->conn_evd)
+		kdat_evd_push(ep->conn_evd, ev);
+}
+
 void kdat_ep_conn_event(struct kdat_ep *ep, u32 event_number)
 {
 	struct kdat_event ev = {
@@ -138,7 +151,7 @@ void kdat_ep_conn_event(struct kdat_ep *ep, u32 event_number)
 
 	trace_kdat_conn_event(ep->obj.file->tgid, ep->obj.handle, event_number,
 			      READ_ONCE(ep->state));
-	kdat_evd_push(ep->conn_evd, &ev);
+	kdat_ep_conn_push(ep, &ev);
 }
 
 /*
@@ -1054,7 +1067,8 @@ static void kdat_ep_destroy(struct kdat_obj *obj)
 	kdat_evd_uncommit(ep->req_evd, ep->send_cqes);
 	kdat_obj_unuse(&ep->recv_evd->obj, ep->obj.ia);
 	kdat_obj_unuse(&ep->req_evd->obj, ep->obj.ia);
-	kdat_obj_unuse(&ep->conn_evd->obj, ep->obj.ia);
+	if (ep->conn_evd)
+		kdat_obj_unuse(&ep->conn_evd->obj, ep->obj.ia);
 	kdat_obj_unuse(&ep->pz->obj, ep->obj.ia);
 	if (ep->srq)
 		kdat_obj_unuse(&ep->srq->obj, ep->obj.ia);
@@ -1142,7 +1156,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	if ((srq && srq->pz != pz) ||
 	    !(recv_evd->flags & KDAT_EVD_DTO) ||
 	    !(req_evd->flags & KDAT_EVD_DTO) ||
-	    !(conn_evd->flags & KDAT_EVD_CONNECTION) ||
+	    (conn_evd && !(conn_evd->flags & KDAT_EVD_CONNECTION)) ||
 	    recv_evd->ia->kdev != pz->ia->kdev ||
 	    req_evd->ia->kdev != pz->ia->kdev)
 		return -EINVAL;
@@ -1303,7 +1317,8 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 
 	kdat_obj_use(&recv_evd->obj, pz->ia);
 	kdat_obj_use(&req_evd->obj, pz->ia);
-	kdat_obj_use(&conn_evd->obj, pz->ia);
+	if (conn_evd)
+		kdat_obj_use(&conn_evd->obj, pz->ia);
 	kdat_obj_use(&pz->obj, pz->ia);
 	if (srq)
 		kdat_obj_use(&srq->obj, pz->ia);
@@ -1357,9 +1372,12 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 			    KDAT_OBJ_EVD);
 	req_evd = kdat_get(kfile, cmd->request_evd_handle, struct kdat_evd,
 			   KDAT_OBJ_EVD);
-	conn_evd = kdat_get(kfile, cmd->connect_evd_handle, struct kdat_evd,
-			    KDAT_OBJ_EVD);
-	if (!pz || !recv_evd || !req_evd || !conn_evd) {
+	/* 0: none (DAT_HANDLE_NULL); the EP then never connects. */
+	if (cmd->connect_evd_handle)
+		conn_evd = kdat_get(kfile, cmd->connect_evd_handle,
+				    struct kdat_evd, KDAT_OBJ_EVD);
+	if (!pz || !recv_evd || !req_evd ||
+	    (cmd->connect_evd_handle && !conn_evd)) {
 		ret = -EBADF;
 		goto out_put;
 	}
@@ -1467,6 +1485,8 @@ int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 	unsigned long timeout_ms;
 	int ret;
 
+	if (!ep->conn_evd)
+		return -EBADF;	/* no connection EVD to tell the outcome */
 	if (pdata_len > KDAT_MAX_PRIVATE_DATA)
 		return -EINVAL;
 	timeout_ms = timeout_us == KDAT_WAIT_FOREVER ? KDAT_CM_TIMEOUT_MS :

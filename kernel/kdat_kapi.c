@@ -497,7 +497,8 @@ EXPORT_SYMBOL_GPL(kdat_evd_free);
  * @pz: its PZ
  * @recv_evd: DTO EVD for receive completions
  * @request_evd: DTO EVD for send, RDMA and RMR bind completions
- * @connect_evd: connection EVD
+ * @connect_evd: connection EVD, or NULL: the Endpoint then never
+ *	connects (connect, accept and RSP create answer -EBADF)
  * @srq: an SRQ in @pz to receive from, or NULL
  * @attr: sizes and completion flags, as struct kdat_ep_create's
  * @epp: the Endpoint, UNCONNECTED, on success
@@ -516,7 +517,8 @@ int kdat_ep_create(struct kdat_pz *pz, struct kdat_evd *recv_evd,
 	int ret;
 
 	if (recv_evd->obj.file != kfile || request_evd->obj.file != kfile ||
-	    connect_evd->obj.file != kfile || (srq && srq->obj.file != kfile))
+	    (connect_evd && connect_evd->obj.file != kfile) ||
+	    (srq && srq->obj.file != kfile))
 		return -EBADF;
 	mutex_lock(&kfile->lock);
 	ret = kdat_ep_new(kfile, pz, recv_evd, request_evd, connect_evd, srq,

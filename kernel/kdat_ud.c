@@ -303,7 +303,7 @@ static int kdat_ud_ah_make(struct kdat_ud_conn *conn,
 	}
 	up_read(&kdev->rwsem);
 	/* @ah may be destroyed already: the event was built before. */
-	kdat_evd_push(ep->conn_evd, &ev);
+	kdat_ep_conn_push(ep, &ev);
 	return 0;
 
 err_ah:
@@ -449,7 +449,7 @@ static void kdat_ud_error_event(struct kdat_ep *ep)
 		.handle = ep->obj.handle,
 	};
 
-	kdat_evd_push(ep->conn_evd, &ev);
+	kdat_ep_conn_push(ep, &ev);
 }
 
 /* @conn ends without an AH: event @number (@pdata: a reject's). */
@@ -468,7 +468,7 @@ static void kdat_ud_fail(struct kdat_ud_conn *conn, u32 number,
 		kdat_ep_save_pdata(ep, pdata, pdata ? len : 0);
 		ev.private_data_len = pdata ? len : 0;
 	}
-	kdat_evd_push(ep->conn_evd, &ev);
+	kdat_ep_conn_push(ep, &ev);
 	kdat_ud_done(conn);
 }
 

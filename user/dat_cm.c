@@ -90,9 +90,11 @@ DAT_RETURN kd_rsp_create(DAT_IA_HANDLE ia_handle,
 	DAT_RETURN ret;
 
 	if (!kd_check(ia, DAT_HANDLE_TYPE_IA) ||
-	    !kd_check(evd_handle, DAT_HANDLE_TYPE_EVD) ||
-	    !kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
+	    !kd_check(evd_handle, DAT_HANDLE_TYPE_EVD))
 		return DAT_INVALID_HANDLE;
+	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP) ||
+	    !((struct kd_ep *)ep_handle)->conn_evd)
+		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EP;
 	if (!rsp_handle)
 		return DAT_INVALID_PARAMETER;
 	c.ia_handle = ia->obj.kh;
@@ -215,8 +217,10 @@ DAT_RETURN kd_cr_accept(DAT_CR_HANDLE cr_handle,
 {
 	if (!kd_check(cr_handle, DAT_HANDLE_TYPE_CR))
 		return DAT_INVALID_HANDLE;
-	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
-		return DAT_INVALID_HANDLE;
+	/* An EP without a connection EVD is not one to accept with. */
+	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP) ||
+	    !((struct kd_ep *)ep_handle)->conn_evd)
+		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EP;
 	return kd_cr_reply(cr_handle, KDAT_IOCTL_CR_ACCEPT, ep_handle,
 			   pdata_size, pdata);
 }

@@ -72,17 +72,26 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
 		return DAT_INVALID_HANDLE;
 	if (!kd_check(pz_handle, DAT_HANDLE_TYPE_PZ) ||
-	    !kd_check(recv_evd, DAT_HANDLE_TYPE_EVD) ||
-	    !kd_check(request_evd, DAT_HANDLE_TYPE_EVD) ||
-	    !kd_check(connect_evd, DAT_HANDLE_TYPE_EVD) ||
 	    ((struct kd_obj *)pz_handle)->ia != ia)
-		return DAT_INVALID_HANDLE;
+		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_PZ;
+	if (!kd_check(recv_evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EVD_RECV;
+	if (!kd_check(request_evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EVD_REQUEST;
+	/*
+	 * DAT_HANDLE_NULL: the consumer takes no connection events; the EP
+	 * then never connects (kd_ep_connect(), kd_cr_accept(),
+	 * kd_rsp_create() refuse it, as OFA's provider does).
+	 */
+	if (connect_evd && !kd_check(connect_evd, DAT_HANDLE_TYPE_EVD))
+		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EVD_CONN;
 	if (!ep_handle)
 		return DAT_INVALID_PARAMETER;
 	c.pz_handle = ((struct kd_obj *)pz_handle)->kh;
 	c.recv_evd_handle = ((struct kd_obj *)recv_evd)->kh;
 	c.request_evd_handle = ((struct kd_obj *)request_evd)->kh;
-	c.connect_evd_handle = ((struct kd_obj *)connect_evd)->kh;
+	c.connect_evd_handle = connect_evd ?
+			       ((struct kd_obj *)connect_evd)->kh : 0;
 	c.srq_handle = srq ? srq->obj.kh : 0;
 	ud = attr && attr->service_type ==
 		     (DAT_SERVICE_TYPE)DAT_IB_SERVICE_TYPE_UD;
@@ -372,6 +381,8 @@ DAT_RETURN kd_ep_connect(DAT_EP_HANDLE ep_handle,
 	(void)flags;
 	if (!kd_check(ep, DAT_HANDLE_TYPE_EP))
 		return DAT_INVALID_HANDLE;
+	if (!ep->conn_evd)
+		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EVD_CONN;
 	kd_count(&ep->cntrs[DCNT_EP_CONNECT], 1);	/* asked, as OFA counts */
 	if (!remote || pdata_size < 0 || (pdata_size && !pdata))
 		return DAT_INVALID_PARAMETER;
@@ -604,6 +615,8 @@ DAT_RETURN kd_ep_dup_connect(DAT_EP_HANDLE ep_handle,
 	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP) ||
 	    !kd_check(dup, DAT_HANDLE_TYPE_EP))
 		return DAT_INVALID_HANDLE;
+	if (!((struct kd_ep *)ep_handle)->conn_evd)
+		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EVD_CONN;
 	ret = kd_ep_fetch(dup, &q);
 	if (ret)
 		return ret;

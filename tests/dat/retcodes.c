@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/wait.h>
 
 #include <dat2/udat.h>
@@ -198,6 +200,43 @@ static DAT_RETURN ep_create_no_connect_evd(void)
 			     &ep);
 }
 
+static DAT_RETURN connect_no_connect_evd(void)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct fixture f;
+	DAT_EP_HANDLE ep;
+	DAT_RETURN r;
+
+	FIXTURE(&f);
+	r = dat_ep_create(f.ia, f.pz, f.dto, f.dto, DAT_HANDLE_NULL, NULL,
+			  &ep);
+	if (r)
+		return r;
+	return dat_ep_connect(ep, (DAT_IA_ADDRESS_PTR)&to, 7479, 1000000, 0,
+			      NULL, DAT_QOS_BEST_EFFORT,
+			      DAT_CONNECT_DEFAULT_FLAG);
+}
+
+static DAT_RETURN query_no_connect_evd(void)
+{
+	struct fixture f;
+	DAT_EP_PARAM param;
+	DAT_EP_HANDLE ep;
+	DAT_RETURN r;
+
+	FIXTURE(&f);
+	r = dat_ep_create(f.ia, f.pz, f.dto, f.dto, DAT_HANDLE_NULL, NULL,
+			  &ep);
+	if (!r)
+		r = dat_ep_query(ep, DAT_EP_FIELD_ALL, &param);
+	if (r)
+		return r;
+	/* Success only when the EP says it has none. */
+	return param.connect_evd_handle == DAT_HANDLE_NULL ? DAT_SUCCESS :
+	       DAT_CLASS_ERROR | DAT_INTERNAL_ERROR;
+}
+
 static DAT_RETURN wait_unwaitable(void)
 {
 	DAT_EVENT ev;
@@ -331,6 +370,9 @@ static const struct {
 	  remove_unregistered, 0 },
 	{ "dat_ia_open(unknown name)", open_unknown, 0 },
 	{ "dat_ep_create(connect EVD NULL)", ep_create_no_connect_evd, 1 },
+	{ "dat_ep_connect(EP without connect EVD)", connect_no_connect_evd,
+	  1 },
+	{ "dat_ep_query(EP without connect EVD)", query_no_connect_evd, 1 },
 	{ "dat_evd_wait(unwaitable EVD)", wait_unwaitable, 1 },
 	{ "dat_evd_dequeue(empty)", dequeue_empty, 1 },
 	{ "dat_evd_wait(nothing comes, 1 ms)", wait_timeout, 1 },

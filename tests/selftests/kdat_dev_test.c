@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <arpa/inet.h>
 #include <sys/ioctl.h>
 
 #include <netinet/in.h>
@@ -454,6 +455,46 @@ static void destroy_ia_all(void)
 	KTAP_EXPECT_RET(destroy(fd, ia2), EBUSY);
 	KTAP_EXPECT_RET(destroy_flags(fd, ia2, KDAT_DESTROY_IA_ALL, 0), 0);
 	KTAP_EXPECT_RET(destroy(fd, c.pz_handle), EBADF);
+	KTAP_EXPECT(close(fd) == 0);
+}
+
+/*
+ * An EP without a connection EVD (connect_evd_handle 0: DAT_HANDLE_NULL)
+ * is made, takes receives, and never connects: a connect and an RSP of
+ * it answer EBADF, in the kernel as in libdat; a DTO EVD as its
+ * connection EVD is EINVAL, an unknown handle EBADF. It goes with its IA.
+ */
+static void ep_no_connect_evd(void)
+{
+	int fd = dev_open();
+	struct kdat_ep_create c = { .size = sizeof(c) };
+	struct kdat_ep_connect cc = { .size = sizeof(cc), .conn_qual = 7471,
+				      .timeout_us = 1000000 };
+	struct kdat_psp_create r = { .size = sizeof(r), .conn_qual = 7472 };
+	uint32_t ia, ep;
+
+	ia = pz_ia(fd, &c.pz_handle);
+	c.recv_evd_handle = mk_evd(fd, ia, KDAT_EVD_DTO);
+	c.request_evd_handle = c.recv_evd_handle;
+	c.attr.max_recv_dtos = 4;
+	c.attr.max_request_dtos = 4;
+	c.connect_evd_handle = c.recv_evd_handle;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EP_CREATE, &c), EINVAL);
+	c.connect_evd_handle = 0xdead;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EP_CREATE, &c), EBADF);
+	c.connect_evd_handle = 0;
+	ep = mk(fd, KDAT_IOCTL_EP_CREATE, &c, &c.out_ep_handle);
+
+	cc.ep_handle = ep;
+	cc.remote.family = AF_INET;
+	KTAP_EXPECT(inet_pton(AF_INET, "127.0.0.1", cc.remote.addr) == 1);
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EP_CONNECT, &cc), EBADF);
+	r.ia_handle = ia;
+	r.evd_handle = mk_evd(fd, ia, KDAT_EVD_CR);
+	r.rsp_ep_handle = ep;
+	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_PSP_CREATE, &r), EBADF);
+	KTAP_EXPECT_RET(destroy_flags(fd, ia, KDAT_DESTROY_IA_ALL, 0), 0);
+	KTAP_EXPECT_RET(destroy(fd, ep), EBADF);
 	KTAP_EXPECT(close(fd) == 0);
 }
 
@@ -1037,6 +1078,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(double_close),
 	KTAP_CASE(foreign_handle_refused),
 	KTAP_CASE(destroy_ia_all),
+	KTAP_CASE(ep_no_connect_evd),
 	KTAP_CASE(size_protocol),
 	KTAP_CASE(post_ext_args),
 	KTAP_CASE(ring_sqe_ext_flag),

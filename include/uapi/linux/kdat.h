@@ -704,7 +704,9 @@ struct kdat_ep_attr {
  * @pz_handle: in: its Protection Zone
  * @recv_evd_handle: in: DTO EVD for receive completions
  * @request_evd_handle: in: DTO EVD for send/RDMA completions
- * @connect_evd_handle: in: connection EVD
+ * @connect_evd_handle: in: connection EVD, or 0 for none (DAT_HANDLE_NULL:
+ *                      the Endpoint then never connects; a connect, an
+ *                      accept or an RSP of it answers EBADF)
  * @flags: 0 or KDAT_EP_CREATE_UD (EOPNOTSUPP for other bits)
  * @attr: in: wanted attributes; out: what the Endpoint got
  * @out_ep_handle: out
