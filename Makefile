@@ -36,6 +36,10 @@ TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 KDIR ?= $(shell $(TOP)/scripts/kdir)
 CC ?= gcc
 CFLAGS ?= -O2 -g
+# The version the tools print (--version): debian/changelog's first entry.
+KDAT_VERSION := $(shell awk 'NR == 1 { gsub(/[()]/, "", $$2); print $$2 }' \
+		  $(TOP)/debian/changelog)
+TOOL_CFLAGS := -DKDAT_VERSION='"$(KDAT_VERSION)"'
 KDAT_CFLAGS := -Wall -Wextra -Werror=implicit-function-declaration \
 	-I$(TOP)/include/uapi -I$(TOP)/user -D_GNU_SOURCE -DDAT_EXTENSIONS
 
@@ -101,21 +105,24 @@ user/libdat2.so.2: $(LIB_OBJS) user/libdat.map
 		-Wl,-z,defs -o $@ $(LIB_OBJS) -lpthread
 
 # DAT 2.0 programs: the DAT headers and -ldat only.
-user/kdat-bench: user/kdat-bench.c $(LIB)
-	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -Luser -ldat \
+user/kdat-bench: user/kdat-bench.c user/kdat_tool.h $(LIB)
+	$(CC) $(CFLAGS) $(TOOL_CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< \
+		-Luser -ldat \
 		-Wl,-rpath,$(TOP)/user
 
-user/kdat-demo: user/kdat-demo.c $(LIB)
-	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -Luser -ldat \
+user/kdat-demo: user/kdat-demo.c user/kdat_tool.h $(LIB)
+	$(CC) $(CFLAGS) $(TOOL_CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< \
+		-Luser -ldat \
 		-Wl,-rpath,$(TOP)/user
 
-user/kdat-info: user/kdat-info.c $(LIB)
-	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -Luser -ldat -Wl,-rpath,$(TOP)/user
+user/kdat-info: user/kdat-info.c user/kdat_tool.h $(LIB)
+	$(CC) $(CFLAGS) $(KDAT_CFLAGS) $(TOOL_CFLAGS) -o $@ $< -Luser -ldat \
+		-Wl,-rpath,$(TOP)/user
 
 # kdat-stat: netlink only, no libdat.
-user/kdat-stat: user/kdat-stat.c include/uapi/linux/kdat.h \
+user/kdat-stat: user/kdat-stat.c user/kdat_tool.h include/uapi/linux/kdat.h \
 		include/uapi/linux/kdat_netlink.h
-	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $<
+	$(CC) $(CFLAGS) $(KDAT_CFLAGS) $(TOOL_CFLAGS) -o $@ $<
 
 tests/selftests/%: tests/selftests/%.c tests/selftests/ktap.h \
 		tests/selftests/kdat_util.h tests/selftests/kdat_objects.h \
@@ -322,16 +329,17 @@ install: lib tools
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCDIR@|$(INCDIR)|' user/libdat.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/libdat.pc
-	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $(DESTDIR)$(BINDIR)/kdat-info \
-		user/kdat-info.c -Luser -ldat
+	$(CC) $(CFLAGS) $(KDAT_CFLAGS) $(TOOL_CFLAGS) \
+		-o $(DESTDIR)$(BINDIR)/kdat-info user/kdat-info.c -Luser -ldat
 	for t in kdat-bench kdat-demo; do \
-		$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE \
+		$(CC) $(CFLAGS) $(TOOL_CFLAGS) -Wall -Wextra -D_GNU_SOURCE \
 			-o $(DESTDIR)$(BINDIR)/$$t user/$$t.c -Luser -ldat || \
 			exit 1; \
 	done
 	install -m 644 scripts/udev/60-kdat.rules $(DESTDIR)$(UDEVDIR)/
 	install -m 644 scripts/modprobe.d/kdat.conf $(DESTDIR)$(MODPROBEDIR)/
-	sed 's|$$TOP/user/libdat.so.2|$(LIBDIR)/libdat.so.2|' \
+	sed -e 's|$$TOP/user/libdat.so.2|$(LIBDIR)/libdat.so.2|' \
+		-e 's|@KDAT_VERSION@|$(KDAT_VERSION)|' \
 		scripts/kdat-datconf > $(DESTDIR)$(BINDIR)/kdat-datconf
 	chmod 755 $(DESTDIR)$(BINDIR)/kdat-datconf
 

@@ -215,11 +215,16 @@ grep -q '^usage: .*kdat-info' <<< "$out" || { echo "# kdat-info -h: $out"; r=1; 
 linked=$(ldd /usr/bin/kdat-info)
 grep -q 'libdat\.so\.2 => /.*lib.*/libdat\.so\.2' <<< "$linked" ||
 	{ diag <<< "$linked"; r=1; }
-for t in kdat-bench kdat-demo kdat-datconf; do
-	[ -x "/usr/bin/$t" ] || { echo "# no /usr/bin/$t"; r=1; }
+# Every tool, as installed, says the packages' version.
+pkgver=$(dpkg-query -W -f '${Version}' kdat-utils)
+for t in /usr/bin/kdat-info /usr/bin/kdat-stat /usr/bin/kdat-bench \
+	/usr/bin/kdat-demo /usr/bin/kdat-datconf /usr/sbin/kdat-libdat2; do
+	v=$("$t" --version 2>&1) || { echo "# $t --version: $v"; r=1; }
+	[ "$v" = "${t##*/} (kdat) ${pkgver%%-*}" ] ||
+		{ echo "# $t --version: '$v', want ${t##*/} (kdat) ${pkgver%%-*}"; r=1; }
 done
 /usr/bin/kdat-datconf > "$work/datconf" 2>&1 || { diag < "$work/datconf"; r=1; }
-check $r "kdat-info -h, kdat-datconf run from /usr/bin on the installed libdat"
+check $r "kdat-info -h, kdat-datconf run from /usr/bin on the installed libdat; every tool's --version the packages'"
 
 # 7: a DAT program builds with pkg-config against the installed libdat.
 r=0

@@ -6,6 +6,7 @@
  * rate), printed as a table. A plain DAT 2.0 program: it runs on any
  * provider libdat is (or OFA's registry points at), on any RDMA device.
  */
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,8 @@
 #include <netinet/in.h>
 
 #include <dat2/udat.h>
+
+#include "kdat_tool.h"
 
 #define TMO (10 * 1000 * 1000)
 #define QD 64			/* DTOs in flight for the streams */
@@ -182,19 +185,42 @@ static double stream(struct side *a, struct side *b, size_t len, int n,
 	return now() - t0;
 }
 
+static const char usage[] =
+	"usage: kdat-demo [-h|--help] [-V|--version] IA_NAME IPV4_OF_THE_IA\n"
+	"  Two Endpoints of IA_NAME (DEVICE:PORT, DEVICE or kdat-DEVICE-PORT)\n"
+	"  connected to the IA's own IPv4 address: latency, bandwidth and\n"
+	"  message rate, as a table. kdat-info lists ports and addresses.\n";
+
 int main(int argc, char **argv)
 {
+	static const struct option longopts[] = { KDAT_TOOL_LONGOPTS, {} };
 	struct sockaddr_in addr = { .sin_family = AF_INET };
 	struct side a, b;
 	DAT_PSP_HANDLE psp;
 	DAT_EVENT ev;
 	double t;
-	int n;
+	int n, c;
 
-	if (argc != 3 || inet_pton(AF_INET, argv[2], &addr.sin_addr) != 1) {
-		fprintf(stderr, "usage: %s IA_NAME IPV4_OF_THE_IA\n", argv[0]);
-		return 2;
+	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case 'V':
+			kdat_tool_version("kdat-demo");
+			break;
+		default:
+			kdat_tool_bad_option(usage);
+		}
 	}
+	argc -= optind - 1;
+	argv += optind - 1;
+	if (argc != 3)
+		kdat_tool_usage_error("kdat-demo", usage,
+				      "wants an IA name and its IPv4 address");
+	if (inet_pton(AF_INET, argv[2], &addr.sin_addr) != 1)
+		kdat_tool_usage_error("kdat-demo", usage,
+				      "%s: not an IPv4 address", argv[2]);
 	side_open(&a, argv[1]);
 	side_open(&b, argv[1]);
 	check(dat_psp_create(b.ia, 7471, b.cr, DAT_PSP_CONSUMER_FLAG, &psp),
