@@ -5,11 +5,17 @@
 # (kdat-bench lat, two connected EPs in one process, rings and poller)
 # runs in the background:
 #  - its IA, EPs, LMRs and EVDs are listed under its pid and name; the
-#    EPs CONNECTED between the test address and itself, their QP numbers
-#    those rdma res show qp lists, their counters growing between two
-#    dumps, the LMRs' pinned bytes counted;
-#  - -j prints JSON that parses, with the same objects;
-#  - the filters (pid, type, state, dev) select what they say;
+#    IAs on their link (DEV/PORT), the EPs CONNECTED between the test
+#    address and itself, their QP numbers (lqpn) those rdma res show qp
+#    lists, their counters growing between two dumps, the LMRs' pinned
+#    bytes counted;
+#  - -j prints JSON that parses, with the same objects and rdma's keys
+#    (ifname, port, lqpn); -j -p pretty JSON that parses too, the same
+#    objects; -d adds the EVDs' flags by name;
+#  - the filters (a type, state, pid, link DEV and DEV/PORT, lqpn) select
+#    what they say;
+#  - --help prints the usage and exits 0; a bad filter, a bad value or an
+#    unknown option exits 2 with a message naming it;
 #  - another user sees none of root's objects and their own; root sees
 #    theirs;
 #  - a PID namespace sees its own processes' objects under the PIDs it
@@ -48,7 +54,7 @@ result() {
 	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fail=$((fail + 1)); fi
 }
 echo "TAP version 13"
-echo "1..9"
+echo "1..13"
 
 # pingpong: a ping-pong in one process (two EPs), in the background; its
 # pid in $pp.
@@ -77,7 +83,7 @@ pair() {
 connected() {
 	local i
 	for ((i = 0; i < 300; i++)); do
-		[ "$("$STAT" -p "$1" ep state CONNECTED | grep -c ' sent [1-9]')" = "${2:-2}" ] &&
+		[ "$("$STAT" ep state CONNECTED pid "$1" | grep -c ' sent [1-9]')" = "${2:-2}" ] &&
 			return 0
 		sleep 0.1
 	done
@@ -88,15 +94,15 @@ pingpong
 bench=$pp
 connected "$bench"
 r=$?
-"$STAT" -p "$bench" > "$work/s1"
+"$STAT" pid "$bench" > "$work/s1"
 sleep 1
-"$STAT" -p "$bench" > "$work/s2"
+"$STAT" pid "$bench" > "$work/s2"
 sed 's/^/# /' "$work/s2"
 grep -q "^pid $bench kdat-bench: ia 2 ep 2 " "$work/s1" || r=1
-[ "$(grep -c "^  ia .* dev $KDAT_TEST_DEV port ${KDAT_TEST_PORT:-1} poller adaptive running\( users [0-9]*\)\?$" "$work/s1")" = 2 ] || r=1
-[ "$(grep -c " CONNECTED qpn [0-9]* $KDAT_TEST_IP:[0-9]* -> $KDAT_TEST_IP:[0-9]* sq [0-9]*/[0-9]* rq [0-9]*/[0-9]* .* rings" "$work/s1")" = 2 ] || r=1
+[ "$(grep -c "^  ia [0-9]* link $KDAT_TEST_DEV/${KDAT_TEST_PORT:-1} poller adaptive running\( users [0-9]*\)\?$" "$work/s1")" = 2 ] || r=1
+[ "$(grep -c " CONNECTED lqpn [0-9]* $KDAT_TEST_IP:[0-9]* -> $KDAT_TEST_IP:[0-9]* sq [0-9]*/[0-9]* rq [0-9]*/[0-9]* .* rings" "$work/s1")" = 2 ] || r=1
 grep -q "^  lmr .* pinned [1-9]" "$work/s1" || r=1
-result $r "the ping-pong's IAs (device, port, poller), EPs (CONNECTED, addresses, queues) and LMRs (pinned bytes) under its pid"
+result $r "the ping-pong's IAs (link, poller), EPs (CONNECTED, lqpn, addresses, queues) and LMRs (pinned bytes) under its pid"
 
 # The counters grow: the sum of sent over the EPs, one dump to the next.
 sent() { awk '/^  ep / { for (i = 1; i < NF; i++) if ($i == "sent") s += $(i + 1) } END { print s + 0 }' "$1"; }
@@ -107,39 +113,150 @@ result $? "an EP's counters grow while it runs (sent $a, then $b), no errors"
 
 # The QP numbers are those of kdat's kernel QPs in rdma res show qp.
 r=0
-qpns=$(awk '/^  ep / { for (i = 1; i < NF; i++) if ($i == "qpn") print $(i + 1) }' "$work/s1")
+qpns=$(awk '/^  ep / { for (i = 1; i < NF; i++) if ($i == "lqpn") print $(i + 1) }' "$work/s1")
 rdma res show qp link "$KDAT_TEST_DEV/${KDAT_TEST_PORT:-1}" > "$work/res" 2>&1 || r=1
 for q in $qpns; do
 	grep -q "lqpn $q .*state RTS.* comm \[kdat\]" "$work/res" ||
-		{ echo "# qpn $q: no RTS QP of [kdat] in rdma res show qp"; r=1; }
+		{ echo "# lqpn $q: no RTS QP of [kdat] in rdma res show qp"; r=1; }
 done
 [ -n "$qpns" ] || r=1
 grep "lqpn" "$work/res" | sed 's/^/# rdma: /'
-result $r "each EP's qpn is an RTS QP of [kdat] in rdma res show qp ($(echo $qpns))"
+result $r "each EP's lqpn is an RTS QP of [kdat] in rdma res show qp ($(echo $qpns))"
 
-# JSON: parses, the same objects.
-"$STAT" -j -p "$bench" > "$work/j"
-python3 - "$work/j" "$bench" <<'EOF'
+# JSON: parses, the same objects, rdma's keys where rdma has them; on one
+# line, as rdma -j.
+r=0
+"$STAT" -j pid "$bench" > "$work/j" || r=1
+[ "$(wc -l < "$work/j")" = 1 ] || { echo "# -j: not one line"; r=1; }
+python3 - "$work/j" "$bench" "$KDAT_TEST_DEV" "${KDAT_TEST_PORT:-1}" \
+	"$KDAT_TEST_IP" <<'EOF' || r=1
 import json, sys
 objs = json.load(open(sys.argv[1]))
-pid = int(sys.argv[2])
+pid, dev, port, ip = int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
 eps = [o for o in objs if o["type"] == "ep"]
 assert all(o["pid"] == pid for o in objs), "another pid"
+assert all(o["comm"] == "kdat-bench" for o in objs), "another comm"
+assert all(o["ifname"] == dev and o["port"] == port for o in objs), \
+    "not all on %s/%d: %s" % (dev, port, objs)
 assert len(eps) == 2 and all(e["state"] == "CONNECTED" for e in eps), eps
-assert all(e["qpn"] > 0 and e["sq_depth"] > 0 for e in eps), eps
+assert all(e["lqpn"] > 0 and e["sq_depth"] > 0 for e in eps), eps
+assert all(e["src-addr"] == ip and e["dst-addr"] == ip for e in eps), eps
+assert all(e["src-port"] > 0 and e["dst-port"] > 0 for e in eps), eps
+assert not any(k in o for o in objs for k in ("qpn", "dev", "src", "dst")), \
+    "an old key"
 assert sum(o.get("pinned", 0) for o in objs) > 0, "no pinned bytes"
+assert all(o["mrlen"] > 0 for o in objs if o["type"] == "lmr"), "mrlen"
 print("# json: %d objects, %d EPs" % (len(objs), len(eps)))
 EOF
-result $? "-j: JSON that parses, the same EPs (state, qpn, depths) and pinned bytes"
+result $r "-j: JSON on one line that parses, the same EPs (state, lqpn, ifname, port, addresses, depths) and pinned bytes"
 
-# Filters.
+# -j -p: pretty JSON, a member a line; the objects of -j; with -d the
+# EVDs' flags by name.
 r=0
-[ "$(grep -v '^pid ' <<< "$("$STAT" -p "$bench" lmr)" | grep -cv '^  lmr ')" != 0 ] && r=1
-grep -q '^  ep ' <<< "$("$STAT" -p "$bench" ep state UNCONNECTED)" && r=1
-[ -n "$("$STAT" dev no-such-device)" ] && r=1
-[ "$("$STAT" -p "$bench" ep dev "$KDAT_TEST_DEV" | grep -c '^  ep ')" = 2 ] || r=1
-[ -n "$("$STAT" -p 999999999)" ] && r=1
-result $r "filters: a type, a state, a device, a pid select only what they name"
+"$STAT" -j -p -d pid "$bench" > "$work/jp" || r=1
+python3 -m json.tool "$work/jp" > /dev/null || r=1
+lines=$(wc -l < "$work/jp")
+if [ "$lines" -lt 20 ] || ! grep -q '^        "lqpn": [1-9]' "$work/jp"; then
+	echo "# -j -p: not indented, a member a line ($lines lines):"
+	head -n 5 "$work/jp" | sed 's/^/#   /'
+	r=1
+fi
+python3 - "$work/j" "$work/jp" <<'EOF' || r=1
+import json, sys
+one = json.load(open(sys.argv[1]))
+pretty = json.load(open(sys.argv[2]))
+def key(o):
+    return (o["type"], o["handle"])
+assert sorted(map(key, one)) == sorted(map(key, pretty)), "other objects"
+evds = [o for o in pretty if o["type"] == "evd"]
+assert evds and all(isinstance(e["flag_names"], list) for e in evds), evds
+assert any("DTO" in e["flag_names"] for e in evds), evds
+assert not any("flag_names" in o for o in one), "flag_names without -d"
+print("# -j -p -d: %d objects, %d EVDs with flag names" % (len(pretty), len(evds)))
+EOF
+result $r "-j -p: pretty JSON that python3 -m json.tool parses, the objects of -j; -d: the EVDs' flag names"
+
+# Filters: a type, a state, a pid.
+r=0
+[ "$(grep -v '^pid ' <<< "$("$STAT" pid "$bench" lmr)" | grep -cv '^  lmr ')" != 0 ] && r=1
+grep -q '^  lmr ' <<< "$("$STAT" pid "$bench" lmr)" || r=1
+grep -q '^  ep ' <<< "$("$STAT" pid "$bench" ep state UNCONNECTED)" && r=1
+[ "$("$STAT" ep state connected pid "$bench" | grep -c '^  ep ')" = 2 ] || r=1
+# pid: that process's objects only, by a number, a range, a list.
+for sel in "$bench" "$bench-$bench" "1,$bench"; do
+	out=$("$STAT" pid "$sel")
+	grep -q "^pid $bench kdat-bench:" <<< "$out" ||
+		{ echo "# pid $sel: not $bench"; r=1; }
+	[ "$(grep '^pid ' <<< "$out" | grep -cv "^pid \($bench\|1\) ")" = 0 ] ||
+		{ echo "# pid $sel: another process"; r=1; }
+done
+[ -n "$("$STAT" pid 999999999)" ] && r=1
+[ "$("$STAT" -j pid 999999999)" = "[]" ] || r=1
+result $r "filters: a type, a state, a pid (a number, a range, a list) select only what they name"
+
+# Filters: link DEV and DEV/PORT (as rdma res show qp link), lqpn; -d
+# shows every object's link.
+r=0
+port=${KDAT_TEST_PORT:-1}
+link=$KDAT_TEST_DEV/$port
+[ -n "$("$STAT" link no-such-device)" ] && r=1
+[ "$("$STAT" pid "$bench" ep link "$KDAT_TEST_DEV" | grep -c '^  ep ')" = 2 ] || r=1
+[ "$("$STAT" pid "$bench" ep link "$link" | grep -c '^  ep ')" = 2 ] || r=1
+[ "$("$STAT" pid "$bench" ia link "$link" | grep -c "^  ia [0-9]* link $link ")" = 2 ] || r=1
+grep -q '^  ' <<< "$("$STAT" pid "$bench" link "$KDAT_TEST_DEV/$((port + 1))")" &&
+	{ echo "# link $KDAT_TEST_DEV/$((port + 1)): the ping-pong's objects"; r=1; }
+[ "$("$STAT" -d pid "$bench" | grep '^  ' | grep -cv " link $link ")" = 0 ] || r=1
+read -r q1 q2 _ <<< "${qpns//$'\n'/ }"
+if [ -n "${q2:-}" ]; then
+	out=$("$STAT" pid "$bench" ep lqpn "$q1")
+	if [ "$(grep -c '^  ep ' <<< "$out")" != 1 ] || ! grep -q " lqpn $q1 " <<< "$out"; then
+		echo "# lqpn $q1: not that one EP"
+		r=1
+	fi
+	lo=$((q1 < q2 ? q1 : q2)) hi=$((q1 < q2 ? q2 : q1))
+	[ "$("$STAT" pid "$bench" lqpn "$lo-$hi" | grep -c '^  ep ')" = 2 ] || r=1
+	[ "$("$STAT" pid "$bench" lqpn "$q1,$q2" | grep -c '^  ep ')" = 2 ] || r=1
+else
+	echo "# no two lqpn to filter on: '$qpns'"
+	r=1
+fi
+result $r "filters: link DEV, link DEV/PORT, lqpn (a number, a range, a list) select only what they name; -d: each object's link"
+
+# The command line, as rdma's and every kdat tool's: --help on stdout,
+# exit 0; a bad filter or value, or an unknown option: a message naming
+# it on stderr, exit 2, nothing on stdout.
+r=0
+"$STAT" --help > "$work/out" 2> "$work/err" || r=1
+if ! grep -q '^usage: kdat-stat' "$work/out" || [ -s "$work/err" ]; then
+	echo "# --help: no usage on stdout, or something on stderr"
+	r=1
+fi
+# BAD ARGUMENTS|WHAT THE MESSAGE NAMES
+while IFS='|' read -r bad word; do
+	read -ra args <<< "$bad"
+	"$STAT" "${args[@]}" < /dev/null > "$work/out" 2> "$work/err"
+	rc=$?
+	if [ "$rc" != 2 ] || [ -s "$work/out" ] ||
+		! grep -qF -- "kdat-stat: " "$work/err" ||
+		! grep -qF -- "$word" "$work/err"; then
+		echo "# kdat-stat $bad: exit $rc, stderr:"
+		sed 's/^/#   /' "$work/err" | head -n 2
+		r=1
+	fi
+done <<EOF
+bogusfilter|'bogusfilter'
+pid|'pid'
+pid x|'x'
+link $KDAT_TEST_DEV/0|'$KDAT_TEST_DEV/0'
+state NOSUCHSTATE|'NOSUCHSTATE'
+lqpn 5-1|'5-1'
+dev $KDAT_TEST_DEV|'dev'
+-p $bench|'$bench'
+pid 1 pid 2|'pid'
+-x|'-x'
+--no-such-option|'--no-such-option'
+EOF
+result $r "--help: usage on stdout, exit 0; a bad filter, value or option: a message naming it, exit 2"
 
 # Another user: a ping-pong of nobody's (a server and a client) beside
 # root's.

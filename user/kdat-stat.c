@@ -3,14 +3,17 @@
  * kdat-stat: kdat's objects per process, from the kernel's generic netlink
  * family "kdat" (include/uapi/linux/kdat_netlink.h).
  *
- *   kdat-stat [-j] [-p PID] [TYPE...] [state STATE] [dev DEV]
+ *   kdat-stat [-j [-p]] [-d] [TYPE...] [pid PID] [link DEV[/PORT]]
+ *             [state STATE] [lqpn QPN]
  *
  * TYPE: ia, ep, lmr, evd, pz, psp, cr, srq, cno, rmr, ah (default: all).
- * A user sees the processes of their own uid; root (CAP_NET_ADMIN) sees
- * every process and the kernel's consumers.
+ * The options, filter words and JSON keys are rdma(8)'s (rdma res show)
+ * where they mean the same. A user sees the processes of their own uid;
+ * root (CAP_NET_ADMIN) sees every process and the kernel's consumers.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
@@ -25,6 +28,27 @@
 #include <linux/kdat.h>
 #include <linux/kdat_netlink.h>
 
+#include "kdat_tool.h"
+
+#define PROG "kdat-stat"
+#define OPTSTRING "jpdhV"
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char usage[] =
+	"usage: kdat-stat [OPTIONS] [TYPE...] [FILTER...]\n"
+	"  kdat's objects per process, from the kernel's netlink family kdat.\n"
+	"  TYPE:    ia ep lmr evd pz psp cr srq cno rmr ah, or all (default)\n"
+	"  FILTER:  pid PID            objects of these processes\n"
+	"           link DEV[/PORT]    objects on an IA of this device (port)\n"
+	"           state STATE        Endpoints in this state (CONNECTED...)\n"
+	"           lqpn QPN           Endpoints of these QP numbers\n"
+	"           PID, QPN: a number, a range N-M, or a list: 1,5-7\n"
+	"  -j, --json      JSON output\n"
+	"  -p, --pretty    with -j: pretty JSON\n"
+	"  -d, --details   every object's link; EVD flags by name\n"
+	"  -h, --help      this help\n"
+	"  -V, --version   the version\n";
+
 struct obj {
 	uint32_t type, handle, ia, pid, users;
 	char comm[32];
@@ -32,6 +56,7 @@ struct obj {
 	uint64_t v[KDAT_NLA_MAX + 1];	/* the integer attributes */
 	char dev[64];
 	struct sockaddr_storage src, dst;
+	const struct obj *ia_obj;	/* its IA (an IA: itself), or NULL */
 };
 
 static struct obj *objs;
@@ -45,7 +70,7 @@ static const char *const type_names[] = {
 	[KDAT_NL_OBJ_CNO] = "cno", [KDAT_NL_OBJ_RMR] = "rmr",
 	[KDAT_NL_OBJ_AH] = "ah",
 };
-#define NR_TYPES (sizeof(type_names) / sizeof(type_names[0]))
+#define NR_TYPES ARRAY_SIZE(type_names)
 
 static const char *const state_names[] = {
 	[KDAT_EP_STATE_UNCONNECTED] = "UNCONNECTED",
@@ -61,6 +86,21 @@ static const char *const state_names[] = {
 	[KDAT_EP_STATE_DISCONNECTED] = "DISCONNECTED",
 	[KDAT_EP_STATE_COMPLETION_PENDING] = "COMPLETION_PENDING",
 };
+#define NR_STATES ARRAY_SIZE(state_names)
+
+/* An EVD's KDAT_EVD_* flags, by name (-d). */
+static const struct {
+	uint32_t flag;
+	const char *name;
+} evd_flags[] = {
+	{ KDAT_EVD_SOFTWARE, "SOFTWARE" },
+	{ KDAT_EVD_CR, "CR" },
+	{ KDAT_EVD_DTO, "DTO" },
+	{ KDAT_EVD_CONNECTION, "CONNECTION" },
+	{ KDAT_EVD_RMR_BIND, "RMR_BIND" },
+	{ KDAT_EVD_ASYNC, "ASYNC" },
+};
+#define NR_EVD_FLAGS ARRAY_SIZE(evd_flags)
 
 static const char *type_name(uint32_t t)
 {
@@ -69,24 +109,191 @@ static const char *type_name(uint32_t t)
 
 static const char *state_name(uint64_t s)
 {
-	return s < sizeof(state_names) / sizeof(state_names[0]) &&
-	       state_names[s] ? state_names[s] : "?";
-}
-
-static void usage(void)
-{
-	fprintf(stderr,
-		"usage: kdat-stat [-j] [-p PID] [TYPE...] [state STATE] [dev DEV]\n"
-		"  TYPE: ia ep lmr evd pz psp cr srq cno rmr ah (default: all)\n"
-		"  -j    JSON\n");
-	exit(2);
+	return s < NR_STATES && state_names[s] ? state_names[s] : "?";
 }
 
 static void die(const char *what)
 {
-	fprintf(stderr, "kdat-stat: %s: %s\n", what, strerror(errno));
+	fprintf(stderr, PROG ": %s: %s\n", what, strerror(errno));
 	exit(1);
 }
+
+/* What the command line selects. */
+
+/* PID or QPN: ranges lo..hi, each inclusive. */
+struct ranges {
+	size_t n;
+	struct {
+		uint32_t lo, hi;
+	} *r;
+};
+
+static struct {
+	bool type[NR_TYPES], any_type;
+	struct ranges pid, lqpn;
+	const char *state;
+	const char *link_dev;
+	uint32_t link_port;		/* 0: any port */
+} want;
+
+static bool in_ranges(const struct ranges *rs, uint32_t v)
+{
+	size_t i;
+
+	for (i = 0; i < rs->n; i++)
+		if (v >= rs->r[i].lo && v <= rs->r[i].hi)
+			return true;
+	return false;
+}
+
+/* A decimal u32 that ends at @end's first character; false if none. */
+static bool parse_u32(const char *s, char **end, uint32_t *v)
+{
+	unsigned long long x;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	x = strtoull(s, end, 10);
+	if (errno || x > UINT32_MAX)
+		return false;
+	*v = x;
+	return true;
+}
+
+/* "N", "N-M" or a comma-separated list of them, as rdma's filters. */
+static bool parse_ranges(const char *s, struct ranges *rs)
+{
+	for (;;) {
+		uint32_t lo, hi;
+		char *end;
+
+		if (!parse_u32(s, &end, &lo))
+			return false;
+		hi = lo;
+		if (*end == '-' && (!parse_u32(end + 1, &end, &hi) || hi < lo))
+			return false;
+		rs->r = realloc(rs->r, (rs->n + 1) * sizeof(*rs->r));
+		if (!rs->r)
+			die("realloc");
+		rs->r[rs->n].lo = lo;
+		rs->r[rs->n].hi = hi;
+		rs->n++;
+		if (!*end)
+			return true;
+		if (*end != ',')
+			return false;
+		s = end + 1;
+	}
+}
+
+/* "DEV" or "DEV/PORT", PORT from 1 as rdma's. */
+static bool parse_link(const char *s)
+{
+	const char *slash = strchr(s, '/');
+	size_t len = slash ? (size_t)(slash - s) : strlen(s);
+	char *end;
+
+	if (!len)
+		return false;
+	if (slash && (!parse_u32(slash + 1, &end, &want.link_port) || *end ||
+		      !want.link_port))
+		return false;
+	want.link_dev = strndup(s, len);
+	if (!want.link_dev)
+		die("strndup");
+	return true;
+}
+
+static bool parse_state(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < NR_STATES; i++) {
+		if (state_names[i] && !strcasecmp(s, state_names[i])) {
+			want.state = state_names[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+enum { F_PID, F_LINK, F_STATE, F_LQPN, NR_FILTERS };
+static const struct {
+	const char *word, *values;
+} filters[NR_FILTERS] = {
+	[F_PID] = { "pid", "N, N-M, or a list of them: 1,5-7" },
+	[F_LINK] = { "link", "DEV or DEV/PORT, PORT from 1" },
+	[F_STATE] = { "state", "an Endpoint state, such as CONNECTED" },
+	[F_LQPN] = { "lqpn", "N, N-M, or a list of them: 1,5-7" },
+};
+
+/* A word that is no type and no filter: a usage error, with a hint. */
+static void __attribute__((noreturn)) unknown_word(const char *w)
+{
+	const char *hint = "";
+
+	if (!strcmp(w, "dev"))
+		hint = " (a device: link DEV[/PORT])";
+	else if (strspn(w, "0123456789") == strlen(w))
+		hint = " (a process: pid PID)";
+	kdat_tool_usage_error(PROG, usage,
+			      "unknown object type or filter '%s'%s", w, hint);
+}
+
+/* The words after the options: TYPE... and FILTER VALUE pairs. */
+static void parse_words(int argc, char **argv)
+{
+	bool given[NR_FILTERS] = { false }, ok = false;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		const char *w = argv[i];
+		size_t t, f;
+
+		for (t = 1; t < NR_TYPES; t++)
+			if (!strcmp(w, type_names[t]))
+				break;
+		if (t < NR_TYPES) {
+			want.type[t] = want.any_type = true;
+			continue;
+		}
+		if (!strcmp(w, "all"))
+			continue;
+		for (f = 0; f < NR_FILTERS; f++)
+			if (!strcmp(w, filters[f].word))
+				break;
+		if (f == NR_FILTERS)
+			unknown_word(w);
+		if (given[f])
+			kdat_tool_usage_error(PROG, usage,
+					      "filter '%s' given twice", w);
+		given[f] = true;
+		if (++i == argc)
+			kdat_tool_usage_error(PROG, usage,
+					      "filter '%s' wants a value", w);
+		switch (f) {
+		case F_PID:
+			ok = parse_ranges(argv[i], &want.pid);
+			break;
+		case F_LINK:
+			ok = parse_link(argv[i]);
+			break;
+		case F_STATE:
+			ok = parse_state(argv[i]);
+			break;
+		case F_LQPN:
+			ok = parse_ranges(argv[i], &want.lqpn);
+			break;
+		}
+		if (!ok)
+			kdat_tool_usage_error(PROG, usage,
+					      "bad %s '%s': want %s", w,
+					      argv[i], filters[f].values);
+	}
+}
+
+/* Netlink */
 
 static int nl_send(int fd, uint16_t type, uint16_t flags, uint8_t cmd,
 		   const void *attrs, size_t attrs_len, uint32_t seq)
@@ -172,13 +379,13 @@ static uint16_t family_id(int fd)
 		die("netlink send");
 	err = nl_recv(fd, 1, family_cb, &id);
 	if (err == ENOENT || (!err && !id)) {
-		fprintf(stderr,
-			"kdat-stat: no kdat netlink family (is kdat.ko loaded?)\n");
+		fputs(PROG ": no kdat netlink family: kdat.ko is not loaded (sudo modprobe kdat)\n",
+		      stderr);
 		exit(1);
 	}
 	if (err) {
 		errno = err;
-		die("netlink family");
+		die("netlink family kdat");
 	}
 	return id;
 }
@@ -217,9 +424,10 @@ static void obj_cb(const struct nlmsghdr *nlh, void *arg)
 			break;
 		case KDAT_NLA_SRC_ADDR:
 		case KDAT_NLA_DST_ADDR:
-			if (plen <= sizeof(o->src))
-				memcpy(t == KDAT_NLA_SRC_ADDR ? &o->src :
-								&o->dst, p, plen);
+			if (plen > sizeof(o->src))
+				break;
+			memcpy(t == KDAT_NLA_SRC_ADDR ? &o->src : &o->dst, p,
+			       plen);
 			break;
 		default:
 			if (plen == 1)
@@ -239,6 +447,69 @@ static void obj_cb(const struct nlmsghdr *nlh, void *arg)
 	o->pid = o->v[KDAT_NLA_PID];
 	o->users = o->v[KDAT_NLA_USERS];
 }
+
+static int obj_cmp(const void *x, const void *y)
+{
+	const struct obj *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	return a->handle < b->handle ? -1 : a->handle > b->handle;
+}
+
+/*
+ * Each object's IA, in the sorted dump: handles are global, and an object
+ * is listed under the same PID as its IA (both are its file's) unless the
+ * file's opener exited during the dump.
+ */
+static void find_ias(void)
+{
+	size_t i, k;
+
+	for (i = 0; i < nr_objs; i++) {
+		struct obj *o = &objs[i], key = {
+			.pid = o->pid, .type = KDAT_NL_OBJ_IA, .handle = o->ia,
+		};
+
+		if (o->type == KDAT_NL_OBJ_IA) {
+			o->ia_obj = o;
+			continue;
+		}
+		o->ia_obj = bsearch(&key, objs, nr_objs, sizeof(*objs),
+				    obj_cmp);
+		for (k = 0; !o->ia_obj && k < nr_objs; k++)
+			if (objs[k].type == KDAT_NL_OBJ_IA &&
+			    objs[k].handle == o->ia)
+				o->ia_obj = &objs[k];
+	}
+}
+
+static bool selected(const struct obj *o)
+{
+	const struct obj *ia = o->ia_obj;
+
+	if (want.pid.n && !in_ranges(&want.pid, o->pid))
+		return false;
+	if (want.any_type && (o->type >= NR_TYPES || !want.type[o->type]))
+		return false;
+	if (want.state && (!o->has[KDAT_NLA_EP_STATE] ||
+			   state_name(o->v[KDAT_NLA_EP_STATE]) != want.state))
+		return false;
+	if (want.lqpn.n && (!o->has[KDAT_NLA_QPN] ||
+			    !in_ranges(&want.lqpn, o->v[KDAT_NLA_QPN])))
+		return false;
+	if (want.link_dev && (!ia || strcmp(ia->dev, want.link_dev) ||
+			      (want.link_port &&
+			       ia->v[KDAT_NLA_PORT] != want.link_port)))
+		return false;
+	return true;
+}
+
+/* Output */
+
+static bool json, pretty, details;
 
 /* "ADDR:PORT", "[ADDR6]:PORT", or "-" */
 static const char *addr_str(const struct sockaddr_storage *ss, char *buf,
@@ -262,17 +533,6 @@ static const char *addr_str(const struct sockaddr_storage *ss, char *buf,
 	return buf;
 }
 
-static int obj_cmp(const void *x, const void *y)
-{
-	const struct obj *a = x, *b = y;
-
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->type != b->type)
-		return a->type < b->type ? -1 : 1;
-	return a->handle < b->handle ? -1 : a->handle > b->handle;
-}
-
 static const char *poll_mode(const struct obj *o)
 {
 	if (!o->has[KDAT_NLA_POLL_MODE])
@@ -287,21 +547,38 @@ static const char *poll_mode(const struct obj *o)
 	}
 }
 
+static void print_link(const struct obj *o)
+{
+	if (o->ia_obj)
+		printf(" link %s/%" PRIu64, o->ia_obj->dev,
+		       o->ia_obj->v[KDAT_NLA_PORT]);
+	else
+		printf(" link -");
+}
+
 static void print_text(const struct obj *o)
 {
 	char s[80], d[80];
+	const char *sep = "";
+	size_t i;
 
 	printf("  %s %u", type_name(o->type), o->handle);
+	if (o->type == KDAT_NL_OBJ_IA) {
+		print_link(o);
+	} else {
+		printf(" ia %u", o->ia);
+		if (details)
+			print_link(o);
+	}
 	switch (o->type) {
 	case KDAT_NL_OBJ_IA:
-		printf(" dev %s port %" PRIu64 " poller %s", o->dev,
-		       o->v[KDAT_NLA_PORT], poll_mode(o));
+		printf(" poller %s", poll_mode(o));
 		if ((int32_t)o->v[KDAT_NLA_POLL_CPU] >= 0)
 			printf(" cpu %d", (int32_t)o->v[KDAT_NLA_POLL_CPU]);
 		printf(" %s", o->v[KDAT_NLA_POLLER] ? "running" : "idle");
 		break;
 	case KDAT_NL_OBJ_EP:
-		printf(" ia %u %s%s qpn %" PRIu64 " %s -> %s", o->ia,
+		printf(" %s%s lqpn %" PRIu64 " %s -> %s",
 		       o->v[KDAT_NLA_EP_UD] ? "UD " : "",
 		       state_name(o->v[KDAT_NLA_EP_STATE]),
 		       o->v[KDAT_NLA_QPN], addr_str(&o->src, s, sizeof(s)),
@@ -315,80 +592,27 @@ static void print_text(const struct obj *o)
 		       o->v[KDAT_NLA_RINGS] ? " rings" : "");
 		break;
 	case KDAT_NL_OBJ_LMR:
-		printf(" ia %u length %" PRIu64 " pinned %" PRIu64, o->ia,
+		printf(" mrlen %" PRIu64 " pinned %" PRIu64,
 		       o->v[KDAT_NLA_LENGTH], o->v[KDAT_NLA_PINNED]);
 		break;
 	case KDAT_NL_OBJ_EVD:
-		printf(" ia %u qlen %" PRIu64 " flags %#" PRIx64, o->ia,
+		printf(" qlen %" PRIu64 " flags %#" PRIx64,
 		       o->v[KDAT_NLA_QLEN], o->v[KDAT_NLA_EVD_FLAGS]);
+		if (!details)
+			break;
+		printf(" <");
+		for (i = 0; i < NR_EVD_FLAGS; i++) {
+			if (!(o->v[KDAT_NLA_EVD_FLAGS] & evd_flags[i].flag))
+				continue;
+			printf("%s%s", sep, evd_flags[i].name);
+			sep = ",";
+		}
+		printf(">");
 		break;
-	default:
-		printf(" ia %u", o->ia);
 	}
 	if (o->users)
 		printf(" users %u", o->users);
 	printf("\n");
-}
-
-static void json_str(const char *key, const char *v)
-{
-	printf("\"%s\":\"", key);
-	for (; *v; v++) {
-		if (*v == '"' || *v == '\\')
-			printf("\\%c", *v);
-		else if ((unsigned char)*v < 0x20)
-			printf("\\u%04x", *v);
-		else
-			putchar(*v);
-	}
-	printf("\"");
-}
-
-static void print_json(const struct obj *o)
-{
-	char s[80], d[80];
-
-	printf("{\"pid\":%u,", o->pid);
-	json_str("comm", o->comm);
-	printf(",\"type\":\"%s\",\"handle\":%u,\"ia\":%u,\"users\":%u",
-	       type_name(o->type), o->handle, o->ia, o->users);
-	switch (o->type) {
-	case KDAT_NL_OBJ_IA:
-		printf(",");
-		json_str("dev", o->dev);
-		printf(",\"port\":%" PRIu64 ",\"poller\":\"%s\",\"cpu\":%d,"
-		       "\"running\":%s", o->v[KDAT_NLA_PORT], poll_mode(o),
-		       (int32_t)o->v[KDAT_NLA_POLL_CPU],
-		       o->v[KDAT_NLA_POLLER] ? "true" : "false");
-		break;
-	case KDAT_NL_OBJ_EP:
-		printf(",\"state\":\"%s\",\"ud\":%s,\"qpn\":%" PRIu64 ",",
-		       state_name(o->v[KDAT_NLA_EP_STATE]),
-		       o->v[KDAT_NLA_EP_UD] ? "true" : "false",
-		       o->v[KDAT_NLA_QPN]);
-		json_str("src", addr_str(&o->src, s, sizeof(s)));
-		printf(",");
-		json_str("dst", addr_str(&o->dst, d, sizeof(d)));
-		printf(",\"sq_posted\":%" PRIu64 ",\"sq_depth\":%" PRIu64
-		       ",\"rq_posted\":%" PRIu64 ",\"rq_depth\":%" PRIu64
-		       ",\"sent\":%" PRIu64 ",\"received\":%" PRIu64
-		       ",\"errors\":%" PRIu64 ",\"rings\":%s",
-		       o->v[KDAT_NLA_SQ_POSTED], o->v[KDAT_NLA_SQ_DEPTH],
-		       o->v[KDAT_NLA_RQ_POSTED], o->v[KDAT_NLA_RQ_DEPTH],
-		       o->v[KDAT_NLA_SQ_DONE], o->v[KDAT_NLA_RQ_DONE],
-		       o->v[KDAT_NLA_ERRORS],
-		       o->v[KDAT_NLA_RINGS] ? "true" : "false");
-		break;
-	case KDAT_NL_OBJ_LMR:
-		printf(",\"length\":%" PRIu64 ",\"pinned\":%" PRIu64,
-		       o->v[KDAT_NLA_LENGTH], o->v[KDAT_NLA_PINNED]);
-		break;
-	case KDAT_NL_OBJ_EVD:
-		printf(",\"qlen\":%" PRIu64 ",\"flags\":%" PRIu64,
-		       o->v[KDAT_NLA_QLEN], o->v[KDAT_NLA_EVD_FLAGS]);
-		break;
-	}
-	printf("}");
 }
 
 /* A process's line: its name and what it has in all. */
@@ -410,50 +634,218 @@ static void print_process(uint32_t pid, const char *comm)
 	       n[KDAT_NL_OBJ_LMR], n[KDAT_NL_OBJ_EVD], pinned);
 }
 
+/*
+ * JSON, compact (one line, as rdma -j) or pretty (-p: a member a line,
+ * indented by 4).
+ */
+static unsigned int j_depth;
+static bool j_more;		/* a member precedes at this depth */
+
+static void j_indent(void)
+{
+	unsigned int i;
+
+	if (!pretty)
+		return;
+	putchar('\n');
+	for (i = 0; i < j_depth; i++)
+		fputs("    ", stdout);
+}
+
+/* Before a member of an array or an object. */
+static void j_next(void)
+{
+	if (j_more)
+		putchar(',');
+	j_more = true;
+	j_indent();
+}
+
+static void j_open(char c)
+{
+	putchar(c);
+	j_depth++;
+	j_more = false;
+}
+
+static void j_close(char c)
+{
+	j_depth--;
+	if (j_more)
+		j_indent();
+	putchar(c);
+	j_more = true;
+}
+
+static void j_key(const char *key)
+{
+	j_next();
+	printf("\"%s\":%s", key, pretty ? " " : "");
+}
+
+static void j_str_val(const char *v)
+{
+	putchar('"');
+	for (; *v; v++) {
+		if (*v == '"' || *v == '\\')
+			printf("\\%c", *v);
+		else if ((unsigned char)*v < 0x20 || *v == 0x7f)
+			printf("\\u%04x", (unsigned char)*v);
+		else
+			putchar(*v);
+	}
+	putchar('"');
+}
+
+static void j_str(const char *key, const char *v)
+{
+	j_key(key);
+	j_str_val(v);
+}
+
+static void j_u64(const char *key, uint64_t v)
+{
+	j_key(key);
+	printf("%" PRIu64, v);
+}
+
+static void j_bool(const char *key, bool v)
+{
+	j_key(key);
+	fputs(v ? "true" : "false", stdout);
+}
+
+/* An EP's address: rdma res show cm_id's src-addr and src-port. */
+static void j_addr(const char *addr_key, const char *port_key,
+		   const struct sockaddr_storage *ss)
+{
+	char a[INET6_ADDRSTRLEN];
+	const struct sockaddr_in *s4 = (const void *)ss;
+	const struct sockaddr_in6 *s6 = (const void *)ss;
+
+	if (ss->ss_family == AF_INET)
+		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+	else if (ss->ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
+	else
+		return;		/* not known (yet) */
+	j_str(addr_key, a);
+	j_u64(port_key, ntohs(ss->ss_family == AF_INET ? s4->sin_port :
+							 s6->sin6_port));
+}
+
+static void print_json(const struct obj *o)
+{
+	size_t i;
+
+	j_next();
+	j_open('{');
+	j_u64("pid", o->pid);
+	j_str("comm", o->comm);
+	j_str("type", type_name(o->type));
+	j_u64("handle", o->handle);
+	j_u64("ia", o->ia);
+	if (o->ia_obj) {
+		j_str("ifname", o->ia_obj->dev);
+		j_u64("port", o->ia_obj->v[KDAT_NLA_PORT]);
+	}
+	j_u64("users", o->users);
+	switch (o->type) {
+	case KDAT_NL_OBJ_IA:
+		j_str("poller", poll_mode(o));
+		j_key("cpu");
+		printf("%d", (int32_t)o->v[KDAT_NLA_POLL_CPU]);
+		j_bool("running", o->v[KDAT_NLA_POLLER]);
+		break;
+	case KDAT_NL_OBJ_EP:
+		j_str("state", state_name(o->v[KDAT_NLA_EP_STATE]));
+		j_bool("ud", o->v[KDAT_NLA_EP_UD]);
+		j_u64("lqpn", o->v[KDAT_NLA_QPN]);
+		j_addr("src-addr", "src-port", &o->src);
+		j_addr("dst-addr", "dst-port", &o->dst);
+		j_u64("sq_posted", o->v[KDAT_NLA_SQ_POSTED]);
+		j_u64("sq_depth", o->v[KDAT_NLA_SQ_DEPTH]);
+		j_u64("rq_posted", o->v[KDAT_NLA_RQ_POSTED]);
+		j_u64("rq_depth", o->v[KDAT_NLA_RQ_DEPTH]);
+		j_u64("sent", o->v[KDAT_NLA_SQ_DONE]);
+		j_u64("received", o->v[KDAT_NLA_RQ_DONE]);
+		j_u64("errors", o->v[KDAT_NLA_ERRORS]);
+		j_bool("rings", o->v[KDAT_NLA_RINGS]);
+		break;
+	case KDAT_NL_OBJ_LMR:
+		j_u64("mrlen", o->v[KDAT_NLA_LENGTH]);
+		j_u64("pinned", o->v[KDAT_NLA_PINNED]);
+		break;
+	case KDAT_NL_OBJ_EVD:
+		j_u64("qlen", o->v[KDAT_NLA_QLEN]);
+		j_u64("flags", o->v[KDAT_NLA_EVD_FLAGS]);
+		if (!details)
+			break;
+		j_key("flag_names");
+		j_open('[');
+		for (i = 0; i < NR_EVD_FLAGS; i++) {
+			if (o->v[KDAT_NLA_EVD_FLAGS] & evd_flags[i].flag) {
+				j_next();
+				j_str_val(evd_flags[i].name);
+			}
+		}
+		j_close(']');
+		break;
+	}
+	j_close('}');
+}
+
 int main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "pretty", no_argument, NULL, 'p' },
+		{ "details", no_argument, NULL, 'd' },
+		KDAT_TOOL_LONGOPTS,
+		{}
+	};
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	const char *want_state = NULL, *want_dev = NULL;
-	bool json = false, want_type[NR_TYPES] = { false }, any_type = false;
 	const struct obj *last = NULL;
-	long want_pid = -1;
-	size_t i, shown = 0;
+	size_t i;
 	uint16_t id;
 	int fd, c, err;
 
-	while ((c = getopt(argc, argv, "jp:h")) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, OPTSTRING, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
 			break;
 		case 'p':
-			want_pid = strtol(optarg, NULL, 10);
+			pretty = true;
+			break;
+		case 'd':
+			details = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case 'V':
+			kdat_tool_version(PROG);
 			break;
 		default:
-			usage();
+			/* Ours take no value: one of them is --NAME=VALUE. */
+			if (optopt && strchr(OPTSTRING, optopt))
+				kdat_tool_usage_error(PROG, usage,
+					"option '%s' takes no value",
+					argv[optind - 1]);
+			if (optopt)
+				kdat_tool_usage_error(PROG, usage,
+						      "unknown option '-%c'",
+						      optopt);
+			kdat_tool_usage_error(PROG, usage,
+					      "unknown option '%s'",
+					      argv[optind - 1]);
 		}
 	}
-	for (; optind < argc; optind++) {
-		const char *w = argv[optind];
-		bool found = false;
-
-		if (!strcmp(w, "state") || !strcmp(w, "dev")) {
-			if (optind + 1 >= argc)
-				usage();
-			*(w[0] == 's' ? &want_state : &want_dev) =
-				argv[++optind];
-			continue;
-		}
-		if (!strcmp(w, "all"))
-			continue;
-		for (i = 1; i < NR_TYPES; i++) {
-			if (!strcmp(w, type_names[i])) {
-				want_type[i] = any_type = found = true;
-			}
-		}
-		if (!found)
-			usage();
-	}
+	parse_words(argc - optind, argv + optind);
+	if (!json)
+		pretty = false;
 
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
 	if (fd < 0)
@@ -469,44 +861,31 @@ int main(int argc, char **argv)
 		die("kdat dump");
 	}
 	close(fd);
-	qsort(objs, nr_objs, sizeof(*objs), obj_cmp);
+	if (nr_objs)
+		qsort(objs, nr_objs, sizeof(*objs), obj_cmp);
+	find_ias();
 
 	if (json)
-		printf("[");
+		j_open('[');
 	for (i = 0; i < nr_objs; i++) {
 		const struct obj *o = &objs[i];
-		const struct obj *ia = NULL;
-		size_t k;
 
-		if (want_pid >= 0 && o->pid != (uint32_t)want_pid)
+		if (!selected(o))
 			continue;
-		if (any_type && (o->type >= NR_TYPES || !want_type[o->type]))
-			continue;
-		if (want_state && (o->type != KDAT_NL_OBJ_EP ||
-				   strcasecmp(want_state,
-					      state_name(o->v[KDAT_NLA_EP_STATE]))))
-			continue;
-		if (want_dev) {
-			/* The device of the object's IA. */
-			for (k = 0; k < nr_objs; k++)
-				if (objs[k].type == KDAT_NL_OBJ_IA &&
-				    objs[k].handle == o->ia)
-					ia = &objs[k];
-			if (!ia || strcmp(ia->dev, want_dev))
-				continue;
-		}
 		if (json) {
-			printf(shown ? ",\n " : "\n ");
 			print_json(o);
 		} else {
 			if (!last || last->pid != o->pid)
 				print_process(o->pid, o->comm);
 			print_text(o);
 		}
-		shown++;
 		last = o;
 	}
-	if (json)
-		printf("%s]\n", shown ? "\n" : "");
+	if (json) {
+		j_close(']');
+		putchar('\n');
+	}
+	if (fflush(stdout) || ferror(stdout))
+		die("stdout");
 	return 0;
 }
