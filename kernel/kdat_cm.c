@@ -402,8 +402,6 @@ int kdat_psp_new(struct kdat_file *kfile, struct kdat_ia *ia,
 	struct kdat_psp *psp;
 	int ret;
 
-	if (ep && !ep->conn_evd)
-		return -EBADF;	/* an EP without a connection EVD */
 	/* An RSP reserves an RC Endpoint: a UD one never connects. */
 	if (ep && (ep->pz->ia != ia || ep->ud))
 		return -EINVAL;
@@ -607,10 +605,14 @@ int kdat_cr_reply_do(struct kdat_file *kfile, u32 cr_handle, u32 ep_handle,
 			kdat_obj_put(&cr->obj);
 			return -EBADF;
 		}
-		/* An EP made without a connection EVD never connects. */
+		/*
+		 * An EP made without a connection EVD never connects: as for
+		 * a handle that is no EP, the request stays answerable.
+		 */
 		if (!ep->conn_evd) {
-			ret = -EBADF;
-			goto out_put;
+			kdat_obj_put(&ep->obj);
+			kdat_obj_put(&cr->obj);
+			return -EBADF;
 		}
 		/*
 		 * The rwsem below protects the CR's device: an EP of another

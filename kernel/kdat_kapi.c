@@ -498,7 +498,7 @@ EXPORT_SYMBOL_GPL(kdat_evd_free);
  * @recv_evd: DTO EVD for receive completions
  * @request_evd: DTO EVD for send, RDMA and RMR bind completions
  * @connect_evd: connection EVD, or NULL: the Endpoint then never
- *	connects (connect, accept and RSP create answer -EBADF)
+ *	connects (kdat_ep_connect() and kdat_cr_accept() answer -EBADF)
  * @srq: an SRQ in @pz to receive from, or NULL
  * @attr: sizes and completion flags, as struct kdat_ep_create's
  * @epp: the Endpoint, UNCONNECTED, on success
@@ -544,7 +544,8 @@ EXPORT_SYMBOL_GPL(kdat_ep_create);
  * The outcome is an event on @ep's connection EVD.
  *
  * Context: process context; may sleep.
- * Return: 0 (started), -EBUSY (wrong state), -EINVAL, -EADDRNOTAVAIL.
+ * Return: 0 (started), -EBADF (@ep has no connection EVD), -EBUSY (wrong
+ * state), -EINVAL, -EADDRNOTAVAIL.
  */
 int kdat_ep_connect(struct kdat_ep *ep, const struct sockaddr *remote,
 		    u64 conn_qual, u64 timeout_us, const void *private_data,
@@ -979,7 +980,8 @@ EXPORT_SYMBOL_GPL(kdat_cr_query);
  * @private_data: sent with the reply, or NULL
  * @private_data_len: its length
  *
- * The request is used up unless the call fails with -EBUSY or -EINVAL.
+ * The request is used up unless the call fails with -EBUSY, -EINVAL or
+ * -EBADF (no such request, or @ep has no connection EVD).
  * The connection is established when @ep's connection EVD says so.
  *
  * Context: process context; may sleep.

@@ -90,11 +90,9 @@ DAT_RETURN kd_rsp_create(DAT_IA_HANDLE ia_handle,
 	DAT_RETURN ret;
 
 	if (!kd_check(ia, DAT_HANDLE_TYPE_IA) ||
-	    !kd_check(evd_handle, DAT_HANDLE_TYPE_EVD))
+	    !kd_check(evd_handle, DAT_HANDLE_TYPE_EVD) ||
+	    !kd_check(ep_handle, DAT_HANDLE_TYPE_EP))
 		return DAT_INVALID_HANDLE;
-	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP) ||
-	    !((struct kd_ep *)ep_handle)->conn_evd)
-		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EP;
 	if (!rsp_handle)
 		return DAT_INVALID_PARAMETER;
 	c.ia_handle = ia->obj.kh;

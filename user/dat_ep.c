@@ -53,6 +53,13 @@ static DAT_RETURN kd_ep_default_attr(struct kd_ia *ia, struct kdat_ep_attr *a)
 	return DAT_SUCCESS;
 }
 
+/* @h is a live EVD of this process with @flag among its streams. */
+static bool kd_evd_of_kind(DAT_EVD_HANDLE h, DAT_EVD_FLAGS flag)
+{
+	return kd_check(h, DAT_HANDLE_TYPE_EVD) &&
+	       (((struct kd_evd *)h)->flags & flag);
+}
+
 static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 			      DAT_PZ_HANDLE pz_handle,
 			      DAT_EVD_HANDLE recv_evd,
@@ -74,17 +81,20 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 	if (!kd_check(pz_handle, DAT_HANDLE_TYPE_PZ) ||
 	    ((struct kd_obj *)pz_handle)->ia != ia)
 		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_PZ;
-	if (!kd_check(recv_evd, DAT_HANDLE_TYPE_EVD))
-		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EVD_RECV;
-	if (!kd_check(request_evd, DAT_HANDLE_TYPE_EVD))
-		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EVD_REQUEST;
 	/*
-	 * DAT_HANDLE_NULL: the consumer takes no connection events; the EP
-	 * then never connects (kd_ep_connect(), kd_cr_accept(),
-	 * kd_rsp_create() refuse it, as OFA's provider does).
+	 * In OFA's order; an EVD of the wrong kind is a bad handle of its
+	 * role too. DAT_HANDLE_NULL for the connection EVD: the consumer
+	 * takes no connection events, and the EP never connects
+	 * (kd_ep_connect() and kd_cr_accept() refuse it, as OFA's provider
+	 * does).
 	 */
-	if (connect_evd && !kd_check(connect_evd, DAT_HANDLE_TYPE_EVD))
+	if (connect_evd && !kd_evd_of_kind(connect_evd,
+					   DAT_EVD_CONNECTION_FLAG))
 		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EVD_CONN;
+	if (!kd_evd_of_kind(recv_evd, DAT_EVD_DTO_FLAG))
+		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EVD_RECV;
+	if (!kd_evd_of_kind(request_evd, DAT_EVD_DTO_FLAG))
+		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EVD_REQUEST;
 	if (!ep_handle)
 		return DAT_INVALID_PARAMETER;
 	c.pz_handle = ((struct kd_obj *)pz_handle)->kh;
@@ -615,8 +625,6 @@ DAT_RETURN kd_ep_dup_connect(DAT_EP_HANDLE ep_handle,
 	if (!kd_check(ep_handle, DAT_HANDLE_TYPE_EP) ||
 	    !kd_check(dup, DAT_HANDLE_TYPE_EP))
 		return DAT_INVALID_HANDLE;
-	if (!((struct kd_ep *)ep_handle)->conn_evd)
-		return DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EVD_CONN;
 	ret = kd_ep_fetch(dup, &q);
 	if (ret)
 		return ret;

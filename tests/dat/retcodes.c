@@ -237,6 +237,43 @@ static DAT_RETURN query_no_connect_evd(void)
 	       DAT_CLASS_ERROR | DAT_INTERNAL_ERROR;
 }
 
+static DAT_RETURN rsp_no_connect_evd(void)
+{
+	DAT_RSP_HANDLE rsp;
+	DAT_EVD_HANDLE cr;
+	struct fixture f;
+	DAT_EP_HANDLE ep;
+	DAT_RETURN r;
+
+	FIXTURE(&f);
+	r = dat_ep_create(f.ia, f.pz, f.dto, f.dto, DAT_HANDLE_NULL, NULL,
+			  &ep);
+	if (!r)
+		r = dat_evd_create(f.ia, 16, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG,
+				   &cr);
+	if (r)
+		return r;
+	return dat_rsp_create(f.ia, 7478, ep, cr, &rsp);
+}
+
+static DAT_RETURN ep_create_dto_as_connect_evd(void)
+{
+	struct fixture f;
+	DAT_EP_HANDLE ep;
+
+	FIXTURE(&f);
+	return dat_ep_create(f.ia, f.pz, f.dto, f.dto, f.dto, NULL, &ep);
+}
+
+static DAT_RETURN ep_create_conn_as_recv_evd(void)
+{
+	struct fixture f;
+	DAT_EP_HANDLE ep;
+
+	FIXTURE(&f);
+	return dat_ep_create(f.ia, f.pz, f.conn, f.dto, f.conn, NULL, &ep);
+}
+
 static DAT_RETURN wait_unwaitable(void)
 {
 	DAT_EVENT ev;
@@ -373,6 +410,11 @@ static const struct {
 	{ "dat_ep_connect(EP without connect EVD)", connect_no_connect_evd,
 	  1 },
 	{ "dat_ep_query(EP without connect EVD)", query_no_connect_evd, 1 },
+	{ "dat_rsp_create(EP without connect EVD)", rsp_no_connect_evd, 1 },
+	{ "dat_ep_create(DTO EVD as connect EVD)",
+	  ep_create_dto_as_connect_evd, 1 },
+	{ "dat_ep_create(connection EVD as receive EVD)",
+	  ep_create_conn_as_recv_evd, 1 },
 	{ "dat_evd_wait(unwaitable EVD)", wait_unwaitable, 1 },
 	{ "dat_evd_dequeue(empty)", dequeue_empty, 1 },
 	{ "dat_evd_wait(nothing comes, 1 ms)", wait_timeout, 1 },

@@ -215,6 +215,36 @@ static void connect_pair(int fd, struct side *c, uint32_t cli, struct side *s,
 	KTAP_EXPECT_RET(destroy(fd, psp), 0);
 }
 
+/*
+ * An accept with an EP made without a connection EVD answers EBADF and
+ * leaves the request answerable, as for a handle that is no EP: the same
+ * request is then accepted with an EP that has one, and both ends
+ * connect. Before, the refusal used the request up (the peer was
+ * rejected).
+ */
+static void accept_without_connect_evd(void)
+{
+	int fd = dev_open();
+	struct kdat_event ev;
+	uint32_t cli, srv, noconn, psp;
+	struct side c, s;
+
+	rc_pair_new(fd, &c, &cli, &s, &srv, 16);
+	KTAP_EXPECT_RET(ep_create(fd, s.pz, s.dto, s.dto, 0, 0, 4, 4, &noconn),
+			0);
+	KTAP_EXPECT_RET(psp_create(fd, s.ia, s.cr, 7493, &psp), 0);
+	KTAP_EXPECT_RET(ep_connect(fd, cli, 7493), 0);
+	expect_event(fd, s.cr, KDAT_EVENT_CONNECTION_REQUEST, &ev);
+	KTAP_EXPECT_RET(cr_reply(fd, KDAT_IOCTL_CR_ACCEPT, ev.cr_handle,
+				 noconn), EBADF);
+	KTAP_EXPECT_RET(cr_reply(fd, KDAT_IOCTL_CR_ACCEPT, ev.cr_handle, srv),
+			0);
+	expect_event(fd, c.conn, KDAT_EVENT_CONNECTION_ESTABLISHED, &ev);
+	expect_event(fd, s.conn, KDAT_EVENT_CONNECTION_ESTABLISHED, &ev);
+	KTAP_EXPECT_RET(destroy(fd, psp), 0);
+	KTAP_EXPECT(close(fd) == 0);
+}
+
 /* ---- finding 1: CNO and EVD, whatever their ages and IAs ------------- */
 
 /*
@@ -3099,6 +3129,7 @@ static void fail_nth_sweep_ud(void)
 }
 
 static const struct ktap_case cases[] = {
+	KTAP_CASE(accept_without_connect_evd),
 	KTAP_CASE(cno_newer_than_evd),
 	KTAP_CASE(cno_newer_than_evd_ia_all),
 	KTAP_CASE(cno_of_other_ia),

@@ -36,8 +36,10 @@
  *               answer EINVAL for one)
  *               an atomic DTO on a device without    DAT_MODEL_NOT_SUPPORTED
  *               atomics
- *   EBADF       no such handle for this file, or a   DAT_INVALID_HANDLE
- *               handle of the wrong type
+ *   EBADF       no such handle for this file, a      DAT_INVALID_HANDLE
+ *               handle of the wrong type, or (connect,
+ *               accept) an Endpoint without a
+ *               connection EVD
  *   EBUSY       object still used by other objects,  DAT_INVALID_STATE
  *               or in a state that forbids the call
  *   ENODEV      no such RDMA device, or the device   DAT_PROVIDER_NOT_FOUND
@@ -705,8 +707,8 @@ struct kdat_ep_attr {
  * @recv_evd_handle: in: DTO EVD for receive completions
  * @request_evd_handle: in: DTO EVD for send/RDMA completions
  * @connect_evd_handle: in: connection EVD, or 0 for none (DAT_HANDLE_NULL:
- *                      the Endpoint then never connects; a connect, an
- *                      accept or an RSP of it answers EBADF)
+ *                      the Endpoint then never connects; a connect or an
+ *                      accept with it answers EBADF, the request kept)
  * @flags: 0 or KDAT_EP_CREATE_UD (EOPNOTSUPP for other bits)
  * @attr: in: wanted attributes; out: what the Endpoint got
  * @out_ep_handle: out
