@@ -68,7 +68,8 @@ tail -n 3 "$work/cli" | sed 's/^/# dtest: /'
 [ $r = 0 ] || { sed 's/^/# client: /' "$work/cli"; sed 's/^/# server: /' "$work/srv"; }
 result $r "Debian's dtest -b 65536 -B 10 over kdat, through the dat.conf the installed kdat-datconf -o wrote, and libdat"
 
-/usr/bin/kdat-bench "$KDAT_TEST_DEV:$port" "$KDAT_TEST_IP" lat 64 500 > "$work/bench" 2>&1
+/usr/bin/kdat-bench --loopback -d "$KDAT_TEST_DEV" -i "$port" --lat -s 64 -n 500 \
+	"$KDAT_TEST_IP" > "$work/bench" 2>&1
 r=$?
 sed 's/^/# /' "$work/bench"
 linked=$(ldd /usr/bin/kdat-bench)

@@ -59,7 +59,7 @@ echo "1..13"
 # pingpong: a ping-pong in one process (two EPs), in the background; its
 # pid in $pp.
 pingpong() {
-	"$BENCH" "$ia" "$KDAT_TEST_IP" lat 64 100000000 > "$work/bench.out" 2>&1 &
+	"$BENCH" --loopback -d "$ia" --lat -s 64 -n 100000000 "$KDAT_TEST_IP" > "$work/bench.out" 2>&1 &
 	pp=$!
 	pids+=("$pp")
 }
@@ -69,10 +69,10 @@ pingpong() {
 # in $srv, the client's in $cli.
 pair() {
 	local as=(setpriv --reuid="$1" --regid="$1" --clear-groups)
-	"${as[@]}" "$BENCH" "$ia" server "$2" > "$work/srv.$2" 2>&1 &
+	"${as[@]}" "$BENCH" -d "$ia" -p "$2" > "$work/srv.$2" 2>&1 &
 	srv=$!
 	sleep 1
-	"${as[@]}" "$BENCH" "$ia" client "$KDAT_TEST_IP" "$2" lat 64 "$3" \
+	"${as[@]}" "$BENCH" -d "$ia" -p "$2" --lat -s 64 -n "$3" "$KDAT_TEST_IP" \
 		> "$work/cli.$2" 2>&1 &
 	cli=$!
 	pids+=("$srv" "$cli")

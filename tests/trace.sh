@@ -38,11 +38,11 @@ echo "1..5"
 # The recipe (doc/data-path.md, "Tracing kdat"): record every kdat event
 # system wide around the program, then print them.
 perf record -q -e 'kdat:*' -a -o "$work/bench.data" -- \
-	"$TOP/user/kdat-bench" "$ia" "$KDAT_TEST_IP" lat 64 "$N" \
-	> "$work/bench.out" 2>&1
+	"$TOP/user/kdat-bench" --loopback -d "$ia" --lat -s 64 -n "$N" \
+	"$KDAT_TEST_IP" > "$work/bench.out" 2>&1
 rc=$?
 perf script -i "$work/bench.data" > "$work/bench.txt" 2> /dev/null
-cat "$work/bench.out"
+sed 's/^/# /' "$work/bench.out"
 tgid=$(awk '/kdat:kdat_post/ { for (i = 1; i <= NF; i++) if ($i ~ /^tgid=/) { sub("tgid=", "", $i); print $i; exit } }' "$work/bench.txt")
 posts=$(grep -c 'kdat:kdat_post:' "$work/bench.txt")
 comps=$(grep -c 'kdat:kdat_complete:.* status=0 ' "$work/bench.txt")

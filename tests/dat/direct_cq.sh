@@ -53,6 +53,10 @@ signalled() {	# handler calls kdat reaped in, so far
 	awk '$1 == "signalled_reaped" { print $2 }' $cqstat
 }
 
+# row OUTPUT: kdat-bench's result line in OUTPUT, the one that begins
+# with a number (kdat-bench(1)); else its last line, an error.
+row() { grep -m1 -E '^ *[0-9]+ ' <<< "$1" || tail -n1 <<< "$1"; }
+
 n=0 fail=0
 result() {	# STATUS NAME
 	n=$((n + 1))
@@ -77,27 +81,29 @@ for m in "${modes[@]}"; do
 	envv=${m#*:}
 
 	before=$(irq_polls) d0=$(deferred) s0=$(signalled)
-	out=$(env "$envv" timeout 300 "$bench" "$ia" "$KDAT_TEST_IP" lat 64 \
-		"$count" 2>&1)
+	out=$(env "$envv" timeout 300 "$bench" --loopback -d "$ia" --lat \
+		-s 64 -n "$count" "$KDAT_TEST_IP" 2>&1)
 	r=$?
+	out=$(row "$out")
 	ran=$(($(irq_polls) - before)) def=$(($(deferred) - d0))
 	sig=$(($(signalled) - s0))
 	echo "# $label: $out; IRQ_POLL ran $ran times; the device's calls: $sig reaped at once, $def left to irq_poll"
-	# lat US ops N posted N reaped N: every receive reaped (half the
-	# DTOs: the sends' completions are suppressed, kdat-bench(1)).
-	read -r _ _ _ ops _ posted _ reaped <<< "$out"
+	# #bytes #iterations ... #posted #reaped: every receive reaped (half
+	# the DTOs: the sends' completions are suppressed, kdat-bench(1)).
+	read -r ops posted reaped <<< "$(awk 'NF >= 2 { print $2, $(NF - 1), $NF }' <<< "$out")"
 	[ "$r" = 0 ] && [ -n "$ops" ] && [ -n "$posted" ] &&
 		[ "$posted" = "$((2 * reaped))" ] || r=1
 	[ "$ran" -lt $((def + count / 20)) ] || r=1
 	result "$r" "$label: $count ping-pongs, IRQ_POLL ran < $((count / 20)) times more than the device's calls made it ($def)"
 
 	before=$(irq_polls)
-	out=$(env "$envv" timeout 300 "$bench" "$ia" "$KDAT_TEST_IP" rate 64 64 \
-		20000 2>&1)
+	out=$(env "$envv" timeout 300 "$bench" --loopback -d "$ia" -s 64 \
+		-t 64 -n 20000 "$KDAT_TEST_IP" 2>&1)
 	r=$?
+	out=$(row "$out")
 	ran=$(($(irq_polls) - before))
 	echo "# $label: $out; IRQ_POLL ran $ran times"
-	read -r _ _ _ ops _ posted _ reaped <<< "$out"
+	read -r ops posted reaped <<< "$(awk 'NF >= 2 { print $2, $(NF - 1), $NF }' <<< "$out")"
 	[ "$r" = 0 ] && [ -n "$ops" ] && [ "$posted" = "$reaped" ] || r=1
 	result "$r" "$label: 20000 sends at depth 64, all reaped"
 done

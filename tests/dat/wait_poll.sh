@@ -67,6 +67,10 @@ result() {	# STATUS NAME
 # polls HOW: the kdat_wait_poll events of the last run that ended HOW.
 polls() { grep -c "kdat_wait_poll:.* how=$1\$" "$work/trace"; }
 
+# row FILE: kdat-bench's result line in FILE, the one that begins with a
+# number (kdat-bench(1)); else its last line, an error.
+row() { grep -m1 -E '^ *[0-9]+ ' "$1" || tail -n1 "$1"; }
+
 # pair COUNT [CPU]: the ping-pong, client and server (both on CPU, if
 # given), traced; 0 when every round trip completed.
 q=7700
@@ -78,18 +82,20 @@ pair() {
 	echo 1 > "$ev/enable"
 	before=$(rdma_listeners)
 	KDAT_POLLER=none KDAT_BENCH_WAIT=1 timeout 300 "${pin[@]}" "$bench" \
-		"$ia" server "$q" > "$work/srv" 2>&1 &
+		-d "$ia" -p "$q" > "$work/srv" 2>&1 &
 	spid=$!
 	wait_rdma_listen "$before" 20
-	out=$(KDAT_POLLER=none KDAT_BENCH_WAIT=1 timeout 300 "${pin[@]}" \
-		"$bench" "$ia" client "$KDAT_TEST_IP" "$q" lat 64 "$c" 2>&1)
+	KDAT_POLLER=none KDAT_BENCH_WAIT=1 timeout 300 "${pin[@]}" "$bench" \
+		-d "$ia" -p "$q" --lat -s 64 -n "$c" "$KDAT_TEST_IP" \
+		> "$work/cli" 2>&1
 	r=$?
 	wait "$spid" || r=1
 	echo 0 > "$ev/enable"
 	cat $T/trace > "$work/trace"
-	echo "# client: $out; server: $(tail -1 "$work/srv")"
-	# lat US ops N posted N reaped N: every receive reaped.
-	read -r _ _ _ ops _ posted _ reaped <<< "$out"
+	out=$(row "$work/cli")
+	echo "# client: $out; server: $(row "$work/srv")"
+	# #bytes #iterations ... #posted #reaped: every receive reaped.
+	read -r ops posted reaped <<< "$(awk 'NF >= 2 { print $2, $(NF - 1), $NF }' <<< "$out")"
 	[ "$r" = 0 ] && [ "$ops" = "$c" ] && [ -n "$posted" ] &&
 		[ "$posted" = "$((2 * reaped))" ]
 }

@@ -61,15 +61,17 @@ KDAT=kdat-$KDAT_TEST_DEV-${KDAT_TEST_PORT:-1}
 export DAT_OVERRIDE=$work/dat.conf PATH=$TOP/user:$PATH
 trap 'calls_stop; rm -rf "$work"' EXIT
 
-# traced ENV ARGS...: run kdat-bench with its system calls traced; prints
-# its output line, then calls_count's lines for its measured loop.
+# traced ENV ARGS...: run kdat-bench (one process, ARGS its options) with
+# its system calls traced; prints its output, then calls_count's lines
+# for its measured loop.
 traced() {
 	local vars out
 
 	read -ra vars <<< "$1"
 	shift
 	calls_start
-	out=$(env "${vars[@]}" timeout 300 "$bench" "$ia" "$KDAT_TEST_IP" "$@" 2>&1)
+	out=$(env "${vars[@]}" timeout 300 "$bench" --loopback -d "$ia" "$@" \
+		"$KDAT_TEST_IP" 2>&1)
 	calls_stop
 	echo "$out"
 	calls_count kdat-bench 1
@@ -95,9 +97,11 @@ check() {
 
 	shift 4
 	out=$(traced "$envv" "$@")
-	line=$(head -1 <<< "$out")
+	# Its result line, the one that begins with a number: #posted is
+	# the last column but one.
+	line=$(awk '$1 ~ /^[0-9]+$/ { print; exit }' <<< "$out")
 	echo "# $label: kdat-bench $*: $line"
-	read -r _ _ _ _ _ posted _ _ <<< "$line"
+	posted=$(awk 'NF >= 2 { print $(NF - 1) }' <<< "$line")
 	[[ $posted =~ ^[0-9]+$ ]] && [ "$posted" -gt 0 ] || r=1
 	grep -qx traced <<< "$out" || { echo "# the trace was not read"; r=1; }
 	while read -r _ kind count; do
@@ -188,25 +192,25 @@ dapltest_check() {
 echo "TAP version 13"
 echo "1..10"
 check "rings, spinning poller" KDAT_POLLER=spin "ioctl_wake ioctl_wait" \
-	0.05 rate 64 64 20000
+	0.05 -s 64 -t 64 -n 20000
 check "rings, spinning poller" KDAT_POLLER=spin "ioctl_wake ioctl_wait" \
-	0.05 rate 64 1 5000
+	0.05 -s 64 -t 1 -n 5000
 check "rings, spinning poller" KDAT_POLLER=spin "ioctl_wake ioctl_wait" \
-	0.05 lat 64 2000
+	0.05 --lat -s 64 -n 2000
 check "rings, adaptive poller" KDAT_POLLER=adaptive "ioctl_wake ioctl_wait" \
-	1 rate 64 1 5000
+	1 -s 64 -t 1 -n 5000
 check "rings, no poller" KDAT_POLLER=none "ioctl_wake" 1 \
-	rate 64 64 20000
+	-s 64 -t 64 -n 20000
 check "rings, no poller" KDAT_POLLER=none "ioctl_wake" 1 \
-	lat 64 2000
+	--lat -s 64 -n 2000
 # The ioctl path: a POST per DTO, an EVD_WAIT per completion waited for
 # (KDAT_BENCH_WAIT=1: a dequeue that polls makes as many calls as the
 # completion takes to come, a fact of the device, 16 per DTO on 6.12's
 # rxe, where the trace then lost the loop's bracket).
 check "ioctls" "KDAT_RINGS=0 KDAT_BENCH_WAIT=1" "ioctl_post ioctl_wait" 4 \
-	rate 64 64 20000
+	-s 64 -t 64 -n 20000
 check "ioctls" "KDAT_RINGS=0 KDAT_BENCH_WAIT=1" "ioctl_post ioctl_wait" 4 \
-	lat 64 2000
+	--lat -s 64 -n 2000
 dapltest_check spin 0.05
 dapltest_check adaptive 1
 echo "# Totals: pass:$((n - fail - skipped)) fail:$fail skip:$skipped"
