@@ -2828,7 +2828,11 @@ static void connect_via_other_device_lets_it_go(void)
  * user of the device then queued behind: 1,000 EVDs of one user kept
  * the device's removal, and everyone, waiting for 1,000 grace periods.
  * Now one wait serves them all: the removal of 1,000 takes about as
- * long as the removal of 10 (bound: 10 of them plus 2 s).
+ * long as the removal of 10. Bound: twice the 10's plus 3 s. Destroying
+ * 1,000 CQs is work of its own, which stretches when the host's CPUs
+ * are shared (4.3 s against 1.2 s for 10 in one debug-kernel run beside
+ * compilers, 1.4-1.6 s otherwise); 1,000 grace periods take tens of
+ * seconds in these guests.
  */
 static double remove_second_with_evds(int n)
 {
@@ -2860,7 +2864,7 @@ static void removal_waits_once_for_all_cqs(void)
 	many = remove_second_with_evds(1000);
 	ktap_diag("removal with 10 EVDs: %.2f s; with 1,000: %.2f s", few,
 		  many);
-	KTAP_EXPECT(many < few + 2.0);
+	KTAP_EXPECT(many < 2 * few + 3.0);
 	counts_back(&before);
 }
 
