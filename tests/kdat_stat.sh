@@ -205,7 +205,7 @@ link=$KDAT_TEST_DEV/$port
 [ "$("$STAT" pid "$bench" ia link "$link" | grep -c "^  ia [0-9]* link $link ")" = 2 ] || r=1
 grep -q '^  ' <<< "$("$STAT" pid "$bench" link "$KDAT_TEST_DEV/$((port + 1))")" &&
 	{ echo "# link $KDAT_TEST_DEV/$((port + 1)): the ping-pong's objects"; r=1; }
-[ "$("$STAT" -d pid "$bench" | grep '^  ' | grep -cv " link $link ")" = 0 ] || r=1
+[ "$("$STAT" -d pid "$bench" | grep '^  ' | grep -cvE " link $link( |\$)")" = 0 ] || r=1
 read -r q1 q2 _ <<< "${qpns//$'\n'/ }"
 if [ -n "${q2:-}" ]; then
 	out=$("$STAT" pid "$bench" ep lqpn "$q1")

@@ -258,6 +258,30 @@ void kd_destroy_kh(struct kd_ia *ia, uint32_t kh)
 	kd_ioctl(ia, KDAT_IOCTL_DESTROY, &d);
 }
 
+/*
+ * The subtype of DAT_INVALID_STATE that says an object of @type is still
+ * used by others, as OFA's provider answers a free of it.
+ */
+static DAT_RETURN kd_in_use(DAT_HANDLE_TYPE type)
+{
+	switch (type) {
+	case DAT_HANDLE_TYPE_IA:
+		return DAT_INVALID_STATE_IA_IN_USE;
+	case DAT_HANDLE_TYPE_PZ:
+		return DAT_INVALID_STATE_PZ_IN_USE;
+	case DAT_HANDLE_TYPE_EVD:
+		return DAT_INVALID_STATE_EVD_IN_USE;
+	case DAT_HANDLE_TYPE_LMR:
+		return DAT_INVALID_STATE_LMR_IN_USE;
+	case DAT_HANDLE_TYPE_CNO:
+		return DAT_INVALID_STATE_CNO_IN_USE;
+	case DAT_HANDLE_TYPE_SRQ:
+		return DAT_INVALID_STATE_SRQ_IN_USE;
+	default:
+		return 0;
+	}
+}
+
 DAT_RETURN kd_destroy(struct kd_obj *o)
 {
 	struct kdat_destroy d = { .size = sizeof(d), .handle = o->kh };
@@ -268,6 +292,8 @@ DAT_RETURN kd_destroy(struct kd_obj *o)
 		kd_count_obj(o, false);
 		kd_table_del(o);
 		kd_obj_free(o);
+	} else if (ret == DAT_INVALID_STATE) {
+		ret |= kd_in_use(o->type);	/* EBUSY: others use it */
 	}
 	return ret;
 }

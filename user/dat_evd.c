@@ -741,7 +741,7 @@ DAT_RETURN kd_evd_wait(DAT_EVD_HANDLE evd_handle,
 		return DAT_INVALID_PARAMETER;
 	/* As the kernel answers: even when the events are there already. */
 	if (__atomic_load_n(&evd->unwaitable, __ATOMIC_RELAXED))
-		return DAT_INVALID_STATE;
+		return DAT_INVALID_STATE | DAT_INVALID_STATE_EVD_UNWAITABLE;
 	kd_count(&evd->cntrs[DCNT_EVD_WAIT], 1);
 	return kd_evd_take(evd, threshold, timeout, event, nmore);
 }

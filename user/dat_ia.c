@@ -449,7 +449,7 @@ DAT_RETURN kd_ia_close(DAT_IA_HANDLE ia_handle,
 		}
 		pthread_mutex_unlock(&kd_proc.lock);
 		if (busy)
-			return DAT_INVALID_STATE;
+			return DAT_INVALID_STATE | DAT_INVALID_STATE_IA_IN_USE;
 	}
 	ret = kd_ia_destroy(ia->fd, ia->obj.kh);
 	if (ret)

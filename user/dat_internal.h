@@ -397,10 +397,17 @@ DAT_RETURN kd_extension_op(DAT_HANDLE h, DAT_EXTENDED_OP op, va_list args);
  * code compares as it is; where it leaves libdat (the entry points of
  * dat_api.c and dat_registry.c, and the DAT_PROVIDER tables, which point
  * to those entry points) it gets the class bit, as OFA's provider gives
- * every error.
+ * its errors.
  */
 static inline DAT_RETURN kd_status(DAT_RETURN r)
 {
+	/*
+	 * An empty EVD and a wait that timed out are conditions of the
+	 * normal course, and OFA's provider returns them bare (consumers
+	 * compare them with DAT_QUEUE_EMPTY and DAT_TIMEOUT_EXPIRED).
+	 */
+	if (r == DAT_QUEUE_EMPTY || r == DAT_TIMEOUT_EXPIRED)
+		return r;
 	if (r && !(r & (DAT_CLASS_ERROR | DAT_CLASS_WARNING)))
 		r |= DAT_CLASS_ERROR;
 	return r;

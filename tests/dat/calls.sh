@@ -10,7 +10,7 @@
 # TOP's uapi header) in $calls_wake, $calls_wait and $calls_post; returns
 # 1 with the reason in $calls_why when one is missing.
 # calls_start / calls_stop: trace every task's system calls (and kdat's
-# poller sleeps) from now / no more.
+# poller sleeps) from now / no more (tracing left on, no event enabled).
 # calls_count WHO MARKED: "calls KIND COUNT" for each kind of call that
 # WHO made (a command name, or a process id: its threads too), "sleeps
 # WHY COUNT" for the poller's sleeps, then "traced". KIND is the call's
@@ -46,9 +46,12 @@ calls_setup() {
 		{ calls_why="kdat's ioctl numbers not found in $hdr"; return 1; }
 }
 
+# The trace stays for calls_count; tracing is on again for whoever
+# traces next (with no event enabled, nothing more is written).
 calls_stop() {
 	echo 0 > $CALLS_T/tracing_on
 	echo 0 > $CALLS_T/events/enable
+	echo 1 > $CALLS_T/tracing_on
 }
 
 calls_start() {

@@ -98,15 +98,15 @@ static DAT_RETURN fake_get_context(DAT_HANDLE h, DAT_CONTEXT *c)
 }
 
 /*
- * Records the op and its first int argument; answers DAT_QUEUE_EMPTY, an
- * error with its class bit, as a provider gives it.
+ * Records the op and its first int argument; answers DAT_QUEUE_EMPTY,
+ * bare, as OFA's provider returns it.
  */
 static DAT_RETURN fake_ext(DAT_HANDLE h, DAT_EXTENDED_OP op, va_list args)
 {
 	fake_ext_handle = h;
 	fake_ext_op = op;
 	fake_ext_arg = va_arg(args, int);
-	return DAT_CLASS_ERROR | DAT_QUEUE_EMPTY;
+	return DAT_QUEUE_EMPTY;
 }
 
 void dat_provider_init(const DAT_PROVIDER_INFO *info,

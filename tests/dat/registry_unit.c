@@ -290,7 +290,7 @@ static DAT_RETURN test_ext(DAT_HANDLE h, DAT_EXTENDED_OP op, va_list args)
 	ext_handle = h;
 	ext_op = op;
 	ext_arg = va_arg(args, int);
-	return DAT_CLASS_ERROR | DAT_QUEUE_EMPTY;
+	return DAT_QUEUE_EMPTY;
 }
 
 static DAT_PROVIDER_INFO test_info(const char *name, DAT_UINT32 minor,
