@@ -794,7 +794,8 @@ static void *post_thread(void *arg)
 		DAT_DTO_COOKIE ck = { .as_64 = ps->first + i };
 		DAT_RETURN r;
 
-		while ((r = dat_ep_post_send(ps->ep, 1, &t, ck, 0)) ==
+		while (DAT_GET_TYPE(r = dat_ep_post_send(ps->ep, 1, &t, ck,
+							 0)) ==
 		       DAT_INSUFFICIENT_RESOURCES)
 			sched_yield();
 		if (r != DAT_SUCCESS)
