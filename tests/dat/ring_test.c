@@ -235,6 +235,21 @@ static int post(struct ring *r, uint8_t op, uint64_t cookie, struct side *s,
 }
 
 /*
+ * Wait until the kernel has counted @n completions of posting ring @r. It
+ * counts one before handing its event on, and the CQ is handled in order:
+ * once the count is @n, the events of every earlier completion have been
+ * through their EVD (queued, or dropped after an overflow).
+ */
+static void wait_completed(struct ring *r, uint32_t n)
+{
+	double t0 = now_s();
+
+	while (ld(r->completed) != n && now_s() - t0 < 2 * ring_wait_s)
+		sched_yield();
+	KTAP_EXPECT_EQ(ld(r->completed), n);
+}
+
+/*
  * The next event of a completion ring, within 10 s: a short spin, then the
  * kernel waits for it (KDAT_IOCTL_EVD_WAIT, max_events 0), as libdat does.
  */
@@ -415,12 +430,19 @@ static void test_full_pushes_back(void)
 		post(&p.srq, KDAT_DTO_RECEIVE, 100 + i, &p.s, 0, 64);
 	for (i = 0; i < 4; i++)
 		expect_dto(&p.ccq, i, KDAT_DTO_SUCCESS, 0);
-	/* s's EVD holds 4: the four receives; nothing read yet. Two more. */
-	for (i = 0; i < 2; i++) {
+	/*
+	 * s's EVD holds 4: the four receives; nothing read yet. Three more:
+	 * the first gives the overflow event, the others are dropped. The
+	 * sends' completions at c say nothing of when s's EVD saw the
+	 * receives: wait until s has counted all seven, so that the second
+	 * was through (dropped) before the overflow event is read.
+	 */
+	for (i = 0; i < 3; i++) {
 		post(&p.srq, KDAT_DTO_RECEIVE, 200 + i, &p.s, 0, 64);
 		post(&p.csq, KDAT_DTO_SEND, 10 + i, &p.c, 0, 8);
 		expect_dto(&p.ccq, 10 + i, KDAT_DTO_SUCCESS, 0);
 	}
+	wait_completed(&p.srq, 7);
 	for (i = 0; i < 4; i++)
 		expect_dto(&p.scq, 100 + i, KDAT_DTO_SUCCESS, 0);
 	ev = get_event(&p.scq);
@@ -536,10 +558,7 @@ static void test_hostile_indices(void)
 	 * Send 40 counted as completed: the CQ is handled in order, so send
 	 * 4's completion has been through the (full) ring by now.
 	 */
-	t0 = now_s();
-	while (ld(p.csq.completed) != c0 + 2 && now_s() - t0 < 20)
-		sched_yield();
-	KTAP_EXPECT(ld(p.csq.completed) == c0 + 2);
+	wait_completed(&p.csq, c0 + 2);
 	/* The kernel saw a full ring: it wrote nothing. */
 	KTAP_EXPECT(ld(p.ccq.tail) == h + 1);
 	__atomic_store_n(p.ccq.head, h + 1, __ATOMIC_RELEASE);
