@@ -74,6 +74,21 @@ wait_tcp_listen() {
 	return 1
 }
 
+# dapltest_lost_sync_ack CLIENT_OUTPUT: the -T P client failed only
+# because its last message, the sync send, was flushed. dapltest's server
+# tears its connection down (abrupt disconnect) as soon as it has received
+# that message; a responder that completes a receive before it sends the
+# ACK (6.12's rxe does both in a kworker that can be preempted between
+# them, rxe_resp.c's "finish:") then never acknowledges it, and the
+# client's send completes flushed, length 0 (rxe's counters: one more
+# rdma_recvs than rdma_sends). Every data operation was reaped before the
+# sync: a run that fails this way is run once more, not passed.
+dapltest_lost_sync_ack() {
+	grep -q 'Client_Sync_Send-reaping DTO problem, status = FAILURE' "$1" &&
+		grep -q 'Length mismatch (xfer 0x0 wanted 0xc)' "$1" &&
+		[ "$(grep -ci 'error\|fail\|cannot\|mismatch' "$1")" = 2 ]
+}
+
 # rdma_listeners: how many RDMA CM ids listen now, user's and kernel's.
 rdma_listeners() {
 	local ids
