@@ -89,6 +89,12 @@ dapltest_lost_sync_ack() {
 		[ "$(grep -ci 'error\|fail\|cannot\|mismatch' "$1")" = 2 ]
 }
 
+# dapltest_p_wqes ITERATIONS: the WQEs a dapltest -T P client posts for
+# -i ITERATIONS: ITERATIONS pipelined (its phase 1, at the -p depth), then
+# ITERATIONS one at a time, each polled for before the next (phase 2, the
+# latency), as dapltest's performance client does; each one signalled.
+dapltest_p_wqes() { echo $((2 * $1)); }
+
 # rdma_listeners: how many RDMA CM ids listen now, user's and kernel's.
 rdma_listeners() {
 	local ids

@@ -126,7 +126,8 @@ check() {
 
 # dapltest_check MODE MAX: an unmodified dapltest -T P client (Debian's,
 # built for OFA's libdat2, on kdat through its dat.conf line) making
-# $DAPL_I RDMA writes of 64 B, depth 16, polling (-m p), beside its
+# -i $DAPL_I RDMA writes of 64 B (twice that many WQEs: dapltest_p_wqes),
+# depth 16, polling (-m p), beside its
 # server, KDAT_POLLER=MODE for both; every call of the client and its
 # threads from start to exit counted. kdat's posts, doorbells and waits
 # at most MAX per WQE; its other calls are dapltest's own (its
@@ -135,7 +136,7 @@ check() {
 DAPL_I=20000
 skipped=0
 dapltest_check() {
-	local mode=$1 max=$2 spid cpid dog before out r=0 mine=0 kind count
+	local mode=$1 max=$2 spid cpid dog before out r=0 mine=0 kind count wqes
 
 	if ! command -v dapltest > /dev/null; then
 		n=$((n + 1))
@@ -181,12 +182,13 @@ dapltest_check() {
 		esac
 	done < <(grep '^calls ' <<< "$out")
 	grep '^sleeps ' <<< "$out" | sed 's/^sleeps /#   poller sleeps, /'
-	if [ "$r" = 0 ] && ! awk -v m="$mine" -v p="$DAPL_I" -v x="$max" \
+	wqes=$(dapltest_p_wqes $DAPL_I)
+	if [ "$r" = 0 ] && ! awk -v m="$mine" -v p="$wqes" -v x="$max" \
 		'BEGIN { exit !(m <= x * p) }'; then
-		echo "# $mine calls for $DAPL_I WQEs: over $max per WQE"
+		echo "# $mine calls for $wqes WQEs: over $max per WQE"
 		r=1
 	fi
-	result "$r" "dapltest -T P client, KDAT_POLLER=$mode: <= $max kdat posts, doorbells and waits per WQE ($mine for $DAPL_I)"
+	result "$r" "dapltest -T P client, KDAT_POLLER=$mode: <= $max kdat posts, doorbells and waits per WQE ($mine for $wqes)"
 }
 
 echo "TAP version 13"
