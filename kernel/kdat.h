@@ -237,6 +237,7 @@ enum {
 	KDAT_DEV_SEEN_SIGNAL_SOFTIRQ,	/* one from a softirq (a tasklet) */
 	KDAT_DEV_SEEN_POSTS,		/* KDAT_DEV_LOOKS send posts */
 	KDAT_DEV_SEEN_POST_TASKLET,	/* one raised a tasklet */
+	KDAT_DEV_SEEN_LAST_WQE,		/* a QP on an SRQ said LAST_WQE_REACHED */
 };
 
 struct dentry;
@@ -250,6 +251,8 @@ u32 kdat_dev_read_sge(struct ib_device *ibdev, u32 send_sge);
 bool kdat_dev_reads_ordered(struct ib_device *ibdev, u32 port);
 void kdat_dev_signalled(struct kdat_device *kdev);
 void kdat_dev_flush_signals(struct kdat_device *kdev);
+void kdat_dev_saw_last_wqe(struct kdat_device *kdev);
+bool kdat_dev_says_last_wqe(struct kdat_device *kdev);
 int kdat_post_send(struct kdat_device *kdev, struct ib_qp *qp,
 		   const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
@@ -392,6 +395,7 @@ int kdat_cq_create(struct kdat_cq *kcq, struct kdat_device *kdev, u32 nr_cqe);
 void kdat_cq_destroy(struct kdat_cq *kcq);
 void kdat_cq_destroy_dead(struct kdat_device *kdev);
 void kdat_cq_reap(struct kdat_cq *kcq);
+void kdat_cq_flush(struct kdat_cq *kcq);
 void kdat_cq_debugfs(struct dentry *dir);
 
 struct kdat_evd {
@@ -565,22 +569,31 @@ struct kdat_ep {
 	struct ib_qp *qp;
 	u32 qpn;			/* @qp's number, for the status dump */
 	/*
-	 * On an SRQ: a QP without traffic whose queues report to the receive
-	 * EVD's CQ. Teardown flushes a receive through it: when that marker
+	 * On an SRQ, on a device not seen to raise LAST_WQE_REACHED when it
+	 * was made (kdat_dev_says_last_wqe(); 6.1's rxe never does): a QP
+	 * without traffic whose queues report to the receive EVD's CQ.
+	 * Teardown flushes a receive through it: when that marker
 	 * completes, every completion queued before it, those of the EP's
-	 * QP included, has been handled (an RC QP on an SRQ cannot be drained
-	 * itself, and rxe raises no LAST_WQE_REACHED).
+	 * QP included, has been handled. Without it, the teardown hands
+	 * the CQ's completions on itself (kdat_cq_flush()) once the QP is
+	 * gone.
 	 */
 	struct ib_qp *barrier_qp;
 	/*
 	 * The QP went to ERR (the connection ended): a marker flushed
 	 * through @barrier_qp reports, once it completes, what IB calls the
 	 * last WQE reached: DAT_ASYNC_ERROR_EP_BROKEN on the IA's async EVD.
-	 * One at a time: @last_wqe_posted under cm_lock.
+	 * One at a time: @last_wqe_posted under cm_lock. Without a barrier
+	 * QP the device's event says it (kdat_ep_qp_event()), once per
+	 * connection: under @lock, @last_wqe_wanted (the connection ended)
+	 * and @last_wqe_seen (the device said it), each set once between
+	 * two resets of the QP.
 	 */
 	struct ib_cqe last_wqe_cqe;
 	struct completion last_wqe_done;
 	bool last_wqe_posted;
+	bool last_wqe_wanted, last_wqe_seen;
+	struct work_struct last_wqe_work;	/* tells it, after the CQ */
 	const void *srq_key;		/* the QP's address, in srq->eps */
 	struct hlist_node srq_node;	/* under srq->lock */
 	enum kdat_cm_kind cm_kind;	/* KDAT_CM_EP */

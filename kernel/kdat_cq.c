@@ -183,6 +183,31 @@ void kdat_cq_reap(struct kdat_cq *kcq)
 	local_bh_enable();
 }
 
+/*
+ * Hand every completion @kcq holds to its handler, after a reaper under
+ * way is done: once this returns, each completion the device made before
+ * the call has been handled, unless the CQ is dead (device removal).
+ * Process context; the CQ is re-armed as after any reap.
+ */
+void kdat_cq_flush(struct kdat_cq *kcq)
+{
+	int left, n;
+
+	spin_lock_bh(&kcq->reap_lock);
+	/*
+	 * What it held at the call is at most its size, first in CQ order:
+	 * no more than that, however fast new ones come.
+	 */
+	for (left = kcq->dead ? 0 : kcq->cq->cqe; left > 0; left -= n) {
+		n = kdat_cq_poll(kcq, min(left, KDAT_CQ_BUDGET));
+		if (n < min(left, KDAT_CQ_BUDGET))
+			break;
+	}
+	spin_unlock_bh(&kcq->reap_lock);
+	/* What came meanwhile, a reaper turned away, the arm: as always. */
+	kdat_cq_reap(kcq);
+}
+
 /* The device's completion handler: any context. */
 static void kdat_cq_comp(struct ib_cq *cq, void *context)
 {

@@ -141,6 +141,15 @@ void kdat_dev_res_uncharge(struct kdat_device *kdev, struct kdat_dev_res *res)
  *   no tasklet was pending before it (one already pending, or a tasklet
  *   already scheduled elsewhere, raises nothing to see); a tasklet a
  *   hard interrupt raised meanwhile only keeps the bottom halves off.
+ * - A QP on an SRQ that goes to ERR takes no more of the SRQ's receives:
+ *   IB says so with IB_EVENT_QP_LAST_WQE_REACHED, which DAT programs
+ *   wait for as DAT_ASYNC_ERROR_EP_BROKEN (dtestsrq) before they free
+ *   the EP. 6.1's rxe raises none: for an EP on an SRQ kdat makes a
+ *   barrier QP and flushes a marker through it instead (struct kdat_ep).
+ *   Once one QP of a device on an SRQ raised the event (6.12's rxe, an
+ *   HCA), the EPs made after it have no barrier QP (one QP less each,
+ *   in the device and in the rdma cgroup) and the event is what they
+ *   report; the EPs made before keep theirs.
  *
  * Each fact only ever goes from unknown to known (a bit set once); until
  * it is known, and for a reader that sees a stale value, kdat does what
@@ -243,6 +252,18 @@ void kdat_dev_signalled(struct kdat_device *kdev)
 	if (in_serving_softirq() && !in_hardirq() && !in_nmi())
 		kdat_dev_see(kdev, KDAT_DEV_SEEN_SIGNAL_SOFTIRQ);
 	kdat_dev_look(kdev, &kdev->signals, KDAT_DEV_SEEN_SIGNALS);
+}
+
+/* A QP of @kdev on an SRQ raised IB_EVENT_QP_LAST_WQE_REACHED: any context. */
+void kdat_dev_saw_last_wqe(struct kdat_device *kdev)
+{
+	kdat_dev_see(kdev, KDAT_DEV_SEEN_LAST_WQE);
+}
+
+/* Does @kdev say when a QP on an SRQ has taken its last receive? */
+bool kdat_dev_says_last_wqe(struct kdat_device *kdev)
+{
+	return test_bit(KDAT_DEV_SEEN_LAST_WQE, &kdev->seen);
 }
 
 /*
@@ -621,7 +642,9 @@ out_free:
 /*
  * debugfs kdat/devices: per device, what was seen and what kdat does for
  * it ("Per device" above): "softirq" (signals) or "tasklet" (posts), or
- * "elsewhere"; "unknown" until KDAT_DEV_LOOKS calls or posts were seen.
+ * "elsewhere"; "unknown" until KDAT_DEV_LOOKS calls or posts were seen;
+ * how an EP on an SRQ learns its QP took its last receive: "event" or,
+ * until the device raised one, "barrier" (a barrier QP's marker).
  */
 static const char *kdat_dev_fact(struct kdat_device *kdev, int looked,
 				 int seen, const char *what)
@@ -637,13 +660,14 @@ static int kdat_devices_show(struct seq_file *m, void *unused)
 
 	mutex_lock(&kdat_devices_lock);
 	list_for_each_entry(kdev, &kdat_devices, node)
-		seq_printf(m, "%s signals_from %s posts_finish_in %s\n",
+		seq_printf(m, "%s signals_from %s posts_finish_in %s srq_last_wqe %s\n",
 			   kdev->name,
 			   kdat_dev_fact(kdev, KDAT_DEV_SEEN_SIGNALS,
 					 KDAT_DEV_SEEN_SIGNAL_SOFTIRQ,
 					 "softirq"),
 			   kdat_dev_fact(kdev, KDAT_DEV_SEEN_POSTS,
-					 KDAT_DEV_SEEN_POST_TASKLET, "tasklet"));
+					 KDAT_DEV_SEEN_POST_TASKLET, "tasklet"),
+			   kdat_dev_says_last_wqe(kdev) ? "event" : "barrier");
 	mutex_unlock(&kdat_devices_lock);
 	return 0;
 }

@@ -235,10 +235,11 @@ static int kdat_ep_qp_to_init(struct kdat_ep *ep, struct ib_qp *qp)
 }
 
 /*
- * An EP joins its SRQ: its barrier QP (see struct kdat_ep), in INIT so
- * that ib_drain_rq() can move it to ERR, and its place in the SRQ's map.
- * Its one receive completion has room in the CQ: the EP committed one
- * more than the SRQ's buffers for its receive queue's drain.
+ * An EP joins its SRQ: its place in the SRQ's map and, on a device not
+ * seen to raise LAST_WQE_REACHED, its barrier QP (see struct kdat_ep), in
+ * INIT so that ib_drain_rq() can move it to ERR. Its one receive
+ * completion has room in the CQ: the EP committed one more than the SRQ's
+ * buffers for its receive queue's drain.
  */
 static int kdat_ep_srq_join(struct kdat_ep *ep, struct ib_pd *pd,
 			    struct ib_cq *cq)
@@ -256,20 +257,23 @@ static int kdat_ep_srq_join(struct kdat_ep *ep, struct ib_pd *pd,
 		},
 		.port_num = ep->pz->ia->port_num,
 	};
-	struct ib_qp *qp;
-	int ret;
+	struct ib_qp *qp = NULL;
+	int ret = 0;
 
-	qp = ib_create_qp(pd, &init);
-	if (IS_ERR(qp))
-		return PTR_ERR(qp);
-	ret = kdat_ep_qp_to_init(ep, qp);
+	if (!kdat_dev_says_last_wqe(ep->pz->ia->kdev)) {
+		qp = ib_create_qp(pd, &init);
+		if (IS_ERR(qp))
+			return PTR_ERR(qp);
+		ret = kdat_ep_qp_to_init(ep, qp);
+	}
 	if (!ret) {
 		ep->srq_key = ep->qp;
 		/* A rare reuse of a QP address still being reaped. */
 		ret = kdat_srq_add_ep(ep->srq, ep) ? -ENOMEM : 0;
 	}
 	if (ret) {
-		ib_destroy_qp(qp);
+		if (qp)
+			ib_destroy_qp(qp);
 		return ret;
 	}
 	ep->barrier_qp = qp;
@@ -285,11 +289,13 @@ static void kdat_ep_qp_error(struct kdat_ep *ep)
 	ib_modify_qp(ep->qp, &attr, IB_QP_STATE);
 }
 
-/* The last-WQE marker completed: no receive of the EP's QP is left. */
-static void kdat_ep_last_wqe_done(struct ib_cq *cq, struct ib_wc *wc)
+/*
+ * The QP's last receive is known taken (what IB calls the last WQE
+ * reached): DAT_ASYNC_ERROR_EP_BROKEN on the IA's async EVD, and the wait
+ * for it is over. Any context.
+ */
+static void kdat_ep_last_wqe_tell(struct kdat_ep *ep)
 {
-	struct kdat_ep *ep = container_of(wc->wr_cqe, struct kdat_ep,
-					  last_wqe_cqe);
 	struct kdat_event ev = {
 		.event_number = KDAT_EVENT_ASYNC_EP_BROKEN,
 		.handle = ep->obj.handle,
@@ -299,11 +305,69 @@ static void kdat_ep_last_wqe_done(struct ib_cq *cq, struct ib_wc *wc)
 	complete(&ep->last_wqe_done);
 }
 
+/* The last-WQE marker completed: no receive of the EP's QP is left. */
+static void kdat_ep_last_wqe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	kdat_ep_last_wqe_tell(container_of(wc->wr_cqe, struct kdat_ep,
+					   last_wqe_cqe));
+}
+
 /*
- * The QP of an EP on an SRQ went to ERR: it takes no more receives from
- * the SRQ. A device reports that as IB_EVENT_QP_LAST_WQE_REACHED, which
- * OFA DAPL delivers as DAT_ASYNC_ERROR_EP_BROKEN and DAT programs wait for
- * (dtestsrq) before they free the EP. rxe raises no such event: kdat
+ * Without a barrier QP, the device's word: told after the receive
+ * completions the CQ holds, as a marker's would be (the consumer reads
+ * them before it).
+ */
+static void kdat_ep_last_wqe_work(struct work_struct *work)
+{
+	struct kdat_ep *ep = container_of(work, struct kdat_ep,
+					  last_wqe_work);
+
+	kdat_cq_flush(&ep->recv_evd->kcq);
+	kdat_ep_last_wqe_tell(ep);
+}
+
+/*
+ * Without a barrier QP: the device said LAST_WQE_REACHED (or will not
+ * now). Told once per connection, whichever of this and the connection's
+ * end (@last_wqe_wanted) comes second; never for a QP that goes to ERR
+ * for another reason (a reset, the teardown). Any context.
+ */
+static void kdat_ep_last_wqe_seen(struct kdat_ep *ep)
+{
+	unsigned long flags;
+	bool tell;
+
+	spin_lock_irqsave(&ep->lock, flags);
+	tell = ep->last_wqe_wanted && !ep->last_wqe_seen;
+	ep->last_wqe_seen = true;
+	spin_unlock_irqrestore(&ep->lock, flags);
+	if (tell)
+		queue_work(system_highpri_wq, &ep->last_wqe_work);
+}
+
+/*
+ * The device's event handler of the EP's QP: any context, until the QP is
+ * destroyed. On an SRQ, LAST_WQE_REACHED: the QP takes no more of the
+ * SRQ's receives. @barrier_qp is set before the QP can leave INIT and
+ * cleared after it is gone.
+ */
+static void kdat_ep_qp_event(struct ib_event *event, void *context)
+{
+	struct kdat_ep *ep = context;
+
+	if (event->event != IB_EVENT_QP_LAST_WQE_REACHED || !ep->srq)
+		return;
+	kdat_dev_saw_last_wqe(ep->pz->ia->kdev);
+	if (!ep->barrier_qp)	/* else its marker says it */
+		kdat_ep_last_wqe_seen(ep);
+}
+
+/*
+ * The QP of an EP on an SRQ went to ERR (the connection ended): it takes
+ * no more receives from the SRQ. A device reports that as
+ * IB_EVENT_QP_LAST_WQE_REACHED, which OFA DAPL delivers as
+ * DAT_ASYNC_ERROR_EP_BROKEN and DAT programs wait for (dtestsrq) before
+ * they free the EP. Where the device was not seen to raise it, kdat
  * flushes a marker through the barrier QP instead, which completes after
  * the QP's own receive completions. The barrier QP stays in ERR; a recv
  * posted there is flushed at once, so it serves the next connection and
@@ -314,12 +378,26 @@ static void kdat_ep_last_wqe(struct kdat_ep *ep)
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_recv_wr wr = { .wr_cqe = &ep->last_wqe_cqe };
 	const struct ib_recv_wr *bad;
+	unsigned long flags;
+	bool tell;
 
-	if (!ep->barrier_qp || ep->last_wqe_posted)
-		return;
-	if (ib_modify_qp(ep->barrier_qp, &attr, IB_QP_STATE))
+	if (!ep->srq || ep->last_wqe_posted)
 		return;
 	reinit_completion(&ep->last_wqe_done);
+	if (!ep->barrier_qp) {
+		ep->last_wqe_posted = true;
+		spin_lock_irqsave(&ep->lock, flags);
+		ep->last_wqe_wanted = true;
+		tell = ep->last_wqe_seen;
+		spin_unlock_irqrestore(&ep->lock, flags);
+		if (tell)
+			queue_work(system_highpri_wq, &ep->last_wqe_work);
+		return;
+	}
+	if (ib_modify_qp(ep->barrier_qp, &attr, IB_QP_STATE)) {
+		complete(&ep->last_wqe_done);
+		return;
+	}
 	if (ib_post_recv(ep->barrier_qp, &wr, &bad)) {
 		complete(&ep->last_wqe_done);
 		return;
@@ -328,16 +406,39 @@ static void kdat_ep_last_wqe(struct kdat_ep *ep)
 }
 
 /*
- * Wait for a last-WQE marker still in flight: the barrier QP has room for
- * one completion at a time (see kdat_ep_srq_join()). cm_lock held, or the
- * EP is being torn down.
+ * How long a reset waits for a device's LAST_WQE_REACHED (a barrier QP's
+ * marker always completes: its flush is kdat's own).
+ */
+#define KDAT_LAST_WQE_WAIT	(10 * HZ)
+
+/*
+ * Wait until the connection's last WQE was told (a marker still in flight:
+ * the barrier QP has room for one completion at a time, see
+ * kdat_ep_srq_join()). A device that does not say it in time is taken as
+ * having said it: the QP goes to RESET next, which takes no receive.
+ * cm_lock held, or the EP is being torn down.
  */
 static void kdat_ep_last_wqe_wait(struct kdat_ep *ep)
 {
 	if (!ep->last_wqe_posted)
 		return;
-	wait_for_completion(&ep->last_wqe_done);
+	if (ep->barrier_qp)
+		wait_for_completion(&ep->last_wqe_done);
+	else if (!wait_for_completion_timeout(&ep->last_wqe_done,
+					      KDAT_LAST_WQE_WAIT))
+		kdat_ep_last_wqe_seen(ep);
 	ep->last_wqe_posted = false;
+}
+
+/* The QP is in RESET: its next connection's end is told anew. */
+static void kdat_ep_last_wqe_rearm(struct kdat_ep *ep)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ep->lock, flags);
+	ep->last_wqe_wanted = false;
+	ep->last_wqe_seen = false;
+	spin_unlock_irqrestore(&ep->lock, flags);
 }
 
 /* What the peer sent with its accept or reject (@data NULL: nothing). */
@@ -898,6 +999,16 @@ static void kdat_ep_drain(struct kdat_ep *ep)
 	bool drained = false;
 	int i;
 
+	/*
+	 * On an SRQ, the send queue only (which moves the QP to ERR): the
+	 * SRQ's receives it took are kdat_ep_srq_reap()'s. ib_drain_qp()
+	 * would, from 6.11, wait for LAST_WQE_REACHED and then poll the
+	 * receive CQ itself, beside kdat's reapers (ib_process_cq_direct()).
+	 */
+	if (ep->srq) {
+		ib_drain_sq(ep->qp);
+		return;
+	}
 	if (!ep->ud && !ep->sw_cq) {
 		ib_drain_qp(ep->qp);
 		return;
@@ -932,18 +1043,24 @@ static void kdat_ep_drain(struct kdat_ep *ep)
 /*
  * The QP of an EP on an SRQ is gone (no completion of it is made any
  * more); some may still wait in the receive CQ. A receive flushed through
- * the barrier QP completes after them: once it has, none is left, and the
- * EP leaves the SRQ's map.
+ * the barrier QP completes after them; without one, the CQ's completions
+ * are handed on here. Once they are, none is left, and the EP leaves the
+ * SRQ's map.
  */
 static void kdat_ep_srq_reap(struct kdat_ep *ep)
 {
-	if (!ep->barrier_qp)
+	if (!ep->srq || !ep->srq_key)
 		return;
-	kdat_ep_last_wqe_wait(ep);
-	ib_drain_rq(ep->barrier_qp);
-	ib_destroy_qp(ep->barrier_qp);
-	ep->barrier_qp = NULL;
+	if (ep->barrier_qp) {
+		kdat_ep_last_wqe_wait(ep);
+		ib_drain_rq(ep->barrier_qp);
+		ib_destroy_qp(ep->barrier_qp);
+		ep->barrier_qp = NULL;
+	} else {
+		kdat_cq_flush(&ep->recv_evd->kcq);
+	}
 	kdat_srq_del_ep(ep->srq, ep);
+	ep->srq_key = NULL;
 }
 
 /* The solicited-wait CQ goes after the QP. */
@@ -1002,6 +1119,8 @@ static enum kdat_ep_state kdat_ep_teardown(struct kdat_ep *ep)
 
 	kdat_ep_drain(ep);
 	ib_destroy_qp(ep->qp);
+	/* Nothing queues it now: a tell under way is made. */
+	flush_work(&ep->last_wqe_work);
 	kdat_ep_srq_reap(ep);
 	ep->qp = NULL;
 	kdat_ep_sw_destroy(ep);
@@ -1176,6 +1295,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	init_completion(&ep->sw_drained);
 	init_completion(&ep->last_wqe_done);
 	ep->last_wqe_cqe.done = kdat_ep_last_wqe_done;
+	INIT_WORK(&ep->last_wqe_work, kdat_ep_last_wqe_work);
 	init_waitqueue_head(&ep->idle_wq);
 	spin_lock_init(&ep->sw_lock);
 	INIT_LIST_HEAD(&ep->sw_node);
@@ -1273,6 +1393,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 					      ibdev->attrs.max_recv_sge);
 	}
 	init.port_num = pz->ia->port_num;
+	init.event_handler = kdat_ep_qp_event;
 	init.qp_context = ep;
 	ep->qp = ib_create_qp(pz->pd, &init);
 	if (IS_ERR(ep->qp)) {
@@ -1453,6 +1574,7 @@ static int kdat_ep_qp_reset(struct kdat_ep *ep)
 	ret = ib_modify_qp(ep->qp, &attr, IB_QP_STATE);
 	if (ret)
 		return ret;
+	kdat_ep_last_wqe_rearm(ep);
 	return kdat_ep_qp_to_init(ep, ep->qp);
 }
 

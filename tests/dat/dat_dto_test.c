@@ -1987,44 +1987,49 @@ static void test_srq_three_eps(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
-/*
- * An EP on an SRQ whose connection ends reports, once, that its QP takes
- * no more of the SRQ's buffers (IB's "last WQE reached", which OFA DAPL
- * delivers and dtestsrq waits for): DAT_ASYNC_ERROR_EP_BROKEN on the IA's
- * async EVD, naming the EP, after the EP's receive completions. Again
- * after a reset and a new connection, ended by either side; never for an
- * EP without an SRQ.
- */
-static void test_srq_last_wqe(void)
+/* The QPs of the test device (rdma resource show qp), or -1. */
+static int device_qps(void)
 {
-	DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1 };
-	DAT_EP_ATTR a = ep_attr();
-	struct side c, s;
-	DAT_EP_HANDLE sep;
-	DAT_SRQ_HANDLE srq;
-	struct buf rb, sb;
+	const char *dev = getenv("KDAT_TEST_DEV");
+	char cmd[160], line[512];
+	int n = 0;
+	FILE *f;
+
+	if (!dev)
+		return -1;
+	snprintf(cmd, sizeof(cmd),
+		 "rdma resource show qp link %s/%s 2>/dev/null", dev,
+		 getenv("KDAT_TEST_PORT") ?: "1");
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strncmp(line, "link ", 5) == 0;
+	return pclose(f) ? -1 : n;
+}
+
+/*
+ * Two connections of EP @sep (on an SRQ) at side @s, ended by either side;
+ * each reports once that the QP takes no more of the SRQ's buffers, after
+ * the EP's receive completions. @first: the first cookie the SRQ holds.
+ */
+static void srq_last_wqe_rounds(struct side *s, DAT_EP_HANDLE sep,
+				int first)
+{
+	struct side c;
+	struct buf sb;
 	DAT_EVENT ev;
 	int round, i;
 
-	side_open(&s, NULL);
-	OK(dat_srq_create(s.ia, s.pz, &sa, &srq));
-	buf_reg(&s, &rb, 8 * 64, DAT_MEM_PRIV_ALL_FLAG);
-	for (i = 0; i < 8; i++) {
-		DAT_LMR_TRIPLET r = seg(&rb, i * 64, 64);
-
-		OK(dat_srq_post_recv(srq, 1, &r, cookie(i)));
-	}
-	OK(dat_ep_create_with_srq(s.ia, s.pz, s.dto_evd, s.dto_evd,
-				  s.conn_evd, srq, &a, &sep));
 	for (round = 0; round < 2; round++) {
-		DAT_EP_HANDLE plain = s.ep;
+		DAT_EP_HANDLE plain = s->ep;
 
 		side_open(&c, NULL);
 		buf_reg(&c, &sb, 64, DAT_MEM_PRIV_ALL_FLAG);
-		s.ep = sep;
-		connect_pair(&c, &s, false);
-		s.ep = plain;
-		OK(dat_psp_free(s.psp));
+		s->ep = sep;
+		connect_pair(&c, s, false);
+		s->ep = plain;
+		OK(dat_psp_free(s->psp));
 		for (i = 0; i < 2; i++) {
 			DAT_LMR_TRIPLET t = seg(&sb, 0, 64);
 
@@ -2032,13 +2037,13 @@ static void test_srq_last_wqe(void)
 			expect_dto(c.dto_evd, i, DAT_DTO_SUCCESS, 64);
 		}
 		/* Nothing yet: the connection is up. */
-		EXPECT_DAT(dat_evd_dequeue(s.async_evd, &ev), DAT_QUEUE_EMPTY);
+		EXPECT_DAT(dat_evd_dequeue(s->async_evd, &ev), DAT_QUEUE_EMPTY);
 		/* Round 0: the client ends it; round 1: the SRQ's side. */
 		OK(dat_ep_disconnect(round ? sep : c.ep,
 				     DAT_CLOSE_GRACEFUL_FLAG));
-		expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED,
-				  NULL);
-		wait_event(s.async_evd, &ev);
+		expect_conn_event(s->conn_evd,
+				  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+		wait_event(s->async_evd, &ev);
 		KTAP_EXPECT(ev.event_number == DAT_ASYNC_ERROR_EP_BROKEN);
 		KTAP_EXPECT(ev.event_data.asynch_error_event_data.dat_handle ==
 			    sep);
@@ -2049,26 +2054,76 @@ static void test_srq_last_wqe(void)
 			const DAT_DTO_COMPLETION_EVENT_DATA *d =
 				&ev.event_data.dto_completion_event_data;
 
-			OK(dat_evd_dequeue(s.dto_evd, &ev));
+			OK(dat_evd_dequeue(s->dto_evd, &ev));
 			KTAP_EXPECT(ev.event_number ==
 				    DAT_DTO_COMPLETION_EVENT);
 			KTAP_EXPECT(d->ep_handle == sep);
 			KTAP_EXPECT(d->status == DAT_DTO_SUCCESS);
 			KTAP_EXPECT(d->transfered_length == 64);
 			KTAP_EXPECT(d->user_cookie.as_64 ==
-				    (uint64_t)(2 * round + i));
+				    (uint64_t)(first + 2 * round + i));
 		}
 		/* Once. The client's EP, on no SRQ, reports nothing. */
 		expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED,
 				  NULL);
 		usleep(100000);
-		EXPECT_DAT(dat_evd_dequeue(s.async_evd, &ev), DAT_QUEUE_EMPTY);
+		EXPECT_DAT(dat_evd_dequeue(s->async_evd, &ev), DAT_QUEUE_EMPTY);
 		EXPECT_DAT(dat_evd_dequeue(c.async_evd, &ev), DAT_QUEUE_EMPTY);
 		OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
 		OK(dat_ep_reset(sep));
 	}
-	/* A reset EP goes at once: no marker is left in flight. */
-	OK(dat_ep_free(sep));
+}
+
+/*
+ * An EP on an SRQ whose connection ends reports, once, that its QP takes
+ * no more of the SRQ's buffers (IB's "last WQE reached", which OFA DAPL
+ * delivers and dtestsrq waits for): DAT_ASYNC_ERROR_EP_BROKEN on the IA's
+ * async EVD, naming the EP, after the EP's receive completions. Again
+ * after a reset and a new connection, ended by either side; never for an
+ * EP without an SRQ. Both ways kdat learns it: an EP made before the
+ * device raised LAST_WQE_REACHED has a barrier QP (6.1's rxe never
+ * raises it); one made after, on a device that did (6.12's rxe), has its
+ * QP only, and the device's event is what it reports.
+ */
+static void test_srq_last_wqe(void)
+{
+	DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1 };
+	DAT_EP_ATTR a = ep_attr();
+	const char *mech;
+	struct side s;
+	DAT_EP_HANDLE sep;
+	DAT_SRQ_HANDLE srq;
+	struct buf rb;
+	int i, k, qps;
+
+	side_open(&s, NULL);
+	OK(dat_srq_create(s.ia, s.pz, &sa, &srq));
+	buf_reg(&s, &rb, 8 * 64, DAT_MEM_PRIV_ALL_FLAG);
+	for (i = 0; i < 8; i++) {
+		DAT_LMR_TRIPLET r = seg(&rb, i * 64, 64);
+
+		OK(dat_srq_post_recv(srq, 1, &r, cookie(i)));
+	}
+	for (k = 0; k < 2; k++) {
+		mech = kdat_srq_last_wqe(getenv("KDAT_TEST_DEV"));
+		qps = device_qps();
+		OK(dat_ep_create_with_srq(s.ia, s.pz, s.dto_evd, s.dto_evd,
+					  s.conn_evd, srq, &a, &sep));
+		if (qps >= 0 && mech) {
+			int made = device_qps() - qps;
+
+			ktap_diag("EP %d on the SRQ: %s, %d QP(s)", k, mech,
+				  made);
+			/* A barrier QP exactly where the device is unknown. */
+			KTAP_EXPECT_EQ(made, strcmp(mech, "event") ? 2 : 1);
+		} else {
+			ktap_diag("EP %d on the SRQ: QPs or debugfs not readable (not root?): not counted",
+				  k);
+		}
+		srq_last_wqe_rounds(&s, sep, 4 * k);
+		/* A reset EP goes at once: no marker is left in flight. */
+		OK(dat_ep_free(sep));
+	}
 	OK(dat_srq_free(srq));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }

@@ -60,4 +60,29 @@ static inline void counts_back(const struct counts *before)
 				  now.n[i], before->n[i]);
 }
 
+/*
+ * How kdat learns that a QP on an SRQ of device @dev took its last
+ * receive (debugfs kdat/devices, root only): "event" once the device
+ * raised LAST_WQE_REACHED (an EP made then has its QP only), "barrier"
+ * until then (and a second QP); NULL when not readable.
+ */
+static inline const char *kdat_srq_last_wqe(const char *dev)
+{
+	FILE *f = fopen("/sys/kernel/debug/kdat/devices", "r");
+	static char how[16];
+	const char *mech = NULL;
+	char line[256], *p;
+
+	while (dev && f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, dev, strlen(dev)) || line[strlen(dev)] != ' ')
+			continue;
+		p = strstr(line, "srq_last_wqe ");
+		if (p && sscanf(p, "srq_last_wqe %15s", how) == 1)
+			mech = how;
+	}
+	if (f)
+		fclose(f);
+	return mech;
+}
+
 #endif
