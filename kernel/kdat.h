@@ -587,12 +587,17 @@ struct kdat_ep {
 	 * QP the device's event says it (kdat_ep_qp_event()), once per
 	 * connection: under @lock, @last_wqe_wanted (the connection ended)
 	 * and @last_wqe_seen (the device said it), each set once between
-	 * two resets of the QP.
+	 * two resets of the QP; @last_wqe_event completed by the device's
+	 * event, waited for before the QP is reset or destroyed
+	 * (kdat_ep_srq_settle()); @qp_rtr: the QP reached RTR since its
+	 * last reset (it may have taken the SRQ's receives).
 	 */
 	struct ib_cqe last_wqe_cqe;
 	struct completion last_wqe_done;
 	bool last_wqe_posted;
 	bool last_wqe_wanted, last_wqe_seen;
+	bool qp_rtr;
+	struct completion last_wqe_event;
 	struct work_struct last_wqe_work;	/* tells it, after the CQ */
 	const void *srq_key;		/* the QP's address, in srq->eps */
 	struct hlist_node srq_node;	/* under srq->lock */

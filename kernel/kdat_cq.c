@@ -185,25 +185,33 @@ void kdat_cq_reap(struct kdat_cq *kcq)
 
 /*
  * Hand every completion @kcq holds to its handler, after a reaper under
- * way is done: once this returns, each completion the device made before
- * the call has been handled, unless the CQ is dead (device removal).
+ * way is done: once this returns, each completion still in the CQ when it
+ * was called has been handled, unless the CQ is dead (device removal).
  * Process context; the CQ is re-armed as after any reap.
  */
 void kdat_cq_flush(struct kdat_cq *kcq)
 {
-	int left, n;
+	int left, n, want;
 
-	spin_lock_bh(&kcq->reap_lock);
 	/*
 	 * What it held at the call is at most its size, first in CQ order:
-	 * no more than that, however fast new ones come.
+	 * no more than that, however fast new ones come. A batch at a time
+	 * under the lock (a reaper that takes it between two is done with
+	 * its handlers when it lets go); an empty poll under it means every
+	 * earlier completion was handled.
 	 */
-	for (left = kcq->dead ? 0 : kcq->cq->cqe; left > 0; left -= n) {
-		n = kdat_cq_poll(kcq, min(left, KDAT_CQ_BUDGET));
-		if (n < min(left, KDAT_CQ_BUDGET))
-			break;
-	}
+	spin_lock_bh(&kcq->reap_lock);
+	left = kcq->dead ? 0 : kcq->cq->cqe;	/* dead before the CQ goes */
 	spin_unlock_bh(&kcq->reap_lock);
+	for (; left > 0; left -= n) {
+		want = min(left, KDAT_CQ_BUDGET);
+		spin_lock_bh(&kcq->reap_lock);
+		n = kcq->dead ? 0 : kdat_cq_poll(kcq, want);
+		spin_unlock_bh(&kcq->reap_lock);
+		if (n < want)
+			break;
+		cond_resched();
+	}
 	/* What came meanwhile, a reaper turned away, the arm: as always. */
 	kdat_cq_reap(kcq);
 }

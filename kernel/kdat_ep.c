@@ -205,7 +205,11 @@ static int kdat_ep_modify(struct kdat_ep *ep, struct rdma_cm_id *id,
 			attr.retry_cnt = min_t(u32, attr.retry_cnt,
 					       min(READ_ONCE(retry_count), 7U));
 	}
-	return ib_modify_qp(ep->qp, &attr, mask);
+	ret = ib_modify_qp(ep->qp, &attr, mask);
+	/* From RTR on, a QP on an SRQ may take the SRQ's receives. */
+	if (!ret && state == IB_QPS_RTR)
+		WRITE_ONCE(ep->qp_rtr, true);
+	return ret;
 }
 
 /* INIT (again), RTR and RTS for the connection on @id. */
@@ -358,8 +362,15 @@ static void kdat_ep_qp_event(struct ib_event *event, void *context)
 	if (event->event != IB_EVENT_QP_LAST_WQE_REACHED || !ep->srq)
 		return;
 	kdat_dev_saw_last_wqe(ep->pz->ia->kdev);
-	if (!ep->barrier_qp)	/* else its marker says it */
-		kdat_ep_last_wqe_seen(ep);
+	/*
+	 * With a barrier QP its marker says it. Before RTR the QP took
+	 * nothing: a previous connection's event, late (or one for a QP
+	 * that never connected), says nothing of this one.
+	 */
+	if (ep->barrier_qp || !READ_ONCE(ep->qp_rtr))
+		return;
+	complete(&ep->last_wqe_event);
+	kdat_ep_last_wqe_seen(ep);
 }
 
 /*
@@ -389,6 +400,11 @@ static void kdat_ep_last_wqe(struct kdat_ep *ep)
 		spin_lock_irqsave(&ep->lock, flags);
 		ep->last_wqe_wanted = true;
 		tell = ep->last_wqe_seen;
+		/* A QP that never reached RTR took none of the SRQ's. */
+		if (!READ_ONCE(ep->qp_rtr) && !tell) {
+			ep->last_wqe_seen = true;
+			tell = true;
+		}
 		spin_unlock_irqrestore(&ep->lock, flags);
 		if (tell)
 			queue_work(system_highpri_wq, &ep->last_wqe_work);
@@ -406,27 +422,48 @@ static void kdat_ep_last_wqe(struct kdat_ep *ep)
 }
 
 /*
- * How long a reset waits for a device's LAST_WQE_REACHED (a barrier QP's
- * marker always completes: its flush is kdat's own).
+ * How long the QP of an EP on an SRQ without a barrier QP waits, in ERR,
+ * for the device's LAST_WQE_REACHED before it is reset or destroyed.
  */
 #define KDAT_LAST_WQE_WAIT	(10 * HZ)
 
 /*
+ * An EP on an SRQ without a barrier QP, its QP in ERR, before the QP is
+ * reset or destroyed (either may clean the CQ of the QP's completions, as
+ * mlx5's does): the device's LAST_WQE_REACHED first, if the QP reached
+ * RTR (10 s at most; not at the device's removal), then what the receive
+ * CQ holds is handed on: every SRQ receive the QP took has been handled.
+ * Process context.
+ */
+static void kdat_ep_srq_settle(struct kdat_ep *ep)
+{
+	if (!ep->srq || ep->barrier_qp)
+		return;
+	if (READ_ONCE(ep->qp_rtr) && !READ_ONCE(ep->pz->ia->kdev->removing) &&
+	    !wait_for_completion_timeout(&ep->last_wqe_event,
+					 KDAT_LAST_WQE_WAIT))
+		pr_debug("kdat: EP %u: no LAST_WQE_REACHED in %d s\n",
+			 ep->obj.handle, KDAT_LAST_WQE_WAIT / HZ);
+	kdat_cq_flush(&ep->recv_evd->kcq);
+}
+
+/*
  * Wait until the connection's last WQE was told (a marker still in flight:
  * the barrier QP has room for one completion at a time, see
- * kdat_ep_srq_join()). A device that does not say it in time is taken as
- * having said it: the QP goes to RESET next, which takes no receive.
- * cm_lock held, or the EP is being torn down.
+ * kdat_ep_srq_join()). Without a barrier QP, after kdat_ep_srq_settle():
+ * the device said it, or will not now; it is told if it was not. cm_lock
+ * held, or the EP is being torn down.
  */
 static void kdat_ep_last_wqe_wait(struct kdat_ep *ep)
 {
 	if (!ep->last_wqe_posted)
 		return;
-	if (ep->barrier_qp)
+	if (ep->barrier_qp) {
 		wait_for_completion(&ep->last_wqe_done);
-	else if (!wait_for_completion_timeout(&ep->last_wqe_done,
-					      KDAT_LAST_WQE_WAIT))
+	} else {
 		kdat_ep_last_wqe_seen(ep);
+		flush_work(&ep->last_wqe_work);
+	}
 	ep->last_wqe_posted = false;
 }
 
@@ -435,6 +472,8 @@ static void kdat_ep_last_wqe_rearm(struct kdat_ep *ep)
 {
 	unsigned long flags;
 
+	WRITE_ONCE(ep->qp_rtr, false);
+	reinit_completion(&ep->last_wqe_event);
 	spin_lock_irqsave(&ep->lock, flags);
 	ep->last_wqe_wanted = false;
 	ep->last_wqe_seen = false;
@@ -1118,6 +1157,7 @@ static enum kdat_ep_state kdat_ep_teardown(struct kdat_ep *ep)
 		rdma_destroy_id(id);
 
 	kdat_ep_drain(ep);
+	kdat_ep_srq_settle(ep);
 	ib_destroy_qp(ep->qp);
 	/* Nothing queues it now: a tell under way is made. */
 	flush_work(&ep->last_wqe_work);
@@ -1294,6 +1334,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	ep->ka_cqe.done = kdat_ep_ka_done;
 	init_completion(&ep->sw_drained);
 	init_completion(&ep->last_wqe_done);
+	init_completion(&ep->last_wqe_event);
 	ep->last_wqe_cqe.done = kdat_ep_last_wqe_done;
 	INIT_WORK(&ep->last_wqe_work, kdat_ep_last_wqe_work);
 	init_waitqueue_head(&ep->idle_wq);
@@ -1570,6 +1611,7 @@ static int kdat_ep_qp_reset(struct kdat_ep *ep)
 	int ret;
 
 	kdat_ep_drain(ep);
+	kdat_ep_srq_settle(ep);
 	kdat_ep_last_wqe_wait(ep);
 	ret = ib_modify_qp(ep->qp, &attr, IB_QP_STATE);
 	if (ret)
