@@ -585,19 +585,24 @@ struct kdat_ep {
 	 * last WQE reached: DAT_ASYNC_ERROR_EP_BROKEN on the IA's async EVD.
 	 * One at a time: @last_wqe_posted under cm_lock. Without a barrier
 	 * QP the device's event says it (kdat_ep_qp_event()), once per
-	 * connection: under @lock, @last_wqe_wanted (the connection ended)
-	 * and @last_wqe_seen (the device said it), each set once between
-	 * two resets of the QP; @last_wqe_event completed by the device's
-	 * event, waited for before the QP is reset or destroyed
-	 * (kdat_ep_srq_settle()); @qp_rtr: the QP reached RTR since its
-	 * last reset (it may have taken the SRQ's receives).
+	 * connection (kdat_ep_last_wqe_note()). Under @lock, each set once
+	 * between two resets of the QP (kdat_ep_last_wqe_rearm()):
+	 * @qp_rtr, the QP may have taken the SRQ's receives (set before it
+	 * is moved to RTR, or before the CM is asked to connect where the CM
+	 * moves it); @last_wqe_wanted, the connection ended;
+	 * @last_wqe_seen, the device said it (or will not now);
+	 * @last_wqe_told, the work that tells it is queued;
+	 * @last_wqe_events, the device's events counted since @qp_rtr, each
+	 * a wake-up of @last_wqe_wq, waited for before the QP is reset or
+	 * destroyed (kdat_ep_srq_settle()).
 	 */
 	struct ib_cqe last_wqe_cqe;
 	struct completion last_wqe_done;
 	bool last_wqe_posted;
-	bool last_wqe_wanted, last_wqe_seen;
 	bool qp_rtr;
-	struct completion last_wqe_event;
+	bool last_wqe_wanted, last_wqe_seen, last_wqe_told;
+	u32 last_wqe_events;
+	wait_queue_head_t last_wqe_wq;
 	struct work_struct last_wqe_work;	/* tells it, after the CQ */
 	const void *srq_key;		/* the QP's address, in srq->eps */
 	struct hlist_node srq_node;	/* under srq->lock */

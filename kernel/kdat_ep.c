@@ -179,6 +179,22 @@ module_param(retry_count, uint, 0644);
 MODULE_PARM_DESC(retry_count,
 		 "RC transport retries before a request fails (0..7; rxe takes 7 as for ever)");
 
+/*
+ * The QP may take the SRQ's receives from now on (@rtr), or, its move
+ * to RTR failed, did not. Set before the move: the device may raise
+ * LAST_WQE_REACHED as soon as the QP is there.
+ */
+static void kdat_ep_set_rtr(struct kdat_ep *ep, bool rtr)
+{
+	unsigned long flags;
+
+	if (!ep->srq)
+		return;
+	spin_lock_irqsave(&ep->lock, flags);
+	ep->qp_rtr = rtr;
+	spin_unlock_irqrestore(&ep->lock, flags);
+}
+
 static int kdat_ep_modify(struct kdat_ep *ep, struct rdma_cm_id *id,
 			  enum ib_qp_state state)
 {
@@ -205,10 +221,12 @@ static int kdat_ep_modify(struct kdat_ep *ep, struct rdma_cm_id *id,
 			attr.retry_cnt = min_t(u32, attr.retry_cnt,
 					       min(READ_ONCE(retry_count), 7U));
 	}
-	ret = ib_modify_qp(ep->qp, &attr, mask);
 	/* From RTR on, a QP on an SRQ may take the SRQ's receives. */
-	if (!ret && state == IB_QPS_RTR)
-		WRITE_ONCE(ep->qp_rtr, true);
+	if (state == IB_QPS_RTR)
+		kdat_ep_set_rtr(ep, true);
+	ret = ib_modify_qp(ep->qp, &attr, mask);
+	if (ret && state == IB_QPS_RTR)
+		kdat_ep_set_rtr(ep, false);
 	return ret;
 }
 
@@ -331,19 +349,24 @@ static void kdat_ep_last_wqe_work(struct work_struct *work)
 }
 
 /*
- * Without a barrier QP: the device said LAST_WQE_REACHED (or will not
- * now). Told once per connection, whichever of this and the connection's
- * end (@last_wqe_wanted) comes second; never for a QP that goes to ERR
- * for another reason (a reset, the teardown). Any context.
+ * Without a barrier QP: the connection ended (@wanted), or the device
+ * said LAST_WQE_REACHED or will not now (@seen). Told once per
+ * connection, when both are known; a QP that never reached RTR took
+ * none of the SRQ's receives, so its end is all there is to know. Never
+ * told for a QP that goes to ERR for another reason (a reset, the
+ * teardown) with no connection ended. Any context.
  */
-static void kdat_ep_last_wqe_seen(struct kdat_ep *ep)
+static void kdat_ep_last_wqe_note(struct kdat_ep *ep, bool wanted, bool seen)
 {
 	unsigned long flags;
 	bool tell;
 
 	spin_lock_irqsave(&ep->lock, flags);
-	tell = ep->last_wqe_wanted && !ep->last_wqe_seen;
-	ep->last_wqe_seen = true;
+	ep->last_wqe_wanted |= wanted;
+	ep->last_wqe_seen |= seen || (wanted && !ep->qp_rtr);
+	tell = ep->last_wqe_wanted && ep->last_wqe_seen &&
+	       !ep->last_wqe_told;
+	ep->last_wqe_told |= tell;
 	spin_unlock_irqrestore(&ep->lock, flags);
 	if (tell)
 		queue_work(system_highpri_wq, &ep->last_wqe_work);
@@ -358,19 +381,41 @@ static void kdat_ep_last_wqe_seen(struct kdat_ep *ep)
 static void kdat_ep_qp_event(struct ib_event *event, void *context)
 {
 	struct kdat_ep *ep = context;
+	unsigned long flags;
+	bool counted;
 
 	if (event->event != IB_EVENT_QP_LAST_WQE_REACHED || !ep->srq)
 		return;
 	kdat_dev_saw_last_wqe(ep->pz->ia->kdev);
-	/*
-	 * With a barrier QP its marker says it. Before RTR the QP took
-	 * nothing: a previous connection's event, late (or one for a QP
-	 * that never connected), says nothing of this one.
-	 */
-	if (ep->barrier_qp || !READ_ONCE(ep->qp_rtr))
+	/* With a barrier QP its marker says it. */
+	if (ep->barrier_qp)
 		return;
-	complete(&ep->last_wqe_event);
-	kdat_ep_last_wqe_seen(ep);
+	/*
+	 * Before RTR the QP took nothing: an event then (a previous
+	 * connection's, late, or one for a QP that never connected) says
+	 * nothing of this connection.
+	 */
+	spin_lock_irqsave(&ep->lock, flags);
+	counted = ep->qp_rtr;
+	if (counted)
+		ep->last_wqe_events++;
+	spin_unlock_irqrestore(&ep->lock, flags);
+	if (!counted)
+		return;
+	wake_up(&ep->last_wqe_wq);
+	kdat_ep_last_wqe_note(ep, false, true);
+}
+
+/* Whether the device's event came since the QP may take receives. */
+static bool kdat_ep_last_wqe_counted(struct kdat_ep *ep)
+{
+	unsigned long flags;
+	bool counted;
+
+	spin_lock_irqsave(&ep->lock, flags);
+	counted = !ep->qp_rtr || ep->last_wqe_events;
+	spin_unlock_irqrestore(&ep->lock, flags);
+	return counted;
 }
 
 /*
@@ -389,25 +434,13 @@ static void kdat_ep_last_wqe(struct kdat_ep *ep)
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_recv_wr wr = { .wr_cqe = &ep->last_wqe_cqe };
 	const struct ib_recv_wr *bad;
-	unsigned long flags;
-	bool tell;
 
 	if (!ep->srq || ep->last_wqe_posted)
 		return;
 	reinit_completion(&ep->last_wqe_done);
 	if (!ep->barrier_qp) {
 		ep->last_wqe_posted = true;
-		spin_lock_irqsave(&ep->lock, flags);
-		ep->last_wqe_wanted = true;
-		tell = ep->last_wqe_seen;
-		/* A QP that never reached RTR took none of the SRQ's. */
-		if (!READ_ONCE(ep->qp_rtr) && !tell) {
-			ep->last_wqe_seen = true;
-			tell = true;
-		}
-		spin_unlock_irqrestore(&ep->lock, flags);
-		if (tell)
-			queue_work(system_highpri_wq, &ep->last_wqe_work);
+		kdat_ep_last_wqe_note(ep, true, false);
 		return;
 	}
 	if (ib_modify_qp(ep->barrier_qp, &attr, IB_QP_STATE)) {
@@ -439,9 +472,10 @@ static void kdat_ep_srq_settle(struct kdat_ep *ep)
 {
 	if (!ep->srq || ep->barrier_qp)
 		return;
-	if (READ_ONCE(ep->qp_rtr) && !READ_ONCE(ep->pz->ia->kdev->removing) &&
-	    !wait_for_completion_timeout(&ep->last_wqe_event,
-					 KDAT_LAST_WQE_WAIT))
+	if (!READ_ONCE(ep->pz->ia->kdev->removing) &&
+	    !wait_event_timeout(ep->last_wqe_wq,
+				kdat_ep_last_wqe_counted(ep),
+				KDAT_LAST_WQE_WAIT))
 		pr_debug("kdat: EP %u: no LAST_WQE_REACHED in %d s\n",
 			 ep->obj.handle, KDAT_LAST_WQE_WAIT / HZ);
 	kdat_cq_flush(&ep->recv_evd->kcq);
@@ -461,7 +495,7 @@ static void kdat_ep_last_wqe_wait(struct kdat_ep *ep)
 	if (ep->barrier_qp) {
 		wait_for_completion(&ep->last_wqe_done);
 	} else {
-		kdat_ep_last_wqe_seen(ep);
+		kdat_ep_last_wqe_note(ep, false, true);
 		flush_work(&ep->last_wqe_work);
 	}
 	ep->last_wqe_posted = false;
@@ -472,11 +506,12 @@ static void kdat_ep_last_wqe_rearm(struct kdat_ep *ep)
 {
 	unsigned long flags;
 
-	WRITE_ONCE(ep->qp_rtr, false);
-	reinit_completion(&ep->last_wqe_event);
 	spin_lock_irqsave(&ep->lock, flags);
+	ep->qp_rtr = false;
 	ep->last_wqe_wanted = false;
 	ep->last_wqe_seen = false;
+	ep->last_wqe_told = false;
+	ep->last_wqe_events = 0;
 	spin_unlock_irqrestore(&ep->lock, flags);
 }
 
@@ -758,6 +793,9 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		param.qp_num = ep->qp->qp_num;
 		kdat_ep_set_timers(id);
 		ret = kdat_ep_modify(ep, id, IB_QPS_INIT);
+		/* iWARP's CM moves the QP on by itself. */
+		if (!ret && rdma_protocol_iwarp(id->device, id->port_num))
+			kdat_ep_set_rtr(ep, true);
 		if (!ret)
 			ret = rdma_connect_locked(id, &param);
 		if (ret)
@@ -1096,6 +1134,9 @@ static void kdat_ep_srq_reap(struct kdat_ep *ep)
 		ib_destroy_qp(ep->barrier_qp);
 		ep->barrier_qp = NULL;
 	} else {
+		/* A connection's end still owed is told, after the CQ. */
+		kdat_ep_last_wqe_wait(ep);
+		flush_work(&ep->last_wqe_work);
 		kdat_cq_flush(&ep->recv_evd->kcq);
 	}
 	kdat_srq_del_ep(ep->srq, ep);
@@ -1334,7 +1375,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	ep->ka_cqe.done = kdat_ep_ka_done;
 	init_completion(&ep->sw_drained);
 	init_completion(&ep->last_wqe_done);
-	init_completion(&ep->last_wqe_event);
+	init_waitqueue_head(&ep->last_wqe_wq);
 	ep->last_wqe_cqe.done = kdat_ep_last_wqe_done;
 	INIT_WORK(&ep->last_wqe_work, kdat_ep_last_wqe_work);
 	init_waitqueue_head(&ep->idle_wq);
