@@ -574,9 +574,10 @@ struct kdat_ep {
 	 * without traffic whose queues report to the receive EVD's CQ.
 	 * Teardown flushes a receive through it: when that marker
 	 * completes, every completion queued before it, those of the EP's
-	 * QP included, has been handled. Without it, the teardown hands
-	 * the CQ's completions on itself (kdat_cq_flush()) once the QP is
-	 * gone.
+	 * QP included, has been handled. Without it, the CQ's completions
+	 * are handed on by kdat itself (kdat_cq_flush()) once the device
+	 * said LAST_WQE_REACHED (kdat_ep_srq_settle()) and again once the QP
+	 * is gone.
 	 */
 	struct ib_qp *barrier_qp;
 	/*
@@ -585,23 +586,20 @@ struct kdat_ep {
 	 * last WQE reached: DAT_ASYNC_ERROR_EP_BROKEN on the IA's async EVD.
 	 * One at a time: @last_wqe_posted under cm_lock. Without a barrier
 	 * QP the device's event says it (kdat_ep_qp_event()), once per
-	 * connection (kdat_ep_last_wqe_note()). Under @lock, each set once
-	 * between two resets of the QP (kdat_ep_last_wqe_rearm()):
-	 * @qp_rtr, the QP may have taken the SRQ's receives (set before it
-	 * is moved to RTR, or before the CM is asked to connect where the CM
-	 * moves it); @last_wqe_wanted, the connection ended;
-	 * @last_wqe_seen, the device said it (or will not now);
-	 * @last_wqe_told, the work that tells it is queued;
-	 * @last_wqe_events, the device's events counted since @qp_rtr, each
-	 * a wake-up of @last_wqe_wq, waited for before the QP is reset or
-	 * destroyed (kdat_ep_srq_settle()).
+	 * connection (kdat_ep_last_wqe_check()). Under @lock, cleared when
+	 * the QP is reset (kdat_ep_last_wqe_rearm()): @qp_rtr, the QP may
+	 * have taken the SRQ's receives (set before it is moved to RTR, or
+	 * before the CM is asked to connect where the CM moves it; cleared
+	 * if that fails); @last_wqe_wanted, the connection ended;
+	 * @last_wqe_seen, the device said it (or will not now), each wake-up
+	 * of @last_wqe_wq, which kdat_ep_srq_settle() waits on;
+	 * @last_wqe_told, the work that tells it is queued.
 	 */
 	struct ib_cqe last_wqe_cqe;
 	struct completion last_wqe_done;
 	bool last_wqe_posted;
 	bool qp_rtr;
 	bool last_wqe_wanted, last_wqe_seen, last_wqe_told;
-	u32 last_wqe_events;
 	wait_queue_head_t last_wqe_wq;
 	struct work_struct last_wqe_work;	/* tells it, after the CQ */
 	const void *srq_key;		/* the QP's address, in srq->eps */

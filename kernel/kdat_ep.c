@@ -349,27 +349,45 @@ static void kdat_ep_last_wqe_work(struct work_struct *work)
 }
 
 /*
- * Without a barrier QP: the connection ended (@wanted), or the device
- * said LAST_WQE_REACHED or will not now (@seen). Told once per
- * connection, when both are known; a QP that never reached RTR took
- * none of the SRQ's receives, so its end is all there is to know. Never
- * told for a QP that goes to ERR for another reason (a reset, the
- * teardown) with no connection ended. Any context.
+ * Without a barrier QP, the connection's end is told once both are known:
+ * it ended (@last_wqe_wanted), and the device said LAST_WQE_REACHED or
+ * will not now (@last_wqe_seen). Queued under @lock, so that one who
+ * finds @last_wqe_told set may flush the work and know it told.
  */
-static void kdat_ep_last_wqe_note(struct kdat_ep *ep, bool wanted, bool seen)
+static void kdat_ep_last_wqe_check(struct kdat_ep *ep)
+{
+	lockdep_assert_held(&ep->lock);
+	if (ep->last_wqe_wanted && ep->last_wqe_seen && !ep->last_wqe_told) {
+		ep->last_wqe_told = true;
+		queue_work(system_highpri_wq, &ep->last_wqe_work);
+	}
+}
+
+/*
+ * The connection ended. A QP that never went on to RTR took none of the
+ * SRQ's receives: its end is all there is to know. Any context.
+ */
+static void kdat_ep_last_wqe_ended(struct kdat_ep *ep)
 {
 	unsigned long flags;
-	bool tell;
 
 	spin_lock_irqsave(&ep->lock, flags);
-	ep->last_wqe_wanted |= wanted;
-	ep->last_wqe_seen |= seen || (wanted && !ep->qp_rtr);
-	tell = ep->last_wqe_wanted && ep->last_wqe_seen &&
-	       !ep->last_wqe_told;
-	ep->last_wqe_told |= tell;
+	ep->last_wqe_wanted = true;
+	if (!ep->qp_rtr)
+		ep->last_wqe_seen = true;
+	kdat_ep_last_wqe_check(ep);
 	spin_unlock_irqrestore(&ep->lock, flags);
-	if (tell)
-		queue_work(system_highpri_wq, &ep->last_wqe_work);
+}
+
+/* The device will not say it now (its QP is about to go). */
+static void kdat_ep_last_wqe_given_up(struct kdat_ep *ep)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ep->lock, flags);
+	ep->last_wqe_seen = true;
+	kdat_ep_last_wqe_check(ep);
+	spin_unlock_irqrestore(&ep->lock, flags);
 }
 
 /*
@@ -382,7 +400,7 @@ static void kdat_ep_qp_event(struct ib_event *event, void *context)
 {
 	struct kdat_ep *ep = context;
 	unsigned long flags;
-	bool counted;
+	bool seen;
 
 	if (event->event != IB_EVENT_QP_LAST_WQE_REACHED || !ep->srq)
 		return;
@@ -393,29 +411,30 @@ static void kdat_ep_qp_event(struct ib_event *event, void *context)
 	/*
 	 * Before RTR the QP took nothing: an event then (a previous
 	 * connection's, late, or one for a QP that never connected) says
-	 * nothing of this connection.
+	 * nothing of this connection. Checked, noted and told in one go: a
+	 * reset between them would give this connection's word to the next.
 	 */
 	spin_lock_irqsave(&ep->lock, flags);
-	counted = ep->qp_rtr;
-	if (counted)
-		ep->last_wqe_events++;
+	seen = ep->qp_rtr;
+	if (seen) {
+		ep->last_wqe_seen = true;
+		kdat_ep_last_wqe_check(ep);
+	}
 	spin_unlock_irqrestore(&ep->lock, flags);
-	if (!counted)
-		return;
-	wake_up(&ep->last_wqe_wq);
-	kdat_ep_last_wqe_note(ep, false, true);
+	if (seen)
+		wake_up(&ep->last_wqe_wq);
 }
 
-/* Whether the device's event came since the QP may take receives. */
-static bool kdat_ep_last_wqe_counted(struct kdat_ep *ep)
+/* Whether the device said it, or the QP never may have taken receives. */
+static bool kdat_ep_last_wqe_known(struct kdat_ep *ep)
 {
 	unsigned long flags;
-	bool counted;
+	bool known;
 
 	spin_lock_irqsave(&ep->lock, flags);
-	counted = !ep->qp_rtr || ep->last_wqe_events;
+	known = !ep->qp_rtr || ep->last_wqe_seen;
 	spin_unlock_irqrestore(&ep->lock, flags);
-	return counted;
+	return known;
 }
 
 /*
@@ -437,12 +456,12 @@ static void kdat_ep_last_wqe(struct kdat_ep *ep)
 
 	if (!ep->srq || ep->last_wqe_posted)
 		return;
-	reinit_completion(&ep->last_wqe_done);
 	if (!ep->barrier_qp) {
 		ep->last_wqe_posted = true;
-		kdat_ep_last_wqe_note(ep, true, false);
+		kdat_ep_last_wqe_ended(ep);
 		return;
 	}
+	reinit_completion(&ep->last_wqe_done);
 	if (ib_modify_qp(ep->barrier_qp, &attr, IB_QP_STATE)) {
 		complete(&ep->last_wqe_done);
 		return;
@@ -463,10 +482,10 @@ static void kdat_ep_last_wqe(struct kdat_ep *ep)
 /*
  * An EP on an SRQ without a barrier QP, its QP in ERR, before the QP is
  * reset or destroyed (either may clean the CQ of the QP's completions, as
- * mlx5's does): the device's LAST_WQE_REACHED first, if the QP reached
- * RTR (10 s at most; not at the device's removal), then what the receive
- * CQ holds is handed on: every SRQ receive the QP took has been handled.
- * Process context.
+ * mlx5's does): the device's LAST_WQE_REACHED first, if the QP may have
+ * taken the SRQ's receives (@qp_rtr; 10 s at most, not at the device's
+ * removal), then what the receive CQ holds is handed on: every SRQ
+ * receive the QP took has been handled. Process context.
  */
 static void kdat_ep_srq_settle(struct kdat_ep *ep)
 {
@@ -474,7 +493,7 @@ static void kdat_ep_srq_settle(struct kdat_ep *ep)
 		return;
 	if (!READ_ONCE(ep->pz->ia->kdev->removing) &&
 	    !wait_event_timeout(ep->last_wqe_wq,
-				kdat_ep_last_wqe_counted(ep),
+				kdat_ep_last_wqe_known(ep),
 				KDAT_LAST_WQE_WAIT))
 		pr_debug("kdat: EP %u: no LAST_WQE_REACHED in %d s\n",
 			 ep->obj.handle, KDAT_LAST_WQE_WAIT / HZ);
@@ -495,7 +514,7 @@ static void kdat_ep_last_wqe_wait(struct kdat_ep *ep)
 	if (ep->barrier_qp) {
 		wait_for_completion(&ep->last_wqe_done);
 	} else {
-		kdat_ep_last_wqe_note(ep, false, true);
+		kdat_ep_last_wqe_given_up(ep);
 		flush_work(&ep->last_wqe_work);
 	}
 	ep->last_wqe_posted = false;
@@ -511,7 +530,6 @@ static void kdat_ep_last_wqe_rearm(struct kdat_ep *ep)
 	ep->last_wqe_wanted = false;
 	ep->last_wqe_seen = false;
 	ep->last_wqe_told = false;
-	ep->last_wqe_events = 0;
 	spin_unlock_irqrestore(&ep->lock, flags);
 }
 
@@ -798,9 +816,12 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 			kdat_ep_set_rtr(ep, true);
 		if (!ret)
 			ret = rdma_connect_locked(id, &param);
-		if (ret)
+		if (ret) {
+			/* No connection was made: the QP took nothing. */
+			kdat_ep_set_rtr(ep, false);
 			kdat_ep_connection_ended(ep,
 				KDAT_EVENT_CONNECTION_UNREACHABLE);
+		}
 		break;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 		kdat_ep_save_pdata(ep, event->param.conn.private_data,
@@ -1200,7 +1221,10 @@ static enum kdat_ep_state kdat_ep_teardown(struct kdat_ep *ep)
 	kdat_ep_drain(ep);
 	kdat_ep_srq_settle(ep);
 	ib_destroy_qp(ep->qp);
-	/* Nothing queues it now: a tell under way is made. */
+	/*
+	 * The device's event handler is done with the QP: a tell it
+	 * queued is made (kdat_ep_srq_reap() makes one still owed).
+	 */
 	flush_work(&ep->last_wqe_work);
 	kdat_ep_srq_reap(ep);
 	ep->qp = NULL;
