@@ -9,11 +9,13 @@
 # no poller, each completion waited for (KDAT_BENCH_WAIT=1: dat_evd_wait
 # goes to the kernel at once, KDAT_POLLER=none spins in no library), with
 # the kdat_wait_poll tracepoint on:
-#  - wait_poll_us 1000: waits poll, and find their completion in the
-#    poll ("hit"): the peer's send completes on the other CPU while the
-#    waiter polls (1 ms: longer than a round trip on any kernel the
-#    suites run, the debug kernel's included);
-#  - wait_poll_us 0: no wait polls;
+#  - wait_poll_us 0: no wait polls; the run's typical half round trip
+#    (kdat-bench's t_typical) says how long the next one polls;
+#  - wait_poll_us W, W four times that half round trip, 1 ms at least
+#    and kdat's 10 ms cap at most: waits poll, and find their completion
+#    in the poll ("hit"): the peer's send completes on the other CPU
+#    while the waiter polls (half a round trip takes some 5 ms on the
+#    6.12 debug kernel under TCG: a 1 ms poll never met one there);
 #  - the two processes and a busy loop on one CPU: no wait polls, each
 #    says its CPU was wanted ("shared").
 # Every round trip completes in each.
@@ -103,18 +105,6 @@ pair() {
 echo "TAP version 13"
 echo "1..3"
 
-echo 1000 > $param
-pair $count
-r=$?
-hit=$(polls hit) miss=$(polls miss) shared=$(polls shared)
-echo "# wait_poll_us 1000: $hit polls found the completion, $miss did not, $shared not polled (CPU wanted)"
-# Each side waits once per round trip; how many of those waits find
-# the message already there (reaped before the poll), poll, or sleep
-# depends on how the two CPUs' work interleaves (and on the guest's
-# speed): polls must run and meet completions.
-[ "$hit" -ge 10 ] || r=1
-result "$r" "wait_poll_us 1000: $count round trips, >= 10 waits met by the poll"
-
 echo 0 > $param
 pair $count
 r=$?
@@ -122,6 +112,23 @@ all=$(grep -c 'kdat_wait_poll:' "$work/trace")
 echo "# wait_poll_us 0: $all kdat_wait_poll events"
 [ "$all" = 0 ] || r=1
 result "$r" "wait_poll_us 0: $count round trips, no wait polls"
+
+# #bytes #iterations t_min t_max t_typical ...: half round trips, in us.
+half=$(awk 'NF >= 5 { printf "%d", $5; exit }' <<< "$(row "$work/cli")")
+window=$((4 * ${half:-0}))
+[ "$window" -ge 1000 ] || window=1000
+[ "$window" -le 10000 ] || window=10000
+echo $window > $param
+pair $count
+r=$?
+hit=$(polls hit) miss=$(polls miss) shared=$(polls shared)
+echo "# wait_poll_us $window (half round trip ${half:-?} us): $hit polls found the completion, $miss did not, $shared not polled (CPU wanted)"
+# Each side waits once per round trip; how many of those waits find
+# the message already there (reaped before the poll), poll, or sleep
+# depends on how the two CPUs' work interleaves (and on the guest's
+# speed): polls must run and meet completions.
+[ "$hit" -ge 10 ] || r=1
+result "$r" "wait_poll_us $window: $count round trips, >= 10 waits met by the poll"
 
 echo 1000 > $param
 taskset -c 1 sh -c 'while :; do :; done' &
