@@ -4,11 +4,14 @@
 #
 #   make            kdat.ko, libdat.so, the tests and tools, the sample
 #                   kernel consumer (tests/kernel/kdat_consumer.ko)
-#   make check      every test suite on Debian's kernel and those of
-#                   tests/suites.debug on the debug kernel, in the VM
-#                   testbed (scripts/vm-run)
+#   make check      every test suite on Debian's kernel (6.1), the
+#                   packages, two hosts, and those of tests/suites.debug
+#                   on the debug kernel (built from linux-source-6.12),
+#                   in the VM testbed (scripts/vm-run)
 #   make check-hog  the same with a busy loop per host CPU beside it
 #   make check-debug  every suite on the debug kernel
+#   make check-debug-6.1  tests/suites.debug on a debug kernel built
+#                   from linux-source-6.1
 #   make check-6.12 every suite on Debian's 6.12 kernel
 #   make check-siw  the DAT suite over Soft-iWARP (siw.ko built out of tree)
 #   make demo       the demo, in the VM testbed
@@ -64,7 +67,7 @@ DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
-.PHONY: all module kmod lib tools tests setup check check-debug check-6.12 check-siw check-twohost twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench bench-hwlike \
+.PHONY: all module kmod lib tools tests setup check check-debug check-debug-6.1 check-6.12 check-siw check-twohost twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench bench-hwlike \
 	clean install install-libdat2 uninstall-libdat2 deb fuzz storm compat FORCE
 
 all: module kmod lib tools tests
@@ -225,6 +228,11 @@ twohost-bulk: all
 check-debug: all
 	KDAT_CHECK_KERNELS=debug KDAT_CHECK_DEBUG_SUITES=all \
 		KDAT_VM_TIMEOUT=$${KDAT_VM_TIMEOUT:-10800} $(TOP)/scripts/check
+
+# make check's debug pass on a debug kernel built from Debian's
+# linux-source-6.1 (make check's is 6.12's).
+check-debug-6.1: all
+	KDAT_CHECK_KERNELS=debug KDAT_DEBUG_KVER=6.1 $(TOP)/scripts/check
 
 # The same, with a busy loop per host CPU beside the guest. Each guest
 # gets two hours: the debug pass alone takes more than one under the hog.
