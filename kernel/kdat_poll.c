@@ -19,6 +19,7 @@
 #include <linux/sched/stat.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/tick.h>
 
 #include "kdat.h"
 #include "kdat_ring.h"
@@ -85,9 +86,11 @@ struct kdat_poller {
 	/*
 	 * Times it went to sleep for want of work, for want of a CPU, for
 	 * spinning that did not pay; the share of its last whole window
-	 * spent taking entries (percent).
+	 * spent taking entries (percent); naps taken, and those its CPU
+	 * spent idle (a look found it free).
 	 */
 	unsigned long idle_sleeps, shared_sleeps, unpaid_sleeps, naps;
+	unsigned long idle_naps;
 	unsigned int busy_pct;
 };
 
@@ -324,7 +327,11 @@ static u32 kdat_poller_flag(struct kdat_poller *p, bool on)
  * is there after every nap:
  * the naps double from KDAT_POLL_NAP_US, and once the counted ones add up
  * to KDAT_POLL_SHARED_US without the CPU found free, the poller gives its
- * CPU up (KDAT_POLL_SHARED, rings flagged). Naps sleep as idle: they do
+ * CPU up (KDAT_POLL_SHARED, rings flagged). A nap through which its CPU
+ * was idle a quarter of the time or more found it free, as a look that
+ * sees no other task does: what wanted it ran and went (a device's worker
+ * that finished, 6.12's rxe after every post), where a task that goes on
+ * wanting it leaves it no idle time. Naps sleep as idle: they do
  * not count in the load average. Unless it spins (KDAT_POLLER_SPIN), it
  * also gives it up
  * when it waited KDAT_POLL_PREEMPTED_US for a CPU, runnable, between two
@@ -366,6 +373,20 @@ static u64 kdat_run_delay(void)
 #else
 	return 0;
 #endif
+}
+
+/*
+ * The time @cpu has spent idle, waiting for I/O included (us); U64_MAX
+ * where the kernel does not account it (without NO_HZ).
+ */
+static u64 kdat_cpu_idle_us(int cpu)
+{
+	u64 idle = get_cpu_idle_time_us(cpu, NULL);
+	u64 iowait = get_cpu_iowait_time_us(cpu, NULL);
+
+	if (idle == (u64)-1 || iowait == (u64)-1)
+		return U64_MAX;
+	return idle + iowait;
 }
 
 static void kdat_poller_back_off(struct kdat_poller *p, int why)
@@ -438,10 +459,14 @@ static int kdat_poller_fn(void *data)
 	s64 busy = 0, napped = 0, slept = 0;
 	u32 completed, seen = 0;
 	ktime_t progress_at;
+	bool freed = false;
+	u64 idle_us;
+	int cpu;
 
 	idle_since = window = last = progress_at = ktime_get();
 	while (!kthread_should_stop()) {
-		bool alone = single_task_running(), preempted, busy_dev, out;
+		bool alone = freed || single_task_running();
+		bool preempted, busy_dev, out;
 		int why = -1;
 		u32 done;
 
@@ -481,6 +506,7 @@ static int kdat_poller_fn(void *data)
 			napped += slept;
 		}
 		slept = 0;
+		freed = false;
 		if (preempted ||
 		    napped >= KDAT_POLL_SHARED_US * NSEC_PER_USEC) {
 			why = KDAT_POLL_SHARED;
@@ -513,12 +539,22 @@ static int kdat_poller_fn(void *data)
 			 */
 			nap = busy_dev ? min(nap_us, KDAT_POLL_NAP_BUSY_US) :
 					 nap_us;
+			cpu = raw_smp_processor_id();
+			idle_us = kdat_cpu_idle_us(cpu);
 			usleep_range_state(nap, 2 * nap, TASK_IDLE);
 			WRITE_ONCE(p->naps, p->naps + 1);
 			now = ktime_get();
 			delay = kdat_run_delay();
 			slept = ktime_to_ns(ktime_sub(now, last)) -
 				(s64)(delay - waited);
+			/* Idle a quarter of it, on the CPU it napped on. */
+			if (idle_us != U64_MAX && cpu == raw_smp_processor_id()) {
+				idle_us = kdat_cpu_idle_us(cpu) - idle_us;
+				freed = slept > 0 &&
+					4 * idle_us * NSEC_PER_USEC >= slept;
+			}
+			if (freed)
+				WRITE_ONCE(p->idle_naps, p->idle_naps + 1);
 			nap_us = min(2 * nap_us, KDAT_POLL_SHARED_US);
 			waited = delay;
 			last = now;
@@ -821,14 +857,15 @@ void kdat_rings_show(struct seq_file *m, struct kdat_file *kfile)
 	mutex_lock(&kfile->poller_lock);
 	p = kfile->poller;
 	if (p)
-		seq_printf(m, "poller:\t%d %s cpu %d files %u idle_sleeps %lu shared_sleeps %lu backoff_ms %u unpaid_sleeps %lu busy_pct %u naps %lu\n",
+		seq_printf(m, "poller:\t%d %s cpu %d files %u idle_sleeps %lu shared_sleeps %lu backoff_ms %u unpaid_sleeps %lu busy_pct %u naps %lu idle_naps %lu\n",
 			   task_pid_nr(p->task), asleep ? "asleep" : "polling",
 			   kfile->poll_cpu, READ_ONCE(p->nr_files),
 			   READ_ONCE(p->idle_sleeps),
 			   READ_ONCE(p->shared_sleeps),
 			   jiffies_to_msecs(READ_ONCE(p->backoff)),
 			   READ_ONCE(p->unpaid_sleeps),
-			   READ_ONCE(p->busy_pct), READ_ONCE(p->naps));
+			   READ_ONCE(p->busy_pct), READ_ONCE(p->naps),
+			   READ_ONCE(p->idle_naps));
 	else
 		seq_puts(m, "poller:\tnone\n");
 	mutex_unlock(&kfile->poller_lock);

@@ -1477,6 +1477,7 @@ static void test_poller_yields_cpu(void)
 	double t0, c0, share;
 	char path[64], line[256];
 	bool pinned = false;
+	long idle_naps;
 	cpu_set_t one, all;
 	struct rawpair p;
 	pid_t hog;
@@ -1504,6 +1505,8 @@ static void test_poller_yields_cpu(void)
 	hog = child_on_cpu0(false);
 	KTAP_EXPECT(hog > 0);
 	usleep(100000);
+	idle_naps = poller_field(p.csq.fd, " idle_naps ");
+	KTAP_EXPECT(idle_naps >= 0);
 	t0 = now_s();
 	c0 = cpu_s(hog);
 	for (rang = 0, i = 0; i < 1000; i++)
@@ -1520,6 +1523,8 @@ static void test_poller_yields_cpu(void)
 	 */
 	KTAP_EXPECT(poller_field(p.csq.fd, " shared_sleeps ") > 0 ||
 		    poller_field(p.csq.fd, " naps ") > 500);
+	/* The loop left its CPU no idle time: no nap found it free. */
+	KTAP_EXPECT_EQ(poller_field(p.csq.fd, " idle_naps "), idle_naps);
 	kill(hog, SIGKILL);
 	KTAP_EXPECT(waitpid(hog, &status, 0) == hog);
 
