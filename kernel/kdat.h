@@ -807,6 +807,8 @@ void kdat_ring_set_ep_state(struct kdat_ring *ring, u32 state);
 void kdat_file_rings_init(struct kdat_file *kfile);
 void kdat_file_rings_fini(struct kdat_file *kfile);
 void kdat_rings_show(struct seq_file *m, struct kdat_file *kfile);
+void kdat_rings_take(struct kdat_file *kfile);
+void kdat_rings_settle(struct kdat_file *kfile, struct kdat_pz *pz);
 void kdat_sq_ring_stop(struct kdat_ring *ring);
 void kdat_sq_ring_flush(struct kdat_ring *ring);
 void kdat_sq_ring_detach(struct kdat_ring *ring);

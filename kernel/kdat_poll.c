@@ -242,6 +242,64 @@ static void kdat_rings_unpolled(struct kdat_file *kfile)
 }
 
 /*
+ * Take what the file's rings published, in the caller's context: before
+ * an object goes (KDAT_IOCTL_DESTROY), so that the posts the process made
+ * before it asked reach the device while what they name is there, as
+ * through the ioctl they would have.
+ */
+void kdat_rings_take(struct kdat_file *kfile)
+{
+	mutex_lock(&kfile->ring_lock);
+	kdat_rings_pass(kfile);
+	mutex_unlock(&kfile->ring_lock);
+}
+
+/*
+ * Before an LMR of @pz goes: the requests the file's EPs on @pz have at
+ * the device leave it first, for KDAT_SETTLE_MS at most. DAT leaves a
+ * request's buffer to the Provider until the DTO completes, and a
+ * Consumer that suppressed the completion cannot know when it did
+ * (dtestx -u frees its send buffers right after posting): a device that
+ * sends when a request is posted (6.1's rxe) has sent it, one that sends
+ * from a worker (6.12's rxe) would find its memory unregistered. A
+ * request parked on the peer's RNR costs the wait; none is lost by it.
+ */
+#define KDAT_SETTLE_MS	200
+
+void kdat_rings_settle(struct kdat_file *kfile, struct kdat_pz *pz)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(KDAT_SETTLE_MS);
+	struct kdat_ring *r;
+	struct kdat_ep *ep;
+	long left;
+
+	for (;;) {
+		ep = NULL;
+		mutex_lock(&kfile->ring_lock);
+		list_for_each_entry(r, &kfile->sq_rings, node) {
+			if (r->kind != KDAT_RING_SEND || r->ep->pz != pz ||
+			    !READ_ONCE(r->ep->send.posted))
+				continue;
+			/* On the list, the EP is alive (see the top). */
+			if (kref_get_unless_zero(&r->ep->obj.ref)) {
+				ep = r->ep;
+				break;
+			}
+		}
+		mutex_unlock(&kfile->ring_lock);
+		if (!ep)
+			return;
+		left = (long)(deadline - jiffies);
+		if (left > 0)
+			wait_event_timeout(ep->idle_wq,
+					   !READ_ONCE(ep->send.posted), left);
+		kdat_obj_put(&ep->obj);
+		if (left <= 0 || time_after_eq(jiffies, deadline))
+			return;
+	}
+}
+
+/*
  * What the device does for @kfile: *@completed gains how many entries of
  * its submission rings have completed, all told (a change between two
  * looks: the device works for it); returns whether sends taken from its
@@ -588,11 +646,8 @@ int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 	mutex_lock(&kfile->poller_lock);
 	p = kfile->poller;
 	wake = p && time_after_eq(jiffies, READ_ONCE(p->resume));
-	if (!wake || (cmd->flags & KDAT_RING_WAKE_SUBMIT)) {
-		mutex_lock(&kfile->ring_lock);
-		kdat_rings_pass(kfile);
-		mutex_unlock(&kfile->ring_lock);
-	}
+	if (!wake || (cmd->flags & KDAT_RING_WAKE_SUBMIT))
+		kdat_rings_take(kfile);
 	if (wake) {
 		WRITE_ONCE(p->woken, true);
 		wake_up_process(p->task);

@@ -165,6 +165,14 @@ void kdat_ud_drain_sq(struct kdat_ep *ep)
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	int ret;
 
+	/*
+	 * Datagrams posted before the EP went are sent first, as a device
+	 * that sends them when they are posted would have (6.12's rxe sends
+	 * from a worker, later): a second at most, and not when the device
+	 * is going.
+	 */
+	if (!READ_ONCE(ep->pz->ia->kdev->removing))
+		wait_event_timeout(ep->idle_wq, kdat_ud_sq_idle(ep), HZ);
 	ret = ib_modify_qp(ep->qp, &attr, IB_QP_STATE);
 	if (ret) {
 		pr_err("kdat: EP %u: UD QP to error: %d\n", ep->obj.handle,

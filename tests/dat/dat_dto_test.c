@@ -1348,6 +1348,41 @@ static void test_suppress(void)
 	pair_close(&p);
 }
 
+/*
+ * Sends whose completions are suppressed, their LMR freed right after the
+ * posts (dtestx -u does it): every message arrives whole. DAT leaves the
+ * buffer to the Provider until the DTO completes, and the Consumer cannot
+ * know when; kdat lets the requests leave the device before the LMR goes
+ * (6.12's rxe sends from a worker, after the post returns).
+ */
+static void test_lmr_free_after_suppressed_sends(void)
+{
+	DAT_LMR_TRIPLET t, r;
+	struct pair p;
+	struct buf b;
+	int i;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(&p.c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	for (i = 0; i < 8; i++) {
+		r = seg(&p.sb, 64 * i, 64);
+		OK(dat_ep_post_recv(p.s.ep, 1, &r, cookie(60 + i), 0));
+	}
+	for (i = 0; i < 8; i++) {
+		memset(b.p + 64 * i, 'a' + i, 64);
+		t = seg(&b, 64 * i, 64);
+		OK(dat_ep_post_send(p.c.ep, 1, &t, cookie(70 + i),
+				    DAT_COMPLETION_SUPPRESS_FLAG));
+	}
+	OK(dat_lmr_free(b.lmr));
+	for (i = 0; i < 8; i++)
+		expect_dto(p.s.dto_evd, 60 + i, DAT_DTO_SUCCESS, 64);
+	KTAP_EXPECT(!memcmp(p.sb.p, b.p, 8 * 64));
+	pair_still_works(&p);
+	munmap(b.p, b.len);
+	pair_close(&p);
+}
+
 /* Send and RDMA on an UNCONNECTED EP: DAT_INVALID_STATE. */
 static void test_err_send_unconnected(void)
 {
@@ -5718,6 +5753,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_unsignalled_configured),
 	KTAP_CASE(test_err_bad_flags),
 	KTAP_CASE(test_suppress),
+	KTAP_CASE(test_lmr_free_after_suppressed_sends),
 	KTAP_CASE(test_err_send_unconnected),
 	KTAP_CASE(test_recv_before_connect),
 	KTAP_CASE(test_disconnected_flush),
