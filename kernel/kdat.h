@@ -220,6 +220,11 @@ struct kdat_device {
 	 */
 	struct list_head dead_cqs;
 	bool removing;
+	/*
+	 * Set by the remove callback before it waits for @rwsem: a wait
+	 * made under @rwsem held for read ends (kdat_ep_wait()).
+	 */
+	bool going;
 	/* Under kdat_devices_lock. */
 	struct list_head node;
 	char name[IB_DEVICE_NAME_MAX];
@@ -249,6 +254,7 @@ u32 kdat_dev_port_limits(struct ib_device *ibdev, u32 port);
 u32 kdat_dev_cq_size(struct ib_device *ibdev, u32 qlen);
 u32 kdat_dev_read_sge(struct ib_device *ibdev, u32 send_sge);
 bool kdat_dev_reads_ordered(struct ib_device *ibdev, u32 port);
+bool kdat_dev_cm_moves_qp(struct ib_device *ibdev, u32 port);
 void kdat_dev_signalled(struct kdat_device *kdev);
 void kdat_dev_flush_signals(struct kdat_device *kdev);
 void kdat_dev_saw_last_wqe(struct kdat_device *kdev);
@@ -808,7 +814,7 @@ void kdat_file_rings_init(struct kdat_file *kfile);
 void kdat_file_rings_fini(struct kdat_file *kfile);
 void kdat_rings_show(struct seq_file *m, struct kdat_file *kfile);
 void kdat_rings_take(struct kdat_file *kfile);
-void kdat_rings_settle(struct kdat_file *kfile, struct kdat_pz *pz);
+void kdat_lmr_settle(struct kdat_file *kfile, u32 handle);
 void kdat_sq_ring_stop(struct kdat_ring *ring);
 void kdat_sq_ring_flush(struct kdat_ring *ring);
 void kdat_sq_ring_detach(struct kdat_ring *ring);
@@ -1018,7 +1024,9 @@ int kdat_ud_hdr_put(u8 *buf, const void *pdata, u32 len, u32 qpn, u32 qkey);
 const u8 *kdat_ud_hdr_get(const u8 *buf, u32 buf_len, u32 *len, u32 *qpn,
 			  u32 *qkey);
 int kdat_ud_qp_ready(struct kdat_ep *ep);
-void kdat_ud_drain_sq(struct kdat_ep *ep);
+void kdat_ud_drain_sq(struct kdat_ep *ep, bool linger);
+bool kdat_ep_wait(struct kdat_ep *ep, wait_queue_head_t *wq,
+		  bool (*done)(struct kdat_ep *ep), unsigned long timeout);
 void kdat_ud_teardown(struct kdat_ep *ep);
 int kdat_ud_connect(struct kdat_ep *ep, struct sockaddr_storage *dst,
 		    unsigned long timeout_ms, const void *pdata, u32 pdata_len);

@@ -209,6 +209,17 @@ bool kdat_dev_reads_ordered(struct ib_device *ibdev, u32 port)
 }
 
 /*
+ * Does the connection manager of @port move a connecting QP to RTR and
+ * RTS itself? The iWARP CM does (the QP may take receives from the
+ * moment the request goes out); the IB CM leaves each move to the
+ * consumer (rdma_init_qp_attr()).
+ */
+bool kdat_dev_cm_moves_qp(struct ib_device *ibdev, u32 port)
+{
+	return rdma_cap_iw_cm(ibdev, port);
+}
+
+/*
  * The scatter/gather entries an RDMA read's sink may have on a QP that
  * takes @send_sge per send: the device's max_sge_rd (iWARP places a read
  * response in one tagged buffer: siw takes 1), where it says one.
@@ -389,8 +400,10 @@ static void kdat_remove_one(struct ib_device *ibdev, void *client_data)
 	/*
 	 * No ioctl uses the device from here on. Take every object off it,
 	 * newest first, so each goes before what it was built on; ib_core
-	 * wants all of it released before this returns.
+	 * wants all of it released before this returns. A teardown that
+	 * waits for its device under the rwsem stops waiting (@going).
 	 */
+	WRITE_ONCE(kdev->going, true);
 	down_write(&kdev->rwsem);
 	kdev->removing = true;
 	for (;;) {

@@ -513,7 +513,8 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (ud_send) {
 		/* The last touch of the EP: its teardown may follow. */
 		spin_lock_irqsave(&ep->lock, irqflags);
-		if (!--ep->ud_done_busy && !ep->send.posted)
+		if ((!--ep->ud_done_busy && !ep->send.posted) ||
+		    wq_has_sleeper(&ep->idle_wq))
 			wake_up(&ep->idle_wq);
 		spin_unlock_irqrestore(&ep->lock, irqflags);
 		return;
@@ -521,8 +522,10 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	/*
 	 * A graceful disconnect waits for the last request to complete; woken
 	 * after its event is queued, so nothing it flushes comes before it.
+	 * An LMR's destroy waits for the requests at the device when it was
+	 * called (kdat_lmr_settle()): woken at each.
 	 */
-	if (idle)
+	if (idle || (!recv && wq_has_sleeper(&ep->idle_wq)))
 		wake_up(&ep->idle_wq);
 }
 
@@ -594,6 +597,9 @@ void kdat_dto_abort(struct kdat_ep *ep, struct kdat_dto_ctx *ctx)
 	kdat_slot_put(recv ? &ep->recv : &ep->send, ctx);
 	spin_unlock_irqrestore(&ep->lock, flags);
 	kdat_ud_dto_done(ah);
+	/* One fewer request at the device: its waiters look again. */
+	if (!recv && wq_has_sleeper(&ep->idle_wq))
+		wake_up(&ep->idle_wq);
 }
 
 /* The send work request of a checked DTO holding slot @ctx. */

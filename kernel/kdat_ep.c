@@ -474,6 +474,32 @@ static void kdat_ep_last_wqe(struct kdat_ep *ep)
 }
 
 /*
+ * Wait up to @timeout (jiffies) on @wq until @done(@ep), as
+ * wait_event_timeout(), from a caller that may hold the device's rwsem
+ * for read: the device's removal, which waits to take it for write, ends
+ * the wait (it sets kdev->going first, looked at every 50 ms), so that a
+ * device that never answers delays the removal by no more. True when
+ * @done.
+ */
+bool kdat_ep_wait(struct kdat_ep *ep, wait_queue_head_t *wq,
+		  bool (*done)(struct kdat_ep *ep), unsigned long timeout)
+{
+	struct kdat_device *kdev = ep->pz->ia->kdev;
+	unsigned long end = jiffies + timeout;
+	long left;
+
+	for (;;) {
+		if (done(ep))
+			return true;
+		left = (long)(end - jiffies);
+		if (left <= 0 || READ_ONCE(kdev->going))
+			return false;
+		wait_event_timeout(*wq, done(ep),
+				   min_t(long, left, HZ / 20));
+	}
+}
+
+/*
  * How long the QP of an EP on an SRQ without a barrier QP waits, in ERR,
  * for the device's LAST_WQE_REACHED before it is reset or destroyed.
  */
@@ -483,7 +509,7 @@ static void kdat_ep_last_wqe(struct kdat_ep *ep)
  * An EP on an SRQ without a barrier QP, its QP in ERR, before the QP is
  * reset or destroyed (either may clean the CQ of the QP's completions, as
  * mlx5's does): the device's LAST_WQE_REACHED first, if the QP may have
- * taken the SRQ's receives (@qp_rtr; 10 s at most, not at the device's
+ * taken the SRQ's receives (@qp_rtr; 10 s at most, ended by the device's
  * removal), then what the receive CQ holds is handed on: every SRQ
  * receive the QP took has been handled. Process context.
  */
@@ -491,10 +517,8 @@ static void kdat_ep_srq_settle(struct kdat_ep *ep)
 {
 	if (!ep->srq || ep->barrier_qp)
 		return;
-	if (!READ_ONCE(ep->pz->ia->kdev->removing) &&
-	    !wait_event_timeout(ep->last_wqe_wq,
-				kdat_ep_last_wqe_known(ep),
-				KDAT_LAST_WQE_WAIT))
+	if (!kdat_ep_wait(ep, &ep->last_wqe_wq, kdat_ep_last_wqe_known,
+			  KDAT_LAST_WQE_WAIT))
 		pr_debug("kdat: EP %u: no LAST_WQE_REACHED in %d s\n",
 			 ep->obj.handle, KDAT_LAST_WQE_WAIT / HZ);
 	kdat_cq_flush(&ep->recv_evd->kcq);
@@ -811,8 +835,8 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		param.qp_num = ep->qp->qp_num;
 		kdat_ep_set_timers(id);
 		ret = kdat_ep_modify(ep, id, IB_QPS_INIT);
-		/* iWARP's CM moves the QP on by itself. */
-		if (!ret && rdma_protocol_iwarp(id->device, id->port_num))
+		/* The CM may move the QP on by itself (iWARP's). */
+		if (!ret && kdat_dev_cm_moves_qp(id->device, id->port_num))
 			kdat_ep_set_rtr(ep, true);
 		if (!ret)
 			ret = rdma_connect_locked(id, &param);
@@ -1089,8 +1113,9 @@ static void kdat_ep_sw_drained(struct ib_cq *cq, struct ib_wc *wc)
  * CQs; for a solicited-wait EP ib_drain_qp() cannot reap its own receive
  * CQ (ib_core drains only the CQs it polls), so the receive side is
  * drained here: a marker receive after the flushed ones, polled for.
+ * @linger: the EP goes (kdat_ud_drain_sq()).
  */
-static void kdat_ep_drain(struct kdat_ep *ep)
+static void kdat_ep_drain(struct kdat_ep *ep, bool linger)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_recv_wr wr = { .wr_cqe = &ep->sw_drain_cqe };
@@ -1113,7 +1138,7 @@ static void kdat_ep_drain(struct kdat_ep *ep)
 	}
 	/* ib_drain_sq() cannot drain a UD QP: kdat_ud_drain_sq(). */
 	if (ep->ud)
-		kdat_ud_drain_sq(ep);
+		kdat_ud_drain_sq(ep, linger);
 	else
 		ib_drain_sq(ep->qp);
 	if (!ep->sw_cq) {
@@ -1218,7 +1243,7 @@ static enum kdat_ep_state kdat_ep_teardown(struct kdat_ep *ep)
 	if (id)
 		rdma_destroy_id(id);
 
-	kdat_ep_drain(ep);
+	kdat_ep_drain(ep, true);
 	kdat_ep_srq_settle(ep);
 	ib_destroy_qp(ep->qp);
 	/*
@@ -1675,7 +1700,7 @@ static int kdat_ep_qp_reset(struct kdat_ep *ep)
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
 	int ret;
 
-	kdat_ep_drain(ep);
+	kdat_ep_drain(ep, false);
 	kdat_ep_srq_settle(ep);
 	kdat_ep_last_wqe_wait(ep);
 	ret = ib_modify_qp(ep->qp, &attr, IB_QP_STATE);

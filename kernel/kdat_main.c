@@ -108,18 +108,12 @@ static int kdat_cmd_query(struct kdat_ucmd *ucmd)
 static int kdat_cmd_destroy(struct kdat_ucmd *ucmd)
 {
 	struct kdat_destroy *cmd = ucmd->cmd;
-	struct kdat_obj *lmr;
 
 	if (cmd->__reserved || (cmd->flags & ~KDAT_DESTROY_IA_ALL))
 		return -EINVAL;
 	/* Posts published before the call go first: they may name it. */
 	kdat_rings_take(ucmd->kfile);
-	lmr = kdat_obj_get(ucmd->kfile, cmd->handle, KDAT_OBJ_LMR);
-	if (lmr) {
-		kdat_rings_settle(ucmd->kfile,
-				  container_of(lmr, struct kdat_lmr, obj)->pz);
-		kdat_obj_put(lmr);
-	}
+	kdat_lmr_settle(ucmd->kfile, cmd->handle);
 	if (cmd->flags & KDAT_DESTROY_IA_ALL)
 		return kdat_ia_destroy_all(ucmd->kfile, cmd->handle);
 	return kdat_obj_destroy(ucmd->kfile, cmd->handle);

@@ -161,6 +161,82 @@ static void kdat_lmr_destroy(struct kdat_obj *obj)
 	kdat_obj_unuse(&lmr->pz->obj, lmr->pz->ia);
 }
 
+/*
+ * Before LMR @handle of @kfile goes (KDAT_IOCTL_DESTROY): the requests
+ * that the file's EPs on its PZ had at the device when it was called
+ * leave it first, for KDAT_SETTLE_MS at most. DAT leaves a request's
+ * buffer to the Provider until the DTO completes, and a Consumer that
+ * suppressed the completion cannot know when it did (dtestx -u frees its
+ * send buffers right after posting): a device that sends when a request
+ * is posted (6.1's rxe) has sent it, one that sends from a worker (6.12's
+ * rxe) would find its memory unregistered. A request parked on the
+ * peer's RNR costs the wait (a fatal signal ends it); nothing is lost by
+ * it. Not when other objects use the LMR (the destroy is refused), nor
+ * at the file's or an IA's abrupt close.
+ */
+#define KDAT_SETTLE_MS	200
+
+struct kdat_settle {
+	struct kdat_ep *ep;
+	u64 target;	/* send_done once those requests completed */
+};
+
+static bool kdat_settled(struct kdat_settle *s)
+{
+	return (s64)(READ_ONCE(s->ep->send_done) - s->target) >= 0 ||
+	       !READ_ONCE(s->ep->send.posted);
+}
+
+void kdat_lmr_settle(struct kdat_file *kfile, u32 handle)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(KDAT_SETTLE_MS);
+	unsigned int n = 0, max = 0, i;
+	struct kdat_obj *lmr, *obj;
+	struct kdat_settle *eps;
+	struct kdat_pz *pz;
+	struct kdat_ep *ep;
+	long left;
+
+	lmr = kdat_obj_get(kfile, handle, KDAT_OBJ_LMR);
+	if (!lmr)
+		return;
+	pz = container_of(lmr, struct kdat_lmr, obj)->pz;
+	if (atomic_read(&lmr->users))
+		goto out;
+	spin_lock(&kfile->obj_lock);
+	list_for_each_entry(obj, &kfile->objects, file_node)
+		max += obj->type == KDAT_OBJ_EP;
+	spin_unlock(&kfile->obj_lock);
+	eps = max ? kvcalloc(max, sizeof(*eps), GFP_KERNEL_ACCOUNT) : NULL;
+	if (!eps)
+		goto out;
+	spin_lock(&kfile->obj_lock);
+	list_for_each_entry(obj, &kfile->objects, file_node) {
+		if (obj->type != KDAT_OBJ_EP || n == max)
+			continue;
+		ep = container_of(obj, struct kdat_ep, obj);
+		if (ep->pz != pz || !READ_ONCE(ep->send.posted) ||
+		    !kref_get_unless_zero(&obj->ref))
+			continue;
+		eps[n].ep = ep;
+		eps[n].target = READ_ONCE(ep->send_done) +
+				READ_ONCE(ep->send.posted);
+		n++;
+	}
+	spin_unlock(&kfile->obj_lock);
+	for (i = 0; i < n; i++) {
+		left = (long)(deadline - jiffies);
+		if (left > 0)
+			wait_event_killable_timeout(eps[i].ep->idle_wq,
+						    kdat_settled(&eps[i]),
+						    left);
+		kdat_obj_put(&eps[i].ep->obj);
+	}
+	kvfree(eps);
+out:
+	kdat_obj_put(lmr);
+}
+
 static const struct kdat_obj_ops kdat_lmr_ops = {
 	.destroy = kdat_lmr_destroy,
 };

@@ -255,51 +255,6 @@ void kdat_rings_take(struct kdat_file *kfile)
 }
 
 /*
- * Before an LMR of @pz goes: the requests the file's EPs on @pz have at
- * the device leave it first, for KDAT_SETTLE_MS at most. DAT leaves a
- * request's buffer to the Provider until the DTO completes, and a
- * Consumer that suppressed the completion cannot know when it did
- * (dtestx -u frees its send buffers right after posting): a device that
- * sends when a request is posted (6.1's rxe) has sent it, one that sends
- * from a worker (6.12's rxe) would find its memory unregistered. A
- * request parked on the peer's RNR costs the wait; none is lost by it.
- */
-#define KDAT_SETTLE_MS	200
-
-void kdat_rings_settle(struct kdat_file *kfile, struct kdat_pz *pz)
-{
-	unsigned long deadline = jiffies + msecs_to_jiffies(KDAT_SETTLE_MS);
-	struct kdat_ring *r;
-	struct kdat_ep *ep;
-	long left;
-
-	for (;;) {
-		ep = NULL;
-		mutex_lock(&kfile->ring_lock);
-		list_for_each_entry(r, &kfile->sq_rings, node) {
-			if (r->kind != KDAT_RING_SEND || r->ep->pz != pz ||
-			    !READ_ONCE(r->ep->send.posted))
-				continue;
-			/* On the list, the EP is alive (see the top). */
-			if (kref_get_unless_zero(&r->ep->obj.ref)) {
-				ep = r->ep;
-				break;
-			}
-		}
-		mutex_unlock(&kfile->ring_lock);
-		if (!ep)
-			return;
-		left = (long)(deadline - jiffies);
-		if (left > 0)
-			wait_event_timeout(ep->idle_wq,
-					   !READ_ONCE(ep->send.posted), left);
-		kdat_obj_put(&ep->obj);
-		if (left <= 0 || time_after_eq(jiffies, deadline))
-			return;
-	}
-}
-
-/*
  * What the device does for @kfile: *@completed gains how many entries of
  * its submission rings have completed, all told (a change between two
  * looks: the device works for it); returns whether sends taken from its
@@ -389,7 +344,10 @@ static u32 kdat_poller_flag(struct kdat_poller *p, bool on)
  * was idle a quarter of the time or more found it free, as a look that
  * sees no other task does: what wanted it ran and went (a device's worker
  * that finished, 6.12's rxe after every post), where a task that goes on
- * wanting it leaves it no idle time. Naps sleep as idle: they do
+ * wanting it leaves it no idle time (one that sleeps a quarter of the
+ * time is taken for one that ran and went, as a look made while it
+ * slept always took it; without NO_HZ's idle accounting, nohz=off, no
+ * nap finds the CPU free). Naps sleep as idle: they do
  * not count in the load average. Unless it spins (KDAT_POLLER_SPIN), it
  * also gives it up
  * when it waited KDAT_POLL_PREEMPTED_US for a CPU, runnable, between two
@@ -519,6 +477,7 @@ static int kdat_poller_fn(void *data)
 	ktime_t progress_at;
 	bool freed = false;
 	u64 idle_us;
+	s64 idle;
 	int cpu;
 
 	idle_since = window = last = progress_at = ktime_get();
@@ -597,8 +556,10 @@ static int kdat_poller_fn(void *data)
 			 */
 			nap = busy_dev ? min(nap_us, KDAT_POLL_NAP_BUSY_US) :
 					 nap_us;
-			cpu = raw_smp_processor_id();
+			/* Its own CPU's counters, read there: exact. */
+			cpu = get_cpu();
 			idle_us = kdat_cpu_idle_us(cpu);
+			put_cpu();
 			usleep_range_state(nap, 2 * nap, TASK_IDLE);
 			WRITE_ONCE(p->naps, p->naps + 1);
 			now = ktime_get();
@@ -606,11 +567,12 @@ static int kdat_poller_fn(void *data)
 			slept = ktime_to_ns(ktime_sub(now, last)) -
 				(s64)(delay - waited);
 			/* Idle a quarter of it, on the CPU it napped on. */
-			if (idle_us != U64_MAX && cpu == raw_smp_processor_id()) {
-				idle_us = kdat_cpu_idle_us(cpu) - idle_us;
-				freed = slept > 0 &&
-					4 * idle_us * NSEC_PER_USEC >= slept;
+			if (idle_us != U64_MAX && cpu == get_cpu()) {
+				idle = kdat_cpu_idle_us(cpu) - idle_us;
+				freed = slept > 0 && idle > 0 &&
+					4 * idle * NSEC_PER_USEC >= slept;
 			}
+			put_cpu();
 			if (freed)
 				WRITE_ONCE(p->idle_naps, p->idle_naps + 1);
 			nap_us = min(2 * nap_us, KDAT_POLL_SHARED_US);

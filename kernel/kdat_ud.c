@@ -160,19 +160,19 @@ static bool kdat_ud_sq_idle(struct kdat_ep *ep)
  * it has let go of the EP, so once both counts are 0 nothing of the send
  * side touches it any more.
  */
-void kdat_ud_drain_sq(struct kdat_ep *ep)
+void kdat_ud_drain_sq(struct kdat_ep *ep, bool linger)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	int ret;
 
 	/*
-	 * Datagrams posted before the EP went are sent first, as a device
-	 * that sends them when they are posted would have (6.12's rxe sends
-	 * from a worker, later): a second at most, and not when the device
-	 * is going.
+	 * @linger (the EP goes; a reset flushes, as DAT says): datagrams
+	 * posted before are sent first, as a device that sends them when
+	 * they are posted would have (6.12's rxe sends from a worker,
+	 * later): a second at most, ended by the device's removal.
 	 */
-	if (!READ_ONCE(ep->pz->ia->kdev->removing))
-		wait_event_timeout(ep->idle_wq, kdat_ud_sq_idle(ep), HZ);
+	if (linger)
+		kdat_ep_wait(ep, &ep->idle_wq, kdat_ud_sq_idle, HZ);
 	ret = ib_modify_qp(ep->qp, &attr, IB_QP_STATE);
 	if (ret) {
 		pr_err("kdat: EP %u: UD QP to error: %d\n", ep->obj.handle,

@@ -346,8 +346,8 @@ enum kdat_ia_limit {
  *          other objects still use it (DAT_INVALID_STATE). What the
  *          file's submission rings published before the call is taken
  *          first (as KDAT_RING_WAKE_SUBMIT): those posts may name it. An
- *          LMR waits, 0.2 s at most, for the requests of the file's EPs
- *          on its PZ to leave the device.
+ *          LMR waits, 0.2 s at most, for the requests the file's EPs on
+ *          its PZ had at the device to leave it.
  * @flags: in: 0, or KDAT_DESTROY_IA_ALL on an IA: destroy, newest first,
  *         every object of this file created on the IA, then the IA
  *         (dat_ia_close's abrupt close). EBUSY, and nothing destroyed,
