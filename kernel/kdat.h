@@ -632,6 +632,11 @@ struct kdat_ep {
 	struct sockaddr_storage remote, local;
 	/* Completions handled, and those in error, since the create. */
 	u64 send_done, recv_done, errors;
+	/*
+	 * LMR destroys waiting on @idle_wq for the requests at the device
+	 * (kdat_lmr_settle()): each send completion wakes them. Under @lock.
+	 */
+	unsigned int settlers;
 
 	/*
 	 * Solicited wait (recv_completion_flags has

@@ -433,7 +433,7 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 rmr_handle = ctx->rmr_handle;
 	struct kdat_ah *ah = ctx->ah;
 	unsigned long irqflags;
-	bool idle, ud_send;
+	bool wake, ud_send;
 	bool broken = wc->status != IB_WC_SUCCESS &&
 		      wc->status != IB_WC_WR_FLUSH_ERR;
 
@@ -482,7 +482,7 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 		ep->errors++;
 	if (recv ? ep->rq_ring : ep->sq_ring)
 		kdat_ring_completed(recv ? ep->rq_ring : ep->sq_ring, 1);
-	idle = !recv && !ep->send.posted;
+	wake = !recv && (!ep->send.posted || ep->settlers);
 	/*
 	 * A UD EP's send queue has no drain marker to wait behind: its
 	 * teardown waits until no completion is in here (kdat_ud_drain_sq()).
@@ -514,7 +514,7 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 		/* The last touch of the EP: its teardown may follow. */
 		spin_lock_irqsave(&ep->lock, irqflags);
 		if ((!--ep->ud_done_busy && !ep->send.posted) ||
-		    wq_has_sleeper(&ep->idle_wq))
+		    ep->settlers)
 			wake_up(&ep->idle_wq);
 		spin_unlock_irqrestore(&ep->lock, irqflags);
 		return;
@@ -525,7 +525,7 @@ void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * An LMR's destroy waits for the requests at the device when it was
 	 * called (kdat_lmr_settle()): woken at each.
 	 */
-	if (idle || (!recv && wq_has_sleeper(&ep->idle_wq)))
+	if (wake)
 		wake_up(&ep->idle_wq);
 }
 
@@ -591,14 +591,16 @@ void kdat_dto_abort(struct kdat_ep *ep, struct kdat_dto_ctx *ctx)
 	bool recv = ctx->op == KDAT_DTO_RECEIVE;
 	struct kdat_ah *ah = ctx->ah;
 	unsigned long flags;
+	bool wake;
 
 	ctx->ah = NULL;
 	spin_lock_irqsave(&ep->lock, flags);
 	kdat_slot_put(recv ? &ep->recv : &ep->send, ctx);
+	/* One fewer request at the device: its waiters look again. */
+	wake = !recv && (!ep->send.posted || ep->settlers);
 	spin_unlock_irqrestore(&ep->lock, flags);
 	kdat_ud_dto_done(ah);
-	/* One fewer request at the device: its waiters look again. */
-	if (!recv && wq_has_sleeper(&ep->idle_wq))
+	if (wake)
 		wake_up(&ep->idle_wq);
 }
 

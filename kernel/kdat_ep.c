@@ -1858,6 +1858,11 @@ int kdat_cmd_ep_connect(struct kdat_ucmd *ucmd)
 	return ret;
 }
 
+static bool kdat_ep_sends_done(struct kdat_ep *ep)
+{
+	return !READ_ONCE(ep->send.posted);
+}
+
 /* Disconnect @ep (@flags: KDAT_CLOSE_GRACEFUL or 0). */
 int kdat_ep_disconnect_do(struct kdat_ep *ep, u32 flags)
 {
@@ -1896,9 +1901,8 @@ int kdat_ep_disconnect_do(struct kdat_ep *ep, u32 flags)
 		 */
 		kdat_ep_set_state(ep, KDAT_EP_STATE_DISCONNECT_PENDING);
 		if (flags & KDAT_CLOSE_GRACEFUL)
-			wait_event_timeout(ep->idle_wq,
-					   !READ_ONCE(ep->send.posted),
-					   msecs_to_jiffies(KDAT_GRACEFUL_MS));
+			kdat_ep_wait(ep, &ep->idle_wq, kdat_ep_sends_done,
+				     msecs_to_jiffies(KDAT_GRACEFUL_MS));
 		kdat_ep_qp_error(ep);
 		if (rdma_disconnect(ep->cm_id))
 			kdat_ep_connection_ended(ep,

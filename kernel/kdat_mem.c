@@ -187,12 +187,22 @@ static bool kdat_settled(struct kdat_settle *s)
 	       !READ_ONCE(s->ep->send.posted);
 }
 
+/* Does @obj name an EP on @pz with requests at the device? */
+static bool kdat_settle_wanted(struct kdat_obj *obj, struct kdat_pz *pz)
+{
+	struct kdat_ep *ep = container_of(obj, struct kdat_ep, obj);
+
+	return obj->type == KDAT_OBJ_EP && ep->pz == pz &&
+	       READ_ONCE(ep->send.posted);
+}
+
 void kdat_lmr_settle(struct kdat_file *kfile, u32 handle)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(KDAT_SETTLE_MS);
 	unsigned int n = 0, max = 0, i;
 	struct kdat_obj *lmr, *obj;
 	struct kdat_settle *eps;
+	unsigned long flags;
 	struct kdat_pz *pz;
 	struct kdat_ep *ep;
 	long left;
@@ -205,32 +215,38 @@ void kdat_lmr_settle(struct kdat_file *kfile, u32 handle)
 		goto out;
 	spin_lock(&kfile->obj_lock);
 	list_for_each_entry(obj, &kfile->objects, file_node)
-		max += obj->type == KDAT_OBJ_EP;
+		max += kdat_settle_wanted(obj, pz);
 	spin_unlock(&kfile->obj_lock);
-	eps = max ? kvcalloc(max, sizeof(*eps), GFP_KERNEL_ACCOUNT) : NULL;
+	if (!max)
+		goto out;
+	eps = kvcalloc(max, sizeof(*eps), GFP_KERNEL_ACCOUNT);
 	if (!eps)
 		goto out;
 	spin_lock(&kfile->obj_lock);
 	list_for_each_entry(obj, &kfile->objects, file_node) {
-		if (obj->type != KDAT_OBJ_EP || n == max)
-			continue;
-		ep = container_of(obj, struct kdat_ep, obj);
-		if (ep->pz != pz || !READ_ONCE(ep->send.posted) ||
+		if (n == max || !kdat_settle_wanted(obj, pz) ||
 		    !kref_get_unless_zero(&obj->ref))
 			continue;
+		ep = container_of(obj, struct kdat_ep, obj);
 		eps[n].ep = ep;
-		eps[n].target = READ_ONCE(ep->send_done) +
-				READ_ONCE(ep->send.posted);
+		spin_lock_irqsave(&ep->lock, flags);
+		eps[n].target = ep->send_done + ep->send.posted;
+		ep->settlers++;
+		spin_unlock_irqrestore(&ep->lock, flags);
 		n++;
 	}
 	spin_unlock(&kfile->obj_lock);
 	for (i = 0; i < n; i++) {
+		ep = eps[i].ep;
 		left = (long)(deadline - jiffies);
 		if (left > 0)
-			wait_event_killable_timeout(eps[i].ep->idle_wq,
+			wait_event_killable_timeout(ep->idle_wq,
 						    kdat_settled(&eps[i]),
 						    left);
-		kdat_obj_put(&eps[i].ep->obj);
+		spin_lock_irqsave(&ep->lock, flags);
+		ep->settlers--;
+		spin_unlock_irqrestore(&ep->lock, flags);
+		kdat_obj_put(&ep->obj);
 	}
 	kvfree(eps);
 out:

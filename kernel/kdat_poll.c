@@ -567,12 +567,14 @@ static int kdat_poller_fn(void *data)
 			slept = ktime_to_ns(ktime_sub(now, last)) -
 				(s64)(delay - waited);
 			/* Idle a quarter of it, on the CPU it napped on. */
-			if (idle_us != U64_MAX && cpu == get_cpu()) {
-				idle = kdat_cpu_idle_us(cpu) - idle_us;
-				freed = slept > 0 && idle > 0 &&
-					4 * idle * NSEC_PER_USEC >= slept;
+			if (idle_us != U64_MAX) {
+				if (cpu == get_cpu()) {
+					idle = kdat_cpu_idle_us(cpu) - idle_us;
+					freed = slept > 0 && idle > 0 &&
+						4 * idle * NSEC_PER_USEC >= slept;
+				}
+				put_cpu();
 			}
-			put_cpu();
 			if (freed)
 				WRITE_ONCE(p->idle_naps, p->idle_naps + 1);
 			nap_us = min(2 * nap_us, KDAT_POLL_SHARED_US);
