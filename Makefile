@@ -4,11 +4,10 @@
 #
 #   make            kdat.ko, libdat.so, the tests and tools, the sample
 #                   kernel consumer (tests/kernel/kdat_consumer.ko)
-#   make check      the packages, every test suite on Debian's 6.1 and
-#                   6.12 kernels, and those of tests/suites.debug on
-#                   the debug kernel (built from linux-source-6.12), in
-#                   the VM testbed (scripts/vm-run); CI adds
-#                   check-twohost
+#   make check      every test suite on Debian's kernel (6.1), the
+#                   packages, two hosts, and those of tests/suites.debug
+#                   on the debug kernel (built from linux-source-6.12),
+#                   in the VM testbed (scripts/vm-run)
 #   make check-hog  the same with a busy loop per host CPU beside it
 #   make check-debug  every suite on the debug kernel
 #   make check-debug-6.1  tests/suites.debug on a debug kernel built
