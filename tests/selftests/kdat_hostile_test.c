@@ -1555,7 +1555,7 @@ static void wait_poll_bounded(void)
 	struct kdat_event ev;
 	int fd, round;
 	uint32_t ia, evd;
-	double t0, t;
+	double t0, t, best;
 
 	if (geteuid())
 		ktap_skip("needs root (module parameter)");
@@ -1564,12 +1564,22 @@ static void wait_poll_bounded(void)
 	fd = dev_open();
 	ia = ia_open_ok(fd);
 	evd = evd_new(fd, ia, KDAT_EVD_DTO, 8, 0);
-	/* A 1 ms wait on an idle CQ: its timeout, not the poll's 10 ms. */
-	t0 = now_s();
-	KTAP_EXPECT_RET(evd_wait1(fd, evd, &ev, 1), ETIMEDOUT);
-	t = now_s() - t0;
-	ktap_diag("a 1 ms wait with wait_poll_us 10000: %.2f ms", t * 1e3);
-	KTAP_EXPECT(t < 0.008);
+	/*
+	 * A 1 ms wait on an idle CQ: its timeout, not the poll's 10 ms. The
+	 * fastest of five: a poll past the wait's timeout would make every
+	 * one 10 ms or more, where a guest's stall (TCG) or a late timer
+	 * tick lengthens one now and then (10.08 ms once in CI).
+	 */
+	for (round = 0, best = 1; round < 5; round++) {
+		t0 = now_s();
+		KTAP_EXPECT_RET(evd_wait1(fd, evd, &ev, 1), ETIMEDOUT);
+		t = now_s() - t0;
+		if (t < best)
+			best = t;
+	}
+	ktap_diag("the fastest of five 1 ms waits with wait_poll_us 10000: %.2f ms",
+		  best * 1e3);
+	KTAP_EXPECT(best < 0.008);
 	for (round = 0; round < 20; round++) {
 		struct waiter w = { .fd = fd };
 		pthread_t th;
