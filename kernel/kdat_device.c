@@ -220,6 +220,22 @@ bool kdat_dev_cm_moves_qp(struct ib_device *ibdev, u32 port)
 }
 
 /*
+ * Is every reject the CM reports on @port the peer's? iWARP's CM has no
+ * reject reason: a REJECTED event there is the peer's MPA reject or the
+ * peer closing its TCP connection during the exchange (siw reports both
+ * as -ECONNRESET, with a private data buffer written only as far as the
+ * bytes came, so kdat reads it only under -ECONNREFUSED, ib_core's
+ * consumer reject). No listener at the address is a refused TCP connect,
+ * which rdma_connect() returns itself; nothing on the path rejects. The
+ * IB CM says who rejected (a consumer, or a CM: no such service, a stale
+ * connection).
+ */
+bool kdat_dev_rejects_are_peers(struct ib_device *ibdev, u32 port)
+{
+	return rdma_protocol_iwarp(ibdev, port);
+}
+
+/*
  * The scatter/gather entries an RDMA read's sink may have on a QP that
  * takes @send_sge per send: the device's max_sge_rd (iWARP places a read
  * response in one tagged buffer: siw takes 1), where it says one.

@@ -895,23 +895,19 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		/*
 		 * A consumer's reject starts with the version word
 		 * (kdat_rej_pdata()): it is not the consumer's data. Without
-		 * it, the CM rejected, not the peer.
+		 * it, the CM rejected, not the peer, except where only a peer
+		 * rejects (iWARP: kdat_dev_rejects_are_peers()).
 		 */
 		const u8 *data;
 		u8 len8;
 		u32 len;
 
-		/*
-		 * siw reports a peer's MPA reject as -ECONNRESET, as it does a
-		 * peer that closed in the middle of its reply, with the length
-		 * of the header and a buffer written only as far as the bytes
-		 * came: not read, so a reject reads as the CM's there.
-		 */
 		data = rdma_consumer_reject_data(id, event, &len8);
 		len = len8;
 		data = kdat_rej_pdata(data, &len);
 		kdat_ep_save_pdata(ep, data, data ? len : 0);
-		kdat_ep_connection_ended(ep, data ?
+		kdat_ep_connection_ended(ep, data ||
+			kdat_dev_rejects_are_peers(id->device, id->port_num) ?
 			KDAT_EVENT_CONNECTION_PEER_REJECTED :
 			KDAT_EVENT_CONNECTION_NON_PEER_REJECTED);
 		break;
