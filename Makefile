@@ -4,10 +4,12 @@
 #
 #   make            kdat.ko, libdat.so, the tests and tools, the sample
 #                   kernel consumer (tests/kernel/kdat_consumer.ko)
-#   make check      every test suite on Debian's kernel (6.1), the
-#                   packages, two hosts, and those of tests/suites.debug
-#                   on the debug kernel (built from linux-source-6.12),
-#                   in the VM testbed (scripts/vm-run)
+#   make check      every test suite on Debian's kernels 6.1 and 6.12
+#                   (doc/testing.md: what 6.12's pass leaves to the
+#                   debug pass), the packages, and those of
+#                   tests/suites.debug on the debug kernel (built from
+#                   linux-source-6.12), in the VM testbed (scripts/vm-run)
+#   make check-twohost  the two-host suites (CI runs them after make check)
 #   make check-hog  the same with a busy loop per host CPU beside it
 #   make check-debug  every suite on the debug kernel
 #   make check-debug-6.1  tests/suites.debug on a debug kernel built
