@@ -255,7 +255,7 @@ u32 kdat_dev_cq_size(struct ib_device *ibdev, u32 qlen);
 u32 kdat_dev_read_sge(struct ib_device *ibdev, u32 send_sge);
 bool kdat_dev_reads_ordered(struct ib_device *ibdev, u32 port);
 bool kdat_dev_cm_moves_qp(struct ib_device *ibdev, u32 port);
-bool kdat_dev_rejects_are_peers(struct ib_device *ibdev, u32 port);
+bool kdat_dev_reject_is_peers(struct ib_device *ibdev, u32 port, int status);
 void kdat_dev_signalled(struct kdat_device *kdev);
 void kdat_dev_flush_signals(struct kdat_device *kdev);
 void kdat_dev_saw_last_wqe(struct kdat_device *kdev);

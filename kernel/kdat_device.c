@@ -220,19 +220,21 @@ bool kdat_dev_cm_moves_qp(struct ib_device *ibdev, u32 port)
 }
 
 /*
- * Is every reject the CM reports on @port the peer's? iWARP's CM has no
- * reject reason: a REJECTED event there is the peer's MPA reject or the
- * peer closing its TCP connection during the exchange (siw reports both
- * as -ECONNRESET, with a private data buffer written only as far as the
- * bytes came, so kdat reads it only under -ECONNREFUSED, ib_core's
- * consumer reject). No listener at the address is a refused TCP connect,
- * which rdma_connect() returns itself; nothing on the path rejects. The
- * IB CM says who rejected (a consumer, or a CM: no such service, a stale
- * connection).
+ * Is a REJECTED event of @status on @port a reject by the peer, though it
+ * carries no kdat reject data? iWARP's CM gives no reject reason; siw
+ * reports a peer's MPA reject as -ECONNRESET, which ib_core does not take
+ * for a consumer reject (only -ECONNREFUSED), as it does the peer closing
+ * its TCP connection before its reply and an MPA v2 reply it finds
+ * malformed: the peer ended the attempt each time, and OFA's provider
+ * calls every reject the peer's. A reject without data under
+ * -ECONNREFUSED (the peer's CM: no room in the listener's backlog) stays
+ * NON_PEER_REJECTED, as the IB CM's own rejects do. The private data of
+ * -ECONNRESET is not read: after a peer's close siw hands a buffer
+ * written only as far as the bytes came.
  */
-bool kdat_dev_rejects_are_peers(struct ib_device *ibdev, u32 port)
+bool kdat_dev_reject_is_peers(struct ib_device *ibdev, u32 port, int status)
 {
-	return rdma_protocol_iwarp(ibdev, port);
+	return rdma_protocol_iwarp(ibdev, port) && status == -ECONNRESET;
 }
 
 /*

@@ -895,21 +895,30 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		/*
 		 * A consumer's reject starts with the version word
 		 * (kdat_rej_pdata()): it is not the consumer's data. Without
-		 * it, the CM rejected, not the peer, except where only a peer
-		 * rejects (iWARP: kdat_dev_rejects_are_peers()).
+		 * it, the CM rejected, not the peer, except where the CM
+		 * cannot tell (kdat_dev_reject_is_peers()). On iWARP, siw
+		 * takes the length from the peer's MPA header (an MPA v2
+		 * reply shorter than its own header wraps it, past the
+		 * buffer): more than a kdat reject carries is none.
 		 */
 		const u8 *data;
+		bool peer;
 		u8 len8;
 		u32 len;
 
 		data = rdma_consumer_reject_data(id, event, &len8);
 		len = len8;
+		if (rdma_protocol_iwarp(id->device, id->port_num) &&
+		    len > KDAT_REJ_HDR_LEN + KDAT_MAX_PRIVATE_DATA)
+			data = NULL;
 		data = kdat_rej_pdata(data, &len);
 		kdat_ep_save_pdata(ep, data, data ? len : 0);
-		kdat_ep_connection_ended(ep, data ||
-			kdat_dev_rejects_are_peers(id->device, id->port_num) ?
-			KDAT_EVENT_CONNECTION_PEER_REJECTED :
-			KDAT_EVENT_CONNECTION_NON_PEER_REJECTED);
+		peer = data || kdat_dev_reject_is_peers(id->device,
+							id->port_num,
+							event->status);
+		kdat_ep_connection_ended(ep, peer ?
+					 KDAT_EVENT_CONNECTION_PEER_REJECTED :
+					 KDAT_EVENT_CONNECTION_NON_PEER_REJECTED);
 		break;
 	}
 	case RDMA_CM_EVENT_ADDR_ERROR:

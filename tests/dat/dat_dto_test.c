@@ -161,7 +161,7 @@ static bool dev_iwarp(void)
 
 /*
  * A peer's reject on iWARP: siw reports an MPA reject as a reset, with a
- * private data buffer kdat does not read (kdat_dev_rejects_are_peers()):
+ * private data buffer kdat does not read (kdat_dev_reject_is_peers()):
  * the reject comes with no data. Said, and true only there.
  */
 static bool reject_pdata_lost(const DAT_EVENT *ev)
@@ -3581,8 +3581,8 @@ next:
 
 	/*
 	 * A PSP whose CR EVD holds one request: a second one, unanswered,
-	 * is rejected by the CM, not by a consumer (on iWARP a reject is
-	 * the peer's, whoever made it: kdat_dev_rejects_are_peers()).
+	 * is rejected by the CM, not by a consumer (siw's reject is a
+	 * reset, the peer's to every iWARP reader: kdat_dev_reject_is_peers()).
 	 */
 	side_open(&c2, NULL);
 	q = new_qual();
