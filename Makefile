@@ -10,6 +10,8 @@
 #                   tests/suites.debug on the debug kernel (built from
 #                   linux-source-6.12), in the VM testbed (scripts/vm-run)
 #   make check-twohost  the two-host suites (CI runs them after make check)
+#   make check-faults  the fault-injection sweeps and the fuzzer on the
+#                   debug kernel (CI runs them after make check)
 #   make check-hog  the same with a busy loop per host CPU beside it
 #   make check-debug  every suite on the debug kernel
 #   make check-debug-6.1  tests/suites.debug on a debug kernel built
@@ -69,7 +71,7 @@ DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
-.PHONY: all module kmod lib tools tests setup check check-debug check-debug-6.1 check-6.12 check-siw check-twohost twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench bench-hwlike \
+.PHONY: all module kmod lib tools tests setup check check-debug check-debug-6.1 check-6.12 check-siw check-twohost check-faults twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench bench-hwlike \
 	clean install install-libdat2 uninstall-libdat2 deb fuzz storm compat FORCE
 
 all: module kmod lib tools tests
@@ -202,6 +204,10 @@ check-siw: all
 # The two-host suites (tests/suites.twohost: two guests on one wire).
 check-twohost: all
 	KDAT_CHECK_KERNELS=twohost $(TOP)/scripts/check
+
+# tests/suites.faults on the debug kernel: the fail_nth sweeps, the fuzzer.
+check-faults: all
+	KDAT_CHECK_KERNELS=faults $(TOP)/scripts/check
 
 # Their long versions: every tool in every pairing of providers, 1 GiB
 # through each lossy wire, 100 link flaps, 20 power cuts of the peer,
