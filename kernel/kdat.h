@@ -243,6 +243,7 @@ enum {
 	KDAT_DEV_SEEN_POSTS,		/* KDAT_DEV_LOOKS send posts */
 	KDAT_DEV_SEEN_POST_TASKLET,	/* one raised a tasklet */
 	KDAT_DEV_SEEN_LAST_WQE,		/* a QP on an SRQ said LAST_WQE_REACHED */
+	KDAT_DEV_SEEN_QP_ERR_FINAL,	/* a QP in ERR stayed there for RESET */
 };
 
 struct dentry;
@@ -260,6 +261,7 @@ void kdat_dev_signalled(struct kdat_device *kdev);
 void kdat_dev_flush_signals(struct kdat_device *kdev);
 void kdat_dev_saw_last_wqe(struct kdat_device *kdev);
 bool kdat_dev_says_last_wqe(struct kdat_device *kdev);
+bool kdat_dev_qp_err_final(struct kdat_device *kdev, struct ib_qp *qp);
 int kdat_post_send(struct kdat_device *kdev, struct ib_qp *qp,
 		   const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
@@ -573,6 +575,12 @@ struct kdat_ep {
 	 * marker per queue. Changed under the file lock.
 	 */
 	u32 send_cqes, recv_cqes;
+	/*
+	 * Changed under cm_lock and the device's rwsem (read), where every
+	 * use outside the data path is; posts read it once under RCU
+	 * (kdat_ep_qp_send()); the teardown clears it. Replaced where a
+	 * QP cannot leave ERR (kdat_ep_qp_renew()).
+	 */
 	struct ib_qp *qp;
 	u32 qpn;			/* @qp's number, for the status dump */
 	/*
@@ -687,6 +695,10 @@ struct kdat_ep {
 
 void kdat_ep_sw_poll(struct kdat_ep *ep);
 void kdat_ep_take_recvs(struct kdat_ep *ep);
+int kdat_ep_qp_send(struct kdat_ep *ep, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int kdat_ep_qp_recv(struct kdat_ep *ep, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
 void kdat_ep_dto_error(struct kdat_ep *ep);
 
 /*

@@ -150,6 +150,14 @@ void kdat_dev_res_uncharge(struct kdat_device *kdev, struct kdat_dev_res *res)
  *   HCA), the EPs made after it have no barrier QP (one QP less each,
  *   in the device and in the rdma cgroup) and the event is what they
  *   report; the EPs made before keep theirs.
+ * - A QP in ERR that a move to RESET leaves in ERR: siw's ERROR state is
+ *   final (siw_qp_modify() has no way out of it, and reports success).
+ *   DAT lets an EP that was connected, or whose attempt failed, connect
+ *   again after dat_ep_reset() (or a failed accept), which needs a QP
+ *   in INIT: on such a device kdat_ep_qp_reset() gives the EP a new QP
+ *   (kdat_ep_qp_renew()). Known from the first reset whose QP still
+ *   reads ERR (ib_query_qp()), and said once in the kernel log; until
+ *   then every reset asks.
  *
  * Each fact only ever goes from unknown to known (a bit set once); until
  * it is known, and for a reader that sees a stale value, kdat does what
@@ -293,6 +301,26 @@ void kdat_dev_saw_last_wqe(struct kdat_device *kdev)
 bool kdat_dev_says_last_wqe(struct kdat_device *kdev)
 {
 	return test_bit(KDAT_DEV_SEEN_LAST_WQE, &kdev->seen);
+}
+
+/*
+ * Is @qp of @kdev, just moved from ERR to RESET (the move said it was
+ * done), still in ERR? Then no QP of the device leaves ERR ("Per device").
+ */
+bool kdat_dev_qp_err_final(struct kdat_device *kdev, struct ib_qp *qp)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	if (test_bit(KDAT_DEV_SEEN_QP_ERR_FINAL, &kdev->seen))
+		return true;
+	if (ib_query_qp(qp, &attr, IB_QP_STATE, &init) ||
+	    attr.qp_state != IB_QPS_ERR)
+		return false;
+	if (!test_and_set_bit(KDAT_DEV_SEEN_QP_ERR_FINAL, &kdev->seen))
+		pr_info("kdat: %s: a QP in ERR stays in ERR when reset: an Endpoint reset gets a new QP\n",
+			dev_name(&qp->device->dev));
+	return true;
 }
 
 /*
@@ -675,7 +703,9 @@ out_free:
  * it ("Per device" above): "softirq" (signals) or "tasklet" (posts), or
  * "elsewhere"; "unknown" until KDAT_DEV_LOOKS calls or posts were seen;
  * how an EP on an SRQ learns its QP took its last receive: "event" or,
- * until the device raised one, "barrier" (a barrier QP's marker).
+ * until the device raised one, "barrier" (a barrier QP's marker); how an
+ * Endpoint's QP is reset: "modify" (to RESET) or, once a QP of the
+ * device stayed in ERR, "new_qp".
  */
 static const char *kdat_dev_fact(struct kdat_device *kdev, int looked,
 				 int seen, const char *what)
@@ -691,14 +721,16 @@ static int kdat_devices_show(struct seq_file *m, void *unused)
 
 	mutex_lock(&kdat_devices_lock);
 	list_for_each_entry(kdev, &kdat_devices, node)
-		seq_printf(m, "%s signals_from %s posts_finish_in %s srq_last_wqe %s\n",
+		seq_printf(m, "%s signals_from %s posts_finish_in %s srq_last_wqe %s qp_reset %s\n",
 			   kdev->name,
 			   kdat_dev_fact(kdev, KDAT_DEV_SEEN_SIGNALS,
 					 KDAT_DEV_SEEN_SIGNAL_SOFTIRQ,
 					 "softirq"),
 			   kdat_dev_fact(kdev, KDAT_DEV_SEEN_POSTS,
 					 KDAT_DEV_SEEN_POST_TASKLET, "tasklet"),
-			   kdat_dev_says_last_wqe(kdev) ? "event" : "barrier");
+			   kdat_dev_says_last_wqe(kdev) ? "event" : "barrier",
+			   test_bit(KDAT_DEV_SEEN_QP_ERR_FINAL, &kdev->seen) ?
+			   "new_qp" : "modify");
 	mutex_unlock(&kdat_devices_lock);
 	return 0;
 }

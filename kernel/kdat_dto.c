@@ -684,12 +684,12 @@ static int kdat_dto_post(struct kdat_ep *ep, struct kdat_dto *dto)
 		struct ib_recv_wr wr;
 
 		kdat_dto_recv_wr(&wr, dto, ctx);
-		ret = ib_post_recv(ep->qp, &wr, NULL);
+		ret = kdat_ep_qp_recv(ep, &wr, NULL);
 	} else {
 		union kdat_send_wr wr;
 
 		kdat_dto_send_wr(&wr, dto, ctx);
-		ret = kdat_post_send(ep->pz->ia->kdev, ep->qp, &wr.wr, NULL);
+		ret = kdat_ep_qp_send(ep, &wr.wr, NULL);
 	}
 	if (ret) {
 		kdat_dto_abort(ep, ctx);
@@ -981,10 +981,9 @@ void kdat_batch_finish(struct kdat_batch *b)
 			b->rwr[i].next = &b->rwr[i + 1];
 	}
 	if (b->send)
-		ret = kdat_post_send(b->ep->pz->ia->kdev, b->ep->qp,
-				     &b->swr[0].wr, &bad_swr);
+		ret = kdat_ep_qp_send(b->ep, &b->swr[0].wr, &bad_swr);
 	else if (b->ep)
-		ret = ib_post_recv(b->ep->qp, &b->rwr[0], &bad_rwr);
+		ret = kdat_ep_qp_recv(b->ep, &b->rwr[0], &bad_rwr);
 	else
 		ret = ib_post_srq_recv(b->srq->srq, &b->rwr[0], &bad_rwr);
 	if (!ret)

@@ -257,6 +257,35 @@ static int kdat_ep_qp_to_init(struct kdat_ep *ep, struct ib_qp *qp)
 }
 
 /*
+ * Post to @ep's QP: the one way the data path does. The QP is read once,
+ * in an RCU read-side section: one replaced meanwhile (kdat_ep_qp_renew())
+ * is destroyed only after a grace period, and a post that still found it
+ * finds it in ERR, which flushes what is posted. Drivers post to a
+ * kernel QP without sleeping (ULPs post from completion handlers).
+ */
+int kdat_ep_qp_send(struct kdat_ep *ep, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	int ret;
+
+	rcu_read_lock();
+	ret = kdat_post_send(ep->pz->ia->kdev, READ_ONCE(ep->qp), wr, bad_wr);
+	rcu_read_unlock();
+	return ret;
+}
+
+int kdat_ep_qp_recv(struct kdat_ep *ep, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	int ret;
+
+	rcu_read_lock();
+	ret = ib_post_recv(READ_ONCE(ep->qp), wr, bad_wr);
+	rcu_read_unlock();
+	return ret;
+}
+
+/*
  * An EP joins its SRQ: its place in the SRQ's map and, on a device not
  * seen to raise LAST_WQE_REACHED, its barrier QP (see struct kdat_ep), in
  * INIT so that ib_drain_rq() can move it to ERR. Its one receive
@@ -679,7 +708,7 @@ static void kdat_ep_ka_work(struct work_struct *work)
 	if (post)
 		ep->ka_posted = true;
 	spin_unlock_irqrestore(&ep->lock, flags);
-	if (post && ib_post_send(ep->qp, &wr.wr, NULL)) {
+	if (post && kdat_ep_qp_send(ep, &wr.wr, NULL)) {
 		spin_lock_irqsave(&ep->lock, flags);
 		ep->ka_posted = false;
 		spin_unlock_irqrestore(&ep->lock, flags);
@@ -1047,9 +1076,14 @@ int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
 		ret = rdma_accept(id, &param);
 	}
 	if (ret) {
-		/* The request is rejected; the QP may be in error: reset. */
-		kdat_ep_qp_reset(ep);
-		kdat_ep_set_state(ep, KDAT_EP_STATE_UNCONNECTED);
+		/*
+		 * The request is rejected; the QP may be in error: reset. An
+		 * EP whose QP could not be is DISCONNECTED: dat_ep_reset()
+		 * tries again.
+		 */
+		kdat_ep_set_state(ep, kdat_ep_qp_reset(ep) ?
+				  KDAT_EP_STATE_DISCONNECTED :
+				  KDAT_EP_STATE_UNCONNECTED);
 		ret = -ECONNABORTED;
 		goto out;
 	}
@@ -1380,6 +1414,43 @@ int kdat_ep_check_attr(struct kdat_ep_attr *a,
 }
 
 /*
+ * A QP for @ep on @ibdev, as its attributes, EVDs, SRQ and solicited-wait
+ * CQ say, with what the device gave in @init: at creation, and again in
+ * place of one that cannot leave ERR (kdat_ep_qp_renew()).
+ */
+static struct ib_qp *kdat_ep_qp_make(struct kdat_ep *ep,
+				     struct ib_device *ibdev,
+				     struct ib_qp_init_attr *init)
+{
+	memset(init, 0, sizeof(*init));
+	init->qp_type = ep->ud ? IB_QPT_UD : IB_QPT_RC;
+	init->send_cq = ep->req_evd->kcq.cq;
+	init->recv_cq = ep->sw_cq ?: ep->recv_evd->kcq.cq;
+	init->sq_sig_type = IB_SIGNAL_REQ_WR;
+	/* One more of each for ib_drain_qp(); a send for the keepalive. */
+	init->cap.max_send_wr = ep->attr.max_request_dtos + 2;
+	/*
+	 * As many segments per WR as the device takes (up to kdat's 32), not
+	 * only the IOV sizes asked for: DAT programs written for OFA's
+	 * provider post more than they asked for (dapltest does), and DAT
+	 * lists no error for it.
+	 */
+	init->cap.max_send_sge = min_t(u32, KDAT_EP_MAX_IOV,
+				       ibdev->attrs.max_send_sge);
+	if (ep->srq) {
+		init->srq = ep->srq->srq;
+	} else {
+		init->cap.max_recv_wr = ep->attr.max_recv_dtos + 1;
+		init->cap.max_recv_sge = min_t(u32, KDAT_EP_MAX_IOV,
+					       ibdev->attrs.max_recv_sge);
+	}
+	init->port_num = ep->pz->ia->port_num;
+	init->event_handler = kdat_ep_qp_event;
+	init->qp_context = ep;
+	return ib_create_qp(ep->pz->pd, init);
+}
+
+/*
  * An Endpoint of @kfile and its QP, in INIT, reserved; the caller holds
  * kfile->lock and has checked that the objects are the caller's.
  */
@@ -1390,7 +1461,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		struct kdat_ep **epp)
 {
 	bool ud = flags & KDAT_EP_CREATE_UD;
-	struct ib_qp_init_attr init = {};
+	struct ib_qp_init_attr init;
 	struct ib_port_attr port_attr;
 	struct ib_device *ibdev;
 	struct kdat_ep *ep;
@@ -1492,9 +1563,6 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		goto err_ctx;
 	}
 
-	init.qp_type = ud ? IB_QPT_UD : IB_QPT_RC;
-	init.send_cq = req_evd->kcq.cq;
-	init.recv_cq = recv_evd->kcq.cq;
 	if (!srq && (ep->attr.recv_completion_flags &
 		     KDAT_COMPLETION_SOLICITED_WAIT)) {
 		struct ib_cq_init_attr cq_attr = {
@@ -1508,30 +1576,8 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 			ep->sw_cq = NULL;
 			goto err_ctx;
 		}
-		init.recv_cq = ep->sw_cq;
 	}
-	init.sq_sig_type = IB_SIGNAL_REQ_WR;
-	/* One more of each for ib_drain_qp(); a send for the keepalive. */
-	init.cap.max_send_wr = ep->attr.max_request_dtos + 2;
-	/*
-	 * As many segments per WR as the device takes (up to kdat's 32), not
-	 * only the IOV sizes asked for: DAT programs written for OFA's
-	 * provider post more than they asked for (dapltest does), and DAT
-	 * lists no error for it.
-	 */
-	init.cap.max_send_sge = min_t(u32, KDAT_EP_MAX_IOV,
-				      ibdev->attrs.max_send_sge);
-	if (srq) {
-		init.srq = srq->srq;
-	} else {
-		init.cap.max_recv_wr = ep->attr.max_recv_dtos + 1;
-		init.cap.max_recv_sge = min_t(u32, KDAT_EP_MAX_IOV,
-					      ibdev->attrs.max_recv_sge);
-	}
-	init.port_num = pz->ia->port_num;
-	init.event_handler = kdat_ep_qp_event;
-	init.qp_context = ep;
-	ep->qp = ib_create_qp(pz->pd, &init);
+	ep->qp = kdat_ep_qp_make(ep, ibdev, &init);
 	if (IS_ERR(ep->qp)) {
 		ret = PTR_ERR(ep->qp);
 		goto err_ctx;
@@ -1696,9 +1742,51 @@ int kdat_cmd_ep_query(struct kdat_ucmd *ucmd)
 }
 
 /*
- * Back to a fresh QP in INIT. Everything posted is flushed and reaped
- * first: a QP moved to RESET forgets its work requests without completing
- * them.
+ * A new QP in INIT for @ep, in place of its drained one, which stays in
+ * ERR (kdat_dev_qp_err_final()). cm_lock and the device's rwsem held: no
+ * connection step, keepalive or teardown uses ep->qp meanwhile, and the
+ * data path reads it once per post under RCU (kdat_ep_qp_send()). The
+ * new QP is made first: if that fails, the EP keeps the old one and the
+ * next reset tries again. It is the EP's one QP in the rdma cgroup's
+ * count; the two are both there only until the old one goes, here. On
+ * an SRQ the EP leaves it with the old QP (its barrier QP too) and joins
+ * it with the new one; if that fails, the reset fails and the EP is in
+ * no SRQ's map until a reset joins it again.
+ */
+static int kdat_ep_qp_renew(struct kdat_ep *ep)
+{
+	struct ib_qp *old = ep->qp, *qp;
+	struct ib_qp_init_attr init;
+	unsigned long flags;
+	int ret;
+
+	qp = kdat_ep_qp_make(ep, old->device, &init);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	ret = kdat_ep_qp_to_init(ep, qp);
+	if (ret) {
+		ib_destroy_qp(qp);
+		return ret;
+	}
+	spin_lock_irqsave(&ep->lock, flags);
+	WRITE_ONCE(ep->qp, qp);
+	WRITE_ONCE(ep->qpn, qp->qp_num);
+	spin_unlock_irqrestore(&ep->lock, flags);
+	/* No post is in the old QP's driver any more. */
+	synchronize_rcu();
+	ib_destroy_qp(old);
+	/* As in the teardown: the old QP's events are done with. */
+	flush_work(&ep->last_wqe_work);
+	kdat_ep_srq_reap(ep);
+	if (ep->srq)
+		return kdat_ep_srq_join(ep, ep->pz->pd, ep->recv_evd->kcq.cq);
+	return 0;
+}
+
+/*
+ * Back to a QP in INIT. Everything posted is flushed and reaped first: a
+ * QP moved to RESET forgets its work requests without completing them. A
+ * device whose QPs do not leave ERR gives the EP a new one instead.
  */
 static int kdat_ep_qp_reset(struct kdat_ep *ep)
 {
@@ -1711,8 +1799,12 @@ static int kdat_ep_qp_reset(struct kdat_ep *ep)
 	ret = ib_modify_qp(ep->qp, &attr, IB_QP_STATE);
 	if (ret)
 		return ret;
+	if (!ep->ud && kdat_dev_qp_err_final(kdat_ep_kdev(ep), ep->qp))
+		ret = kdat_ep_qp_renew(ep);
+	else
+		ret = kdat_ep_qp_to_init(ep, ep->qp);
 	kdat_ep_last_wqe_rearm(ep);
-	return kdat_ep_qp_to_init(ep, ep->qp);
+	return ret;
 }
 
 /*

@@ -834,7 +834,7 @@ static int kdat_rmr_bind_frwr(struct kdat_rmr *rmr, struct kdat_lmr *lmr,
 	wr.mr = mr;
 	wr.key = mr->rkey;
 	wr.access = kdat_rmr_access(rmr, cmd->mem_priv);
-	ret = kdat_post_send(ep->pz->ia->kdev, ep->qp, &wr.wr, NULL);
+	ret = kdat_ep_qp_send(ep, &wr.wr, NULL);
 	if (ret) {
 		kdat_dto_abort(ep, ctx);
 		ret = -ENOMEM;

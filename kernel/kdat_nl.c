@@ -118,7 +118,7 @@ static int kdat_nl_fill_ep(struct sk_buff *skb, struct kdat_ep *ep)
 
 	if (nla_put_u32(skb, KDAT_NLA_EP_STATE, state) ||
 	    nla_put_u8(skb, KDAT_NLA_EP_UD, ep->ud) ||
-	    nla_put_u32(skb, KDAT_NLA_QPN, ep->qpn) ||
+	    nla_put_u32(skb, KDAT_NLA_QPN, READ_ONCE(ep->qpn)) ||
 	    kdat_nl_put_addr(skb, KDAT_NLA_SRC_ADDR, &local) ||
 	    kdat_nl_put_addr(skb, KDAT_NLA_DST_ADDR, &remote) ||
 	    nla_put_u32(skb, KDAT_NLA_SQ_DEPTH, sq_depth) ||
