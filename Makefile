@@ -6,7 +6,8 @@
 #                   kernel consumer (tests/kernel/kdat_consumer.ko)
 #   make check      every test suite on Debian's kernels 6.1 and 6.12
 #                   (doc/testing.md: what 6.12's pass leaves to the
-#                   debug pass), the packages, and those of
+#                   debug pass), the DAT suites over Soft-iWARP, the
+#                   packages, and those of
 #                   tests/suites.debug on the debug kernel (built from
 #                   linux-source-6.12), in the VM testbed (scripts/vm-run)
 #   make check-twohost  the two-host suites (CI runs them after make check)

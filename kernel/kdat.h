@@ -262,6 +262,8 @@ void kdat_dev_flush_signals(struct kdat_device *kdev);
 void kdat_dev_saw_last_wqe(struct kdat_device *kdev);
 bool kdat_dev_says_last_wqe(struct kdat_device *kdev);
 bool kdat_dev_qp_err_final(struct kdat_device *kdev, struct ib_qp *qp);
+int kdat_dev_charge_one(struct kdat_device *kdev, struct rdma_cgroup **cg);
+void kdat_dev_uncharge_one(struct kdat_device *kdev, struct rdma_cgroup *cg);
 int kdat_post_send(struct kdat_device *kdev, struct ib_qp *qp,
 		   const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);

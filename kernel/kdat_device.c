@@ -114,6 +114,33 @@ void kdat_dev_res_uncharge(struct kdat_device *kdev, struct kdat_dev_res *res)
 }
 
 /*
+ * One device object more in the caller's RDMA cgroup, for a while: an
+ * EP's new QP beside its old one (kdat_ep_qp_renew()). kdev->ibdev is
+ * valid (rwsem held).
+ */
+int kdat_dev_charge_one(struct kdat_device *kdev, struct rdma_cgroup **cg)
+{
+	*cg = NULL;
+#ifdef CONFIG_CGROUP_RDMA
+	if (rdmacg_try_charge(cg, &kdev->ibdev->cg_device,
+			      RDMACG_RESOURCE_HCA_OBJECT)) {
+		*cg = NULL;
+		return -ENOMEM;
+	}
+#endif
+	return 0;
+}
+
+void kdat_dev_uncharge_one(struct kdat_device *kdev, struct rdma_cgroup *cg)
+{
+#ifdef CONFIG_CGROUP_RDMA
+	if (cg)
+		rdmacg_uncharge(cg, &kdev->ibdev->cg_device,
+				RDMACG_RESOURCE_HCA_OBJECT);
+#endif
+}
+
+/*
  * Per device. What kdat does differently for a device is decided here, from
  * what the device was seen to do (kdat_device.seen), never from its name or
  * driver. Two habits, each kept only where the device needs it:
@@ -155,9 +182,10 @@ void kdat_dev_res_uncharge(struct kdat_device *kdev, struct kdat_dev_res *res)
  *   DAT lets an EP that was connected, or whose attempt failed, connect
  *   again after dat_ep_reset() (or a failed accept), which needs a QP
  *   in INIT: on such a device kdat_ep_qp_reset() gives the EP a new QP
- *   (kdat_ep_qp_renew()). Known from the first reset whose QP still
- *   reads ERR (ib_query_qp()), and said once in the kernel log; until
- *   then every reset asks.
+ *   (kdat_ep_qp_renew()). Known from the first reset whose QP does not
+ *   read RESET after it (ib_query_qp(): ERR, or, as siw's, a query that
+ *   does not say), and said once in the kernel log; until then every
+ *   reset asks.
  *
  * Each fact only ever goes from unknown to known (a bit set once); until
  * it is known, and for a reader that sees a stale value, kdat does what
@@ -304,21 +332,32 @@ bool kdat_dev_says_last_wqe(struct kdat_device *kdev)
 }
 
 /*
+ * debugfs kdat/qp_renew, root's: Y gives every reset a new QP, on every
+ * device, so that the tests take that path on a device whose QPs do
+ * leave ERR (the hostile suite, under KASAN on the debug kernel).
+ */
+static bool kdat_qp_renew_always;
+
+/*
  * Is @qp of @kdev, just moved from ERR to RESET (the move said it was
- * done), still in ERR? Then no QP of the device leaves ERR ("Per device").
+ * done), still in ERR, or does the device not say? Then no QP of the
+ * device is taken to leave ERR ("Per device"): a new QP is right for any
+ * device, only slower.
  */
 bool kdat_dev_qp_err_final(struct kdat_device *kdev, struct ib_qp *qp)
 {
-	struct ib_qp_init_attr init;
-	struct ib_qp_attr attr;
+	/* What a query that does not fill in the state reads as. */
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_qp_init_attr init = {};
 
-	if (test_bit(KDAT_DEV_SEEN_QP_ERR_FINAL, &kdev->seen))
+	if (READ_ONCE(kdat_qp_renew_always) ||
+	    test_bit(KDAT_DEV_SEEN_QP_ERR_FINAL, &kdev->seen))
 		return true;
 	if (ib_query_qp(qp, &attr, IB_QP_STATE, &init) ||
 	    attr.qp_state != IB_QPS_ERR)
 		return false;
 	if (!test_and_set_bit(KDAT_DEV_SEEN_QP_ERR_FINAL, &kdev->seen))
-		pr_info("kdat: %s: a QP in ERR stays in ERR when reset: an Endpoint reset gets a new QP\n",
+		pr_info("kdat: %s: a QP reset from ERR does not read RESET: an Endpoint reset gets a new QP\n",
 			dev_name(&qp->device->dev));
 	return true;
 }
@@ -739,6 +778,7 @@ DEFINE_SHOW_ATTRIBUTE(kdat_devices);
 void kdat_device_debugfs(struct dentry *dir)
 {
 	debugfs_create_file("devices", 0444, dir, NULL, &kdat_devices_fops);
+	debugfs_create_bool("qp_renew", 0600, dir, &kdat_qp_renew_always);
 }
 
 int kdat_device_init(void)

@@ -1077,13 +1077,14 @@ int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
 	}
 	if (ret) {
 		/*
-		 * The request is rejected; the QP may be in error: reset. An
-		 * EP whose QP could not be is DISCONNECTED: dat_ep_reset()
-		 * tries again.
+		 * The request is rejected; the QP may be in error: reset,
+		 * DISCONNECTED meanwhile (a receive posted now is flushed,
+		 * not lost in the reset). An EP whose QP could not be reset
+		 * stays so: dat_ep_reset() tries again.
 		 */
-		kdat_ep_set_state(ep, kdat_ep_qp_reset(ep) ?
-				  KDAT_EP_STATE_DISCONNECTED :
-				  KDAT_EP_STATE_UNCONNECTED);
+		kdat_ep_set_state(ep, KDAT_EP_STATE_DISCONNECTED);
+		if (!kdat_ep_qp_reset(ep))
+			kdat_ep_set_state(ep, KDAT_EP_STATE_UNCONNECTED);
 		ret = -ECONNABORTED;
 		goto out;
 	}
@@ -1427,8 +1428,12 @@ static struct ib_qp *kdat_ep_qp_make(struct kdat_ep *ep,
 	init->send_cq = ep->req_evd->kcq.cq;
 	init->recv_cq = ep->sw_cq ?: ep->recv_evd->kcq.cq;
 	init->sq_sig_type = IB_SIGNAL_REQ_WR;
-	/* One more of each for ib_drain_qp(); a send for the keepalive. */
-	init->cap.max_send_wr = ep->attr.max_request_dtos + 2;
+	/*
+	 * The queues as made (ep_modify may lower the DTO limits under
+	 * them, and raise them back): one more of each for ib_drain_qp(),
+	 * a send for the keepalive.
+	 */
+	init->cap.max_send_wr = ep->send.nr + 2;
 	/*
 	 * As many segments per WR as the device takes (up to kdat's 32), not
 	 * only the IOV sizes asked for: DAT programs written for OFA's
@@ -1440,7 +1445,7 @@ static struct ib_qp *kdat_ep_qp_make(struct kdat_ep *ep,
 	if (ep->srq) {
 		init->srq = ep->srq->srq;
 	} else {
-		init->cap.max_recv_wr = ep->attr.max_recv_dtos + 1;
+		init->cap.max_recv_wr = ep->recv.nr + 1;
 		init->cap.max_recv_sge = min_t(u32, KDAT_EP_MAX_IOV,
 					       ibdev->attrs.max_recv_sge);
 	}
@@ -1745,36 +1750,49 @@ int kdat_cmd_ep_query(struct kdat_ucmd *ucmd)
  * A new QP in INIT for @ep, in place of its drained one, which stays in
  * ERR (kdat_dev_qp_err_final()). cm_lock and the device's rwsem held: no
  * connection step, keepalive or teardown uses ep->qp meanwhile, and the
- * data path reads it once per post under RCU (kdat_ep_qp_send()). The
- * new QP is made first: if that fails, the EP keeps the old one and the
- * next reset tries again. It is the EP's one QP in the rdma cgroup's
- * count; the two are both there only until the old one goes, here. On
- * an SRQ the EP leaves it with the old QP (its barrier QP too) and joins
- * it with the new one; if that fails, the reset fails and the EP is in
- * no SRQ's map until a reset joins it again.
+ * data path reads it once per post under RCU (kdat_ep_qp_send()). No
+ * RDMA CM id of the EP's is left (kdat_ep_drop_old_id()): iWARP's CM
+ * holds a reference to the QP of its id, and siw's QP destroy waits for
+ * it. The new QP is made first (and counts in the caller's rdma cgroup
+ * while both are there): if that fails, the EP keeps the old one and the
+ * next reset tries again. On an SRQ the EP leaves it with the old QP
+ * (its barrier QP too) and joins it with the new one; if that fails, the
+ * reset fails and the EP is in no SRQ's map until a reset joins it
+ * again.
  */
 static int kdat_ep_qp_renew(struct kdat_ep *ep)
 {
+	struct kdat_device *kdev = kdat_ep_kdev(ep);
 	struct ib_qp *old = ep->qp, *qp;
 	struct ib_qp_init_attr init;
+	struct rdma_cgroup *cg;
 	unsigned long flags;
 	int ret;
 
+	/* The two QPs are both there for a while: the new one counts. */
+	ret = kdat_dev_charge_one(kdev, &cg);
+	if (ret)
+		return ret;
 	qp = kdat_ep_qp_make(ep, old->device, &init);
-	if (IS_ERR(qp))
+	if (IS_ERR(qp)) {
+		kdat_dev_uncharge_one(kdev, cg);
 		return PTR_ERR(qp);
+	}
 	ret = kdat_ep_qp_to_init(ep, qp);
 	if (ret) {
 		ib_destroy_qp(qp);
+		kdat_dev_uncharge_one(kdev, cg);
 		return ret;
 	}
 	spin_lock_irqsave(&ep->lock, flags);
-	WRITE_ONCE(ep->qp, qp);
+	/* Published whole: the posts read it with no lock (READ_ONCE()). */
+	smp_store_release(&ep->qp, qp);
 	WRITE_ONCE(ep->qpn, qp->qp_num);
 	spin_unlock_irqrestore(&ep->lock, flags);
 	/* No post is in the old QP's driver any more. */
 	synchronize_rcu();
 	ib_destroy_qp(old);
+	kdat_dev_uncharge_one(kdev, cg);
 	/* As in the teardown: the old QP's events are done with. */
 	flush_work(&ep->last_wqe_work);
 	kdat_ep_srq_reap(ep);
@@ -1805,6 +1823,29 @@ static int kdat_ep_qp_reset(struct kdat_ep *ep)
 		ret = kdat_ep_qp_to_init(ep, ep->qp);
 	kdat_ep_last_wqe_rearm(ep);
 	return ret;
+}
+
+/*
+ * Before a reset: the RDMA CM id of the EP's last connection or attempt
+ * goes first, outside cm_lock (rdma_destroy_id() waits for the EP's CM
+ * handler, which takes it), as in the teardown: the QP is the id's until
+ * then (iWARP's CM holds a reference to it). Its later events were the
+ * old connection's anyway. The caller holds the device's rwsem for read
+ * and checks the EP's state again after.
+ */
+static void kdat_ep_drop_old_id(struct kdat_ep *ep)
+{
+	struct rdma_cm_id *id = NULL;
+
+	mutex_lock(&ep->cm_lock);
+	if (kdat_ep_allowed(kdat_ep_state(ep), KDAT_EP_OP_RESET) ==
+	    KDAT_EP_DO) {
+		id = ep->cm_id;
+		ep->cm_id = NULL;
+	}
+	mutex_unlock(&ep->cm_lock);
+	if (id)
+		rdma_destroy_id(id);
 }
 
 /*
@@ -1867,6 +1908,7 @@ int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 		goto out_unlock_dev;
 	}
 
+	kdat_ep_drop_old_id(ep);
 	mutex_lock(&ep->cm_lock);
 	state = kdat_ep_state(ep);
 	if (kdat_ep_allowed(state, KDAT_EP_OP_CONNECT) != KDAT_EP_DO) {
@@ -2037,7 +2079,6 @@ int kdat_cmd_ep_disconnect(struct kdat_ucmd *ucmd)
 /* Back to UNCONNECTED from DISCONNECTED (nothing to do when UNCONNECTED). */
 int kdat_ep_reset_do(struct kdat_ep *ep)
 {
-	struct rdma_cm_id *id = NULL;
 	int ret = 0;
 
 	/* What the rings hold was posted before the reset: flushed. */
@@ -2045,6 +2086,7 @@ int kdat_ep_reset_do(struct kdat_ep *ep)
 	kdat_sq_ring_flush(READ_ONCE(ep->rq_ring));
 
 	down_read(&kdat_ep_kdev(ep)->rwsem);
+	kdat_ep_drop_old_id(ep);
 	mutex_lock(&ep->cm_lock);
 	switch (kdat_ep_allowed(kdat_ep_state(ep), KDAT_EP_OP_RESET)) {
 	case KDAT_EP_DO:
@@ -2052,8 +2094,6 @@ int kdat_ep_reset_do(struct kdat_ep *ep)
 			ret = -ENODEV;	/* the device is gone */
 			break;
 		}
-		id = ep->cm_id;
-		ep->cm_id = NULL;
 		ret = kdat_ep_qp_reset(ep);
 		if (!ret) {
 			kdat_ep_set_state(ep, KDAT_EP_STATE_UNCONNECTED);
@@ -2067,8 +2107,6 @@ int kdat_ep_reset_do(struct kdat_ep *ep)
 		break;
 	}
 	mutex_unlock(&ep->cm_lock);
-	if (id)
-		rdma_destroy_id(id);
 	up_read(&kdat_ep_kdev(ep)->rwsem);
 	return ret;
 }

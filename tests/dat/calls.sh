@@ -47,10 +47,14 @@ calls_setup() {
 }
 
 # The trace stays for calls_count; tracing is on again for whoever
-# traces next (with no event enabled, nothing more is written).
+# traces next (with none of these events enabled, nothing of them is
+# written). Only the events calls_start turns on are turned off: the
+# testbed keeps one on from boot (scripts/vm-run).
 calls_stop() {
 	echo 0 > $CALLS_T/tracing_on
-	echo 0 > $CALLS_T/events/enable
+	echo 0 > $CALLS_T/events/syscalls/enable
+	[ -w $CALLS_T/events/kdat/kdat_poller_sleep/enable ] &&
+		echo 0 > $CALLS_T/events/kdat/kdat_poller_sleep/enable
 	echo 1 > $CALLS_T/tracing_on
 }
 

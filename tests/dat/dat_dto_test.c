@@ -3428,6 +3428,18 @@ static void test_ep_default_attr(void)
 	for (i = 0; i < n; i++)
 		KTAP_EXPECT(!memcmp(back.p + 2000 * i,
 				    sb.p + 4096 + i * (total / n), total / n));
+	/*
+	 * One segment more than the attribute says is refused at the post
+	 * (on iWARP a read's sink is one tagged buffer: siw says max_sge_rd
+	 * 1 and places a read at its first segment whatever the others).
+	 */
+	if (n < 4) {
+		for (i = 0; i <= n; i++)
+			r[i] = seg(&back, 2000 * i, total / (n + 1));
+		EXPECT_DAT(dat_ep_post_rdma_read(c.ep, n + 1, r, cookie(5),
+						 &rem, 0),
+			   DAT_INVALID_PARAMETER);
+	}
 	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }

@@ -3059,6 +3059,99 @@ static void crs_charged_to_psp_owner(void)
 	KTAP_EXPECT(after - before >= NREQ * 256L);
 }
 
+/* ---- issue 45: a QP renewed at reset, under posts ------------------- */
+
+#define QP_RENEW "/sys/kernel/debug/kdat/qp_renew"
+
+static int ep_cmd(int fd, unsigned long cmd, uint32_t ep)
+{
+	struct kdat_ep_handle_cmd c = { .size = sizeof(c), .ep_handle = ep };
+
+	return kioctl(fd, cmd, &c);
+}
+
+static void qp_renew_off(void)
+{
+	write_file(QP_RENEW, "N");
+}
+
+/*
+ * Where a QP cannot leave ERR (siw), a reset gives the EP a new QP, and
+ * the old one goes while other threads may still be posting (they read
+ * the QP under RCU). debugfs kdat/qp_renew makes every reset do so on
+ * rxe: a client flooding sends and a server on an SRQ (it leaves the SRQ
+ * with the old QP and joins with the new) are broken up by the server's
+ * disconnect, both reset under the flood and the reapers, and connected
+ * again, eight times; then a send must arrive over the new QPs, and
+ * every object and count must be back.
+ */
+static void ep_qp_renewed_under_posts(void)
+{
+	struct side c, s;
+	struct counts before;
+	struct kdat_event ev;
+	uint32_t cli, srv, srq;
+	int fd, round, i;
+
+	test_ip();
+	if (write_file(QP_RENEW, "Y"))
+		ktap_skip("no debugfs " QP_RENEW " (root, debugfs)");
+	KTAP_EXPECT(atexit(qp_renew_off) == 0);
+	counts_get(&before);
+	fd = dev_open();
+	side_new(fd, &c, 256);
+	side_new(fd, &s, 256);
+	srq = srq_new(fd, s.pz, 128);
+	for (i = 0; i < 64; i++)
+		KTAP_EXPECT_RET(post0(fd, srq, KDAT_POST_SRQ_RECV, i), 0);
+	KTAP_EXPECT_RET(ep_create(fd, c.pz, c.dto, c.dto, c.conn, 0, 16, 64,
+				  &cli), 0);
+	KTAP_EXPECT_RET(ep_create(fd, s.pz, s.dto, s.dto, s.conn, srq, 0, 16,
+				  &srv), 0);
+	for (round = 0; round < 8; round++) {
+		struct flood f = { .fd = fd, .ep = cli };
+		struct flood g = { .fd = fd, .ep = c.dto };
+		struct flood h = { .fd = fd, .ep = s.dto };
+		pthread_t tf, tr, ts;
+
+		connect_pair(fd, &c, cli, &s, srv, QUAL_BASE + 460 + round);
+		KTAP_EXPECT(pthread_create(&tf, NULL, flooder, &f) == 0);
+		KTAP_EXPECT(pthread_create(&tr, NULL, reaper, &g) == 0);
+		KTAP_EXPECT(pthread_create(&ts, NULL, reaper, &h) == 0);
+		usleep(50000 + round * 20000);
+		KTAP_EXPECT_RET(ep_cmd(fd, KDAT_IOCTL_EP_DISCONNECT, srv), 0);
+		expect_event(fd, s.conn, KDAT_EVENT_CONNECTION_DISCONNECTED,
+			     &ev);
+		/* The peer's disconnect, or a send it failed first. */
+		KTAP_EXPECT_RET(evd_wait1(fd, c.conn, &ev, 20000), 0);
+		KTAP_EXPECT(ev.event_number ==
+			    KDAT_EVENT_CONNECTION_DISCONNECTED ||
+			    ev.event_number == KDAT_EVENT_CONNECTION_BROKEN);
+		/* The flooder's posts flush now; the resets renew the QPs. */
+		KTAP_EXPECT_RET(ep_cmd(fd, KDAT_IOCTL_EP_RESET, cli), 0);
+		KTAP_EXPECT_RET(ep_cmd(fd, KDAT_IOCTL_EP_RESET, srv), 0);
+		f.stop = g.stop = h.stop = 1;
+		pthread_join(tf, NULL);
+		pthread_join(tr, NULL);
+		pthread_join(ts, NULL);
+		KTAP_EXPECT(f.sent > 0);
+		ktap_diag("round %d: %ld sends, then two new QPs", round,
+			  f.sent);
+		drain_events(fd, c.dto);
+		drain_events(fd, s.dto);
+	}
+	/* The new QPs carry a send, into a receive of the SRQ's. */
+	KTAP_EXPECT_RET(post0(fd, srq, KDAT_POST_SRQ_RECV, 100), 0);
+	connect_pair(fd, &c, cli, &s, srv, QUAL_BASE + 470);
+	KTAP_EXPECT_RET(post0(fd, cli, KDAT_DTO_SEND, 7), 0);
+	expect_event(fd, s.dto, KDAT_EVENT_DTO_COMPLETION, &ev);
+	KTAP_EXPECT(ev.status == KDAT_DTO_SUCCESS);
+	KTAP_EXPECT(close(fd) == 0);
+	qp_renew_off();
+	validate_slabs();
+	counts_back(&before);
+}
+
 /* ---- issue 44: every failure point unwinds (tests/lib/fail_nth.h) ---- */
 
 /* Every kind of object made, resized, linked and destroyed; no traffic. */
@@ -3181,6 +3274,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(ud_ahs_charged_to_rdma_cgroup),
 	KTAP_CASE(ud_connects_bounded),
 	KTAP_CASE(crs_charged_to_psp_owner),
+	KTAP_CASE(ep_qp_renewed_under_posts),
 	KTAP_CASE(fail_nth_sweep_objects),
 	KTAP_CASE(fail_nth_sweep_connection),
 	KTAP_CASE(fail_nth_sweep_ud),
