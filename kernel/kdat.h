@@ -628,8 +628,10 @@ struct kdat_ep {
 	struct rdma_cm_id *cm_id;	/* under cm_lock and the CM handler */
 	/* cm_lock: made by a connect, for the handler to let cm_id go */
 	struct kdat_cm_id_free *cm_id_free;
+	/* cm_lock: ids being destroyed before a reset, woken on idle_wq */
+	u32 ids_dying;
 
-	wait_queue_head_t idle_wq;	/* send.posted fell to 0 */
+	wait_queue_head_t idle_wq;	/* send.posted fell to 0; ids_dying */
 
 	spinlock_t lock;		/* the fields below */
 	enum kdat_ep_state state;

@@ -357,8 +357,8 @@ bool kdat_dev_qp_err_final(struct kdat_device *kdev, struct ib_qp *qp)
 	    attr.qp_state != IB_QPS_ERR)
 		return false;
 	if (!test_and_set_bit(KDAT_DEV_SEEN_QP_ERR_FINAL, &kdev->seen))
-		pr_info("kdat: %s: a QP reset from ERR does not read RESET: an Endpoint reset gets a new QP\n",
-			dev_name(&qp->device->dev));
+		ibdev_info(qp->device,
+			   "kdat: a QP reset from ERR does not read RESET: an Endpoint reset gets a new QP\n");
 	return true;
 }
 

@@ -666,11 +666,13 @@ static void kdat_dto_recv_wr(struct ib_recv_wr *wr, struct kdat_dto *dto,
 
 /*
  * Post one checked DTO. Posted outside ep->lock (drivers may do real work
- * in post). The state may change meanwhile; that is harmless: a QP moved
- * to error flushes what is posted to it, and a reset only happens from
- * DISCONNECTED (a failed accept moves the EP there first), which posts
- * never reach the QP in; a QP replaced at a reset goes only after the
- * posts that may have found it (kdat_ep_qp_send()).
+ * in post). The state may change meanwhile: a QP moved to error flushes
+ * what is posted to it, and a reset only happens from DISCONNECTED (a
+ * failed accept moves the EP there first), which posts checked after it
+ * never reach the QP in. One checked before may still arrive after the
+ * reset: a QP replaced goes only after it (kdat_ep_qp_send()), and the
+ * QP in INIT takes a receive (kept for the next connection) and refuses
+ * a send (its slot comes back: ENOMEM, as any refused post).
  */
 static int kdat_dto_post(struct kdat_ep *ep, struct kdat_dto *dto)
 {

@@ -1751,7 +1751,7 @@ int kdat_cmd_ep_query(struct kdat_ucmd *ucmd)
  * ERR (kdat_dev_qp_err_final()). cm_lock and the device's rwsem held: no
  * connection step, keepalive or teardown uses ep->qp meanwhile, and the
  * data path reads it once per post under RCU (kdat_ep_qp_send()). No
- * RDMA CM id of the EP's is left (kdat_ep_drop_old_id()): iWARP's CM
+ * RDMA CM id of the EP's is left (kdat_ep_lock_for_reset()): iWARP's CM
  * holds a reference to the QP of its id, and siw's QP destroy waits for
  * it. The new QP is made first (and counts in the caller's rdma cgroup
  * while both are there): if that fails, the EP keeps the old one and the
@@ -1769,6 +1769,9 @@ static int kdat_ep_qp_renew(struct kdat_ep *ep)
 	unsigned long flags;
 	int ret;
 
+	/* An id would hold the old QP: its destroy would wait for it. */
+	if (ep->cm_id || ep->ids_dying)
+		return -EBUSY;
 	/* The two QPs are both there for a while: the new one counts. */
 	ret = kdat_dev_charge_one(kdev, &cg);
 	if (ret)
@@ -1778,7 +1781,10 @@ static int kdat_ep_qp_renew(struct kdat_ep *ep)
 		kdat_dev_uncharge_one(kdev, cg);
 		return PTR_ERR(qp);
 	}
-	ret = kdat_ep_qp_to_init(ep, qp);
+	/* It takes what the EP checks its DTOs against, as the old one. */
+	ret = init.cap.max_send_sge < ep->send_sge ||
+	      (!ep->srq && init.cap.max_recv_sge < ep->recv_sge) ? -ENOMEM :
+	      kdat_ep_qp_to_init(ep, qp);
 	if (ret) {
 		ib_destroy_qp(qp);
 		kdat_dev_uncharge_one(kdev, cg);
@@ -1826,26 +1832,42 @@ static int kdat_ep_qp_reset(struct kdat_ep *ep)
 }
 
 /*
- * Before a reset: the RDMA CM id of the EP's last connection or attempt
- * goes first, outside cm_lock (rdma_destroy_id() waits for the EP's CM
- * handler, which takes it), as in the teardown: the QP is the id's until
- * then (iWARP's CM holds a reference to it). Its later events were the
- * old connection's anyway. The caller holds the device's rwsem for read
- * and checks the EP's state again after.
+ * cm_lock, taken for a reset (or a connect, which may reset): where the
+ * EP's state allows a reset, no RDMA CM id of the EP's is left when this
+ * returns, nor one that another thread is still destroying. The QP is an
+ * id's until the id goes (iWARP's CM holds a reference to it, and siw's
+ * QP destroy waits for that), and the id's next event may be waiting for
+ * cm_lock. The id of the EP's last connection or attempt goes here,
+ * outside cm_lock (rdma_destroy_id() waits for the EP's CM handler,
+ * which takes it), as in the teardown; its later events were the old
+ * connection's anyway. The device's rwsem is held for read; the caller
+ * checks the EP's state after.
  */
-static void kdat_ep_drop_old_id(struct kdat_ep *ep)
+static void kdat_ep_lock_for_reset(struct kdat_ep *ep)
 {
-	struct rdma_cm_id *id = NULL;
+	struct rdma_cm_id *id;
 
-	mutex_lock(&ep->cm_lock);
-	if (kdat_ep_allowed(kdat_ep_state(ep), KDAT_EP_OP_RESET) ==
-	    KDAT_EP_DO) {
+	for (;;) {
+		mutex_lock(&ep->cm_lock);
+		if (kdat_ep_allowed(kdat_ep_state(ep), KDAT_EP_OP_RESET) !=
+		    KDAT_EP_DO || (!ep->cm_id && !ep->ids_dying))
+			return;
 		id = ep->cm_id;
 		ep->cm_id = NULL;
-	}
-	mutex_unlock(&ep->cm_lock);
-	if (id)
+		if (id)
+			ep->ids_dying++;
+		mutex_unlock(&ep->cm_lock);
+		if (!id) {
+			/* Another thread's: it wakes us once it is gone. */
+			wait_event(ep->idle_wq, !READ_ONCE(ep->ids_dying));
+			continue;
+		}
 		rdma_destroy_id(id);
+		mutex_lock(&ep->cm_lock);
+		ep->ids_dying--;
+		mutex_unlock(&ep->cm_lock);
+		wake_up(&ep->idle_wq);
+	}
 }
 
 /*
@@ -1908,8 +1930,7 @@ int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 		goto out_unlock_dev;
 	}
 
-	kdat_ep_drop_old_id(ep);
-	mutex_lock(&ep->cm_lock);
+	kdat_ep_lock_for_reset(ep);
 	state = kdat_ep_state(ep);
 	if (kdat_ep_allowed(state, KDAT_EP_OP_CONNECT) != KDAT_EP_DO) {
 		ret = -EBUSY;
@@ -2086,8 +2107,7 @@ int kdat_ep_reset_do(struct kdat_ep *ep)
 	kdat_sq_ring_flush(READ_ONCE(ep->rq_ring));
 
 	down_read(&kdat_ep_kdev(ep)->rwsem);
-	kdat_ep_drop_old_id(ep);
-	mutex_lock(&ep->cm_lock);
+	kdat_ep_lock_for_reset(ep);
 	switch (kdat_ep_allowed(kdat_ep_state(ep), KDAT_EP_OP_RESET)) {
 	case KDAT_EP_DO:
 		if (!ep->qp) {

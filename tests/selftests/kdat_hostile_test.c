@@ -3152,6 +3152,73 @@ static void ep_qp_renewed_under_posts(void)
 	counts_back(&before);
 }
 
+struct churn {
+	int fd;
+	uint32_t ep;
+	volatile int stop;
+	long done;
+};
+
+static void *resetter(void *arg)
+{
+	struct churn *c = arg;
+
+	while (!c->stop)
+		if (!ep_cmd(c->fd, KDAT_IOCTL_EP_RESET, c->ep))
+			c->done++;
+	return NULL;
+}
+
+/*
+ * One thread resets an EP over and over while another connects it to a
+ * port nobody listens on and gives the attempt up, with every reset
+ * giving it a new QP (debugfs kdat/qp_renew): the ids of the attempts go
+ * before each new QP, whichever thread let them go (on siw a QP an id
+ * still held would never be destroyed). Then the EP connects for real,
+ * and every object and count is back.
+ */
+static void ep_reset_races_connect(void)
+{
+	struct churn r = { 0 };
+	struct flood g = { 0 };
+	struct side c, s;
+	struct counts before;
+	uint32_t cli, srv;
+	pthread_t tr, tg;
+	long tries = 0;
+	time_t end;
+
+	test_ip();
+	if (write_file(QP_RENEW, "Y"))
+		ktap_skip("no debugfs " QP_RENEW " (root, debugfs)");
+	KTAP_EXPECT(atexit(qp_renew_off) == 0);
+	counts_get(&before);
+	r.fd = g.fd = dev_open();
+	rc_pair_new(r.fd, &c, &cli, &s, &srv, 64);
+	r.ep = cli;
+	g.ep = c.conn;		/* the attempts' ends, reaped */
+	KTAP_EXPECT(pthread_create(&tr, NULL, resetter, &r) == 0);
+	KTAP_EXPECT(pthread_create(&tg, NULL, reaper, &g) == 0);
+	for (end = time(NULL) + 3; time(NULL) < end; tries++) {
+		ep_connect(r.fd, cli, QUAL_BASE + 480);
+		if (tries & 1)
+			usleep(tries % 7 * 100);
+		ep_cmd(r.fd, KDAT_IOCTL_EP_DISCONNECT, cli);
+	}
+	r.stop = g.stop = 1;
+	pthread_join(tr, NULL);
+	pthread_join(tg, NULL);
+	ktap_diag("%ld connects given up, %ld resets done", tries, r.done);
+	KTAP_EXPECT(r.done > 0);
+	drain_events(r.fd, c.conn);
+	ep_cmd(r.fd, KDAT_IOCTL_EP_RESET, cli);
+	connect_pair(r.fd, &c, cli, &s, srv, QUAL_BASE + 481);
+	KTAP_EXPECT(close(r.fd) == 0);
+	qp_renew_off();
+	validate_slabs();
+	counts_back(&before);
+}
+
 /* ---- issue 44: every failure point unwinds (tests/lib/fail_nth.h) ---- */
 
 /* Every kind of object made, resized, linked and destroyed; no traffic. */
@@ -3275,6 +3342,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(ud_connects_bounded),
 	KTAP_CASE(crs_charged_to_psp_owner),
 	KTAP_CASE(ep_qp_renewed_under_posts),
+	KTAP_CASE(ep_reset_races_connect),
 	KTAP_CASE(fail_nth_sweep_objects),
 	KTAP_CASE(fail_nth_sweep_connection),
 	KTAP_CASE(fail_nth_sweep_ud),
