@@ -46,10 +46,28 @@ calls_setup() {
 		{ calls_why="kdat's ioctl numbers not found in $hdr"; return 1; }
 }
 
+# calls_arm, calls_disarm: from a suite's start to its end, an event that
+# never fires (a machine check's) is on. The first event enabled makes
+# the kernel record task names (and tgids), which hooks sched_switch, and
+# the last one disabled unhooks it: each patches __schedule() with int3
+# breakpoints while the other CPU runs it, which under TCG took two 6.12
+# guests down ("Oops: int3", QEMU's cross-modifying code). Armed, a suite
+# patches it twice, not twice per case; outside the suites that trace,
+# nothing is hooked.
+calls_arm() {
+	[ -w $CALLS_T/events/mce/mce_record/enable ] &&
+		echo 1 > $CALLS_T/events/mce/mce_record/enable
+}
+
+calls_disarm() {
+	[ -w $CALLS_T/events/mce/mce_record/enable ] &&
+		echo 0 > $CALLS_T/events/mce/mce_record/enable
+}
+
 # The trace stays for calls_count; tracing is on again for whoever
 # traces next (with none of these events enabled, nothing of them is
-# written). Only the events calls_start turns on are turned off: the
-# testbed keeps one on from boot (scripts/vm-run).
+# written). Only the events calls_start turns on are turned off (the
+# suite's armed one stays).
 calls_stop() {
 	echo 0 > $CALLS_T/tracing_on
 	echo 0 > $CALLS_T/events/syscalls/enable

@@ -34,6 +34,8 @@ count=1000
 
 # shellcheck source=tests/dat/providers.sh
 . "$TOP/tests/dat/providers.sh"	# skip_all, wait_rdma_listen
+# shellcheck source=tests/dat/calls.sh
+. "$TOP/tests/dat/calls.sh"	# calls_arm, calls_disarm
 [ -c /dev/kdat ] || skip_all "no /dev/kdat (kdat.ko not loaded)"
 [ -n "${KDAT_TEST_DEV:-}" ] || skip_all "no RDMA device (KDAT_TEST_DEV)"
 [ -n "${KDAT_TEST_IP:-}" ] || skip_all "no address (KDAT_TEST_IP)"
@@ -50,10 +52,12 @@ hog=
 cleanup() {
 	[ -n "$hog" ] && kill "$hog" 2> /dev/null
 	echo 0 > "$ev/enable"
+	calls_disarm
 	echo "$old" > $param
 	rm -rf "$work"
 }
 trap cleanup EXIT
+calls_arm
 
 n=0 fail=0
 result() {	# STATUS NAME

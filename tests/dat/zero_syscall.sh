@@ -59,7 +59,8 @@ ia=$KDAT_TEST_DEV:${KDAT_TEST_PORT:-1}
 KDAT=kdat-$KDAT_TEST_DEV-${KDAT_TEST_PORT:-1}
 "$TOP/scripts/kdat-datconf" > "$work/dat.conf"
 export DAT_OVERRIDE=$work/dat.conf PATH=$TOP/user:$PATH
-trap 'calls_stop; rm -rf "$work"' EXIT
+trap 'calls_stop; calls_disarm; rm -rf "$work"' EXIT
+calls_arm
 
 # traced ENV ARGS...: run kdat-bench (one process, ARGS its options) with
 # its system calls traced; prints its output, then calls_count's lines
