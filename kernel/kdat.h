@@ -628,7 +628,10 @@ struct kdat_ep {
 	struct rdma_cm_id *cm_id;	/* under cm_lock and the CM handler */
 	/* cm_lock: made by a connect, for the handler to let cm_id go */
 	struct kdat_cm_id_free *cm_id_free;
-	/* cm_lock: ids being destroyed before a reset, woken on idle_wq */
+	/*
+	 * Ids being destroyed before a reset: written under cm_lock, read
+	 * without it by their waiters on idle_wq (kdat_ep_lock_for_reset()).
+	 */
 	u32 ids_dying;
 
 	wait_queue_head_t idle_wq;	/* send.posted fell to 0; ids_dying */

@@ -1855,7 +1855,7 @@ static void kdat_ep_lock_for_reset(struct kdat_ep *ep)
 		id = ep->cm_id;
 		ep->cm_id = NULL;
 		if (id)
-			ep->ids_dying++;
+			WRITE_ONCE(ep->ids_dying, ep->ids_dying + 1);
 		mutex_unlock(&ep->cm_lock);
 		if (!id) {
 			/* Another thread's: it wakes us once it is gone. */
@@ -1864,7 +1864,7 @@ static void kdat_ep_lock_for_reset(struct kdat_ep *ep)
 		}
 		rdma_destroy_id(id);
 		mutex_lock(&ep->cm_lock);
-		ep->ids_dying--;
+		WRITE_ONCE(ep->ids_dying, ep->ids_dying - 1);
 		mutex_unlock(&ep->cm_lock);
 		wake_up(&ep->idle_wq);
 	}
