@@ -250,8 +250,74 @@ static void wait_completed(struct ring *r, uint32_t n)
 }
 
 /*
+ * The lines of @path that start with @only (NULL: every line) as
+ * diagnostics, @prefix before each; nothing if it cannot be read.
+ */
+static void file_diag(const char *prefix, const char *path, const char *only)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!only || !strncmp(line, only, strlen(only)))
+			ktap_diag("%s%.*s", prefix,
+				  (int)strcspn(line, "\n"), line);
+	if (f)
+		fclose(f);
+}
+
+/* The poller line of @fd's fdinfo, as a diagnostic. */
+static void fdinfo_diag(int fd)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	file_diag("", path, "poller:");
+}
+
+/*
+ * What a completion that did not come leaves to look at: the file's rings
+ * and poller (fdinfo), the device's counters of retries and RNR NAKs, how
+ * kdat's CQs were signalled (debugfs, when mounted).
+ */
+static void stuck_diag(int fd)
+{
+	const char *dev = getenv("KDAT_TEST_DEV");
+	const char *port = getenv("KDAT_TEST_PORT");
+	char path[256];
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	file_diag("fdinfo: ", path, NULL);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%s/hw_counters",
+		 dev, port ? port : "1");
+	dir = opendir(path);
+	while (dir && (d = readdir(dir))) {
+		char name[512], v[32] = "";
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(name, sizeof(name), "%s/%s", path, d->d_name);
+		f = fopen(name, "r");
+		if (f && fgets(v, sizeof(v), f))
+			ktap_diag("hw_counters: %s %.*s", d->d_name,
+				  (int)strcspn(v, "\n"), v);
+		if (f)
+			fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	file_diag("kdat/cq: ", "/sys/kernel/debug/kdat/cq", NULL);
+}
+
+/*
  * The next event of a completion ring, within 10 s: a short spin, then the
  * kernel waits for it (KDAT_IOCTL_EVD_WAIT, max_events 0), as libdat does.
+ * One that does not come fails the case, which first says what the kernel
+ * and the device show, and what comes in 20 s more (a late completion, or
+ * an error: which of the two tells a stall from a lost DTO).
  */
 static struct kdat_event get_event(struct ring *r)
 {
@@ -264,12 +330,29 @@ static struct kdat_event get_event(struct ring *r)
 			.size = sizeof(w), .evd_handle = r->kh, .threshold = 1,
 			.timeout_us = ring_wait_s * 1000000ULL,
 		};
+		int err;
 
 		if (spin < 1000)
 			continue;
-		if (ioctl(r->fd, KDAT_IOCTL_EVD_WAIT, &w))
-			KTAP_FAIL("no completion within %d s (head %u): %s",
-				  ring_wait_s, h, strerror(errno));
+		if (!ioctl(r->fd, KDAT_IOCTL_EVD_WAIT, &w))
+			continue;
+		err = errno;
+		stuck_diag(r->fd);
+		w.timeout_us = 20000000;
+		if (ioctl(r->fd, KDAT_IOCTL_EVD_WAIT, &w)) {
+			ktap_diag("nothing in 20 s more either: %s",
+				  strerror(errno));
+		} else {
+			memcpy(&ev, r->ent + (size_t)(h & r->mask) * sizeof(ev),
+			       sizeof(ev));
+			ktap_diag("then: event %#x cookie %llu status %u err %u",
+				  ev.event_number,
+				  (unsigned long long)ev.cookie, ev.status,
+				  ev.post_error);
+			stuck_diag(r->fd);
+		}
+		KTAP_FAIL("no completion within %d s (head %u): %s",
+			  ring_wait_s, h, strerror(err));
 	}
 	memcpy(&ev, r->ent + (size_t)(h & r->mask) * sizeof(ev), sizeof(ev));
 	__atomic_store_n(r->head, h + 1, __ATOMIC_RELEASE);
@@ -1296,8 +1379,6 @@ static void test_flush_bounded(void)
 			  f.published, p.csq.mask + 1);
 }
 
-static void fdinfo_diag(int fd);
-
 /* The number after @key in @fd's poller line of fdinfo; -1 if none. */
 static long poller_field(int fd, const char *key)
 {
@@ -1357,21 +1438,6 @@ static void test_poller_unpaid(void)
 	KTAP_EXPECT_EQ(poller_field(fd, " unpaid_sleeps "), 0);
 	KTAP_EXPECT(poller_field(fd, " busy_pct ") >= 0);
 	KTAP_EXPECT(rang < 200);
-}
-
-/* The poller line of @fd's fdinfo, as a diagnostic. */
-static void fdinfo_diag(int fd)
-{
-	char path[64], line[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	KTAP_EXPECT(f);
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "poller:", 7))
-			ktap_diag("%.*s", (int)strcspn(line, "\n"), line);
-	fclose(f);
 }
 
 /*
