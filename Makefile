@@ -29,7 +29,8 @@
 #                   dtestcm/dtestsrq with OFA DAPL (also under load), in
 #                   the VM testbed
 #   make bench      kdat beside OFA DAPL and perftest, in one testbed run:
-#                   doc/performance.md and doc/bench.png
+#                   doc/performance.md and doc/bench.png (on 6.1; with
+#                   KVER=6.12 on 6.12: doc/performance-6.12.md)
 #   make deb        the Debian packages, in build/deb/ (scripts/deb)
 #   make install-libdat2 / uninstall-libdat2
 #                   libdat in the place of OFA's libdat2 (dpkg-divert), and
@@ -256,15 +257,27 @@ demo: all
 
 # The tables on stdout and in vm-logs/bench.log; the ratios drawn in
 # doc/bench.png; the run written up in doc/performance.md (its commit read
-# before the plot rewrites doc/bench.png).
+# before the plot rewrites doc/bench.png). On the stock testbed kernel
+# (Debian 12's 6.1); make bench KVER=6.12 on Debian's 6.12, kdat.ko and
+# the consumer built for it: vm-logs/bench-6.12.log, doc/bench-6.12.png,
+# doc/performance-6.12.md.
 bench: all
 	mkdir -p $(TOP)/vm-logs
-	set -o pipefail; $(TOP)/scripts/vm-run $(TOP)/scripts/bench | \
-		tee $(TOP)/vm-logs/bench.log
-	$(TOP)/scripts/bench-report $(TOP)/vm-logs/bench.log bench.png > \
-		$(TOP)/doc/performance.md.new
-	$(TOP)/scripts/bench-plot $(TOP)/vm-logs/bench.log $(TOP)/doc/bench.png
-	mv $(TOP)/doc/performance.md.new $(TOP)/doc/performance.md
+	set -e -o pipefail; sfx=; \
+	if [ -n "$(KVER)" ]; then \
+		k=$$(KDAT_KVER=$(KVER) $(TOP)/scripts/kdir); \
+		m=$$($(TOP)/scripts/modules-for "$$k" $(TOP)/build/$(KVER)); \
+		export KDAT_KO=$$m/kdat.ko; \
+		export KDAT_TEST_CONSUMER_KO=$$m/tests/kernel/kdat_consumer.ko; \
+		sfx=-$(KVER); \
+	fi; \
+	$(TOP)/scripts/vm-run $(TOP)/scripts/bench | \
+		tee $(TOP)/vm-logs/bench$$sfx.log; \
+	$(TOP)/scripts/bench-report $(TOP)/vm-logs/bench$$sfx.log \
+		bench$$sfx.png > $(TOP)/doc/performance$$sfx.md.new; \
+	$(TOP)/scripts/bench-plot $(TOP)/vm-logs/bench$$sfx.log \
+		$(TOP)/doc/bench$$sfx.png; \
+	mv $(TOP)/doc/performance$$sfx.md.new $(TOP)/doc/performance$$sfx.md
 
 # make bench's one-test rows on Debian's rxe and on the rxe of
 # scripts/rxe-hwlike.patch, in one testbed run: vm-logs/bench-hwlike.log.
