@@ -514,6 +514,15 @@ static void test_full_pushes_back(void)
 	for (i = 0; i < 4; i++)
 		expect_dto(&p.ccq, i, KDAT_DTO_SUCCESS, 0);
 	/*
+	 * A slot is free once its completion is counted (the uapi's
+	 * "completed"), not when the peer's send completes: s's device may
+	 * write the receives' completions before it acks, and kdat reap them
+	 * later (6.12's rxe signals with interrupts off: irq_poll). A receive
+	 * posted before then finds s's four slots taken, is refused (ENOMEM),
+	 * and the send after it waits on RNR NAKs for ever.
+	 */
+	wait_completed(&p.srq, 4);
+	/*
 	 * s's EVD holds 4: the four receives; nothing read yet. Three more:
 	 * the first gives the overflow event, the others are dropped. The
 	 * sends' completions at c say nothing of when s's EVD saw the
