@@ -617,16 +617,25 @@ MODULE_PARM_DESC(keepalive_ms,
 		 "A connected EP writes 0 bytes to its peer this often, so that a dead peer breaks it even when idle (ms; 0: never)");
 
 /*
- * The RC ACK timeout of new connections: 4.096 us x 2^19 = 2.1 s. Left
- * to the RDMA CM (0), it follows from the path and the peer's ACK delay:
- * on rxe a peer gone took 24 s to notice (7 retries).
+ * The RC ACK timeout of new connections: 4.096 us x 2^19 = 2.1 s, on
+ * every device (iWARP's transport is TCP, which keeps its own timers: the
+ * RDMA CM does not apply it there). What it bounds is the same everywhere:
+ * a peer gone is noticed after (retry_count + 1) timeouts, 15 s. What the
+ * RDMA CM picks left alone (0) follows from the path and differs by kernel
+ * and fabric: on RoCE, 6.1's gives 2^19 and 6.12's 2^17 (0.54 s: RoCE's
+ * packet lifetime went from 18 to 16); on InfiniBand the subnet manager's
+ * packet lifetime decides.
  *
- * rxe (6.1) lets its retransmit timer run while a request waits on RNR
- * NAKs (a peer that has posted no receive) and takes a retry for each
- * expiry: a wait on a slow receiver longer than (retry_count + 1) ACK
- * timeouts breaks the connection there, where hardware waits for ever.
- * 2^19 gives such a receiver 15 s (2^17 gave it 3.8 s, which a loaded
- * 2-CPU host running four senders into one receiving thread exceeded).
+ * Why not shorter: a device may count a request's wait on RNR NAKs (a
+ * peer that has posted no receive yet) against its transport retries, as
+ * rxe does (its retransmit timer runs on through the RNR waits), where
+ * the IB rule is an RNR retry count of 7 waiting for ever. There a DAT
+ * consumer whose peer posts its receive late would lose the connection
+ * after (retry_count + 1) ACK timeouts: 2^19 gives it 15 s, where 2^17
+ * gave a loaded 2-CPU host running four senders into one receiving thread
+ * too little (3.8 s). On a device that keeps the two apart the cost is a
+ * packet lost on the wire retried after 2.1 s rather than after the
+ * path's timeout: set it lower there, or 0 for the RDMA CM's own.
  */
 static unsigned int ack_timeout = 19;
 module_param(ack_timeout, uint, 0644);
