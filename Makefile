@@ -19,6 +19,7 @@
 #                   from linux-source-6.1
 #   make check-6.12 every suite on Debian's 6.12 kernel
 #   make check-siw  the DAT suite over Soft-iWARP (siw.ko built out of tree)
+#   make check-siw-6.12  the same on Debian's 6.12 kernel
 #   make demo       the demo, in the VM testbed
 #   make lint       checkpatch + sparse on the kernel code
 #   make fuzz       the fuzzer on the debug kernel for FUZZ_S seconds
@@ -73,7 +74,7 @@ DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
-.PHONY: all module kmod lib tools tests setup check check-debug check-debug-6.1 check-6.12 check-siw check-twohost check-faults twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench bench-hwlike \
+.PHONY: all module kmod lib tools tests setup check check-debug check-debug-6.1 check-6.12 check-siw check-siw-6.12 check-twohost check-faults twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench bench-hwlike \
 	clean install install-libdat2 uninstall-libdat2 deb fuzz storm compat FORCE
 
 all: module kmod lib tools tests
@@ -202,6 +203,10 @@ check-6.12: all
 # The DAT suite over Soft-iWARP (tests/suites.siw; siw.ko from scripts/siw).
 check-siw: all
 	KDAT_CHECK_KERNELS=siw $(TOP)/scripts/check
+
+# The same on Debian's 6.12 kernel (siw.ko and kdat.ko built for it).
+check-siw-6.12: all
+	KDAT_CHECK_KERNELS=siw-6.12 $(TOP)/scripts/check
 
 # The two-host suites (tests/suites.twohost: two guests on one wire).
 check-twohost: all
