@@ -136,7 +136,7 @@ user/kdat-stat: user/kdat-stat.c user/kdat_tool.h include/uapi/linux/kdat.h \
 
 tests/selftests/%: tests/selftests/%.c tests/selftests/ktap.h \
 		tests/selftests/kdat_util.h tests/selftests/kdat_objects.h \
-		tests/lib/slow_fuse.h tests/lib/fail_nth.h \
+		tests/lib/slow_fuse.h tests/lib/fail_nth.h tests/lib/rdma_dev.h \
 		include/uapi/linux/kdat.h | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -lpthread
 
@@ -189,7 +189,7 @@ tests/dat/registry_unit: tests/dat/registry_unit.c tests/selftests/ktap.h \
 
 # DAT programs: the DAT 2.0 headers from Debian's libdapl-dev, -ldat.
 tests/dat/%: tests/dat/%.c tests/selftests/ktap.h tests/lib/dat_expect.h \
-		tests/selftests/kdat_objects.h $(LIB)
+		tests/lib/rdma_dev.h tests/selftests/kdat_objects.h $(LIB)
 	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -Luser -ldat \
 		-Wl,-rpath,$(TOP)/user
 

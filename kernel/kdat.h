@@ -256,6 +256,7 @@ u32 kdat_dev_cq_size(struct ib_device *ibdev, u32 qlen);
 u32 kdat_dev_read_sge(struct ib_device *ibdev, u32 send_sge);
 bool kdat_dev_reads_ordered(struct ib_device *ibdev, u32 port);
 bool kdat_dev_cm_moves_qp(struct ib_device *ibdev, u32 port);
+bool kdat_dev_connect_blocks(struct ib_device *ibdev, u32 port);
 bool kdat_dev_reject_is_peers(struct ib_device *ibdev, u32 port, int status);
 void kdat_dev_signalled(struct kdat_device *kdev);
 void kdat_dev_flush_signals(struct kdat_device *kdev);
@@ -633,6 +634,13 @@ struct kdat_ep {
 	 * without it by their waiters on idle_wq (kdat_ep_lock_for_reset()).
 	 */
 	u32 ids_dying;
+	/*
+	 * The id kdat_ep_connect_work() connects, under cm_lock: whoever
+	 * takes it from cm_id meanwhile leaves it to that work to destroy,
+	 * counted in ids_dying (kdat_ep_id_put()).
+	 */
+	struct rdma_cm_id *connecting;
+	struct work_struct connect_work;
 
 	wait_queue_head_t idle_wq;	/* send.posted fell to 0; ids_dying */
 
@@ -1083,6 +1091,7 @@ int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 int kdat_cm_init(void);
 void kdat_cm_exit(void);
 void kdat_cm_defer(struct work_struct *work);
+bool kdat_cm_connect_defer(struct work_struct *work);
 struct kdat_cm_id_free *kdat_cm_id_free_alloc(void);
 void kdat_cm_id_free(struct kdat_cm_id_free *f, struct rdma_cm_id *id,
 		     struct kdat_obj *obj);

@@ -152,7 +152,9 @@ void kdat_dev_uncharge_one(struct kdat_device *kdev, struct rdma_cgroup *cg)
  *   Before a CQ such a device signals goes, kdat_dev_flush_signals() waits
  *   for every tasklet scheduled so far. A device seen to call its first
  *   KDAT_DEV_LOOKS handlers from elsewhere (a hard interrupt: hardware; a
- *   thread: 6.12's rxe, siw) needs no wait; until then kdat waits. This
+ *   thread: 6.12's rxe) needs no wait; until then kdat waits. siw signals
+ *   a receive from the network's softirq (its socket's data_ready), which
+ *   nothing tells from a tasklet: it pays the wait at each CQ destroy. This
  *   assumes a device that signals from a softirq does so from its first
  *   calls, as every in-tree driver that does (6.1's rxe) does: a device
  *   that signalled from a thread 64 times and then from a tasklet it does
@@ -251,6 +253,19 @@ bool kdat_dev_reads_ordered(struct ib_device *ibdev, u32 port)
  * consumer (rdma_init_qp_attr()).
  */
 bool kdat_dev_cm_moves_qp(struct ib_device *ibdev, u32 port)
+{
+	return rdma_cap_iw_cm(ibdev, port);
+}
+
+/*
+ * May an active connect on @port block its caller for long? An iWARP
+ * connect is a TCP connect, and the driver makes it: siw's blocks
+ * (kernel_bindconnect()) until the peer answers or TCP gives up, minutes
+ * for a peer that drops SYNs. The IB CM's sends a request and returns.
+ * Such a connect is made from kdat's own queue, not from the RDMA CM's
+ * handler (kdat_ep_connect_work()).
+ */
+bool kdat_dev_connect_blocks(struct ib_device *ibdev, u32 port)
 {
 	return rdma_cap_iw_cm(ibdev, port);
 }

@@ -131,9 +131,10 @@ static enum kdat_ep_state kdat_ep_state(struct kdat_ep *ep)
 /*
  * A connection event of @ep, to its connection EVD. An EP made without
  * one (the consumer is not interested: DAT_HANDLE_NULL) cannot connect
- * or be accepted (kdat_ep_connect_do(), kdat_cr_reply_do(),
- * kdat_psp_new()), so it has no connection to tell of; the event is
- * dropped should one come all the same.
+ * or be accepted (kdat_ep_connect_do(), kdat_cr_reply_do(); an RSP of
+ * it is made, as with OFA's provider, and its requests can only be
+ * rejected), so it has no connection to tell of; the event is dropped
+ * should one come all the same.
  */
 void kdat_ep_conn_push(struct kdat_ep *ep, struct kdat_event *ev)
 {
@@ -790,6 +791,114 @@ static void kdat_ep_broken_work(struct work_struct *work)
 }
 
 /*
+ * An id taken from ep->cm_id, under cm_lock: true when the caller is to
+ * destroy it (outside cm_lock), false when kdat_ep_connect_work() is
+ * connecting it and destroys it when its connect returns; counted in
+ * ids_dying until then, so that whoever needs no id of the EP left (a
+ * reset, the teardown) waits on idle_wq.
+ */
+static bool kdat_ep_id_put(struct kdat_ep *ep, struct rdma_cm_id *id)
+{
+	lockdep_assert_held(&ep->cm_lock);
+	if (!id || id != ep->connecting)
+		return id != NULL;
+	WRITE_ONCE(ep->ids_dying, ep->ids_dying + 1);
+	return false;
+}
+
+/* One id fewer in ids_dying; cm_lock not held. */
+static void kdat_ep_id_gone(struct kdat_ep *ep)
+{
+	mutex_lock(&ep->cm_lock);
+	WRITE_ONCE(ep->ids_dying, ep->ids_dying - 1);
+	mutex_unlock(&ep->cm_lock);
+	wake_up(&ep->idle_wq);
+}
+
+/*
+ * The active side's connect, once its route is resolved, where it may
+ * block (kdat_dev_connect_blocks(): iWARP's is a TCP connect, which siw
+ * makes blocking, kernel_bindconnect(), and which to a peer that drops
+ * SYNs returns when TCP gives up, two minutes later): from kdat's own
+ * queue, not from the RDMA CM's handler, which the CM runs on a queue
+ * every connection of the host shares (rdma_cm, ordered). Nor under
+ * cm_lock, which the EP's other CM events take under the id's handler
+ * mutex, which rdma_connect() takes: the id is kept alive by
+ * ep->connecting instead (kdat_ep_id_put()), and the EP by the reference
+ * the handler took (its file's close waits for this connect, as it
+ * waited for the handler's).
+ */
+/*
+ * The active side's connect parameters, into @param, the private data
+ * copied to @pdata (KDAT_PRIVATE_DATA_BUF bytes); and the QP may take an
+ * SRQ's receives from now on where the CM moves it on by itself (iWARP's).
+ * cm_lock held.
+ */
+static void kdat_ep_connect_param(struct kdat_ep *ep, struct rdma_cm_id *id,
+				  struct rdma_conn_param *param, u8 *pdata)
+{
+	memcpy(pdata, ep->pdata, ep->pdata_len);
+	param->private_data = pdata;
+	param->private_data_len = ep->pdata_len;
+	param->responder_resources = ep->attr.max_rdma_read_in;
+	param->initiator_depth = ep->attr.max_rdma_read_out;
+	param->flow_control = 1;		/* as OFA's provider asks */
+	param->retry_count = min(READ_ONCE(retry_count), 7U);
+	param->rnr_retry_count = 7;
+	param->qp_num = ep->qpn;
+	if (kdat_dev_cm_moves_qp(id->device, id->port_num))
+		kdat_ep_set_rtr(ep, true);
+}
+
+/* The connect of @id did not start (@ret): cm_lock held. */
+static void kdat_ep_connect_failed(struct kdat_ep *ep, int ret)
+{
+	/* No connection was made: the QP took nothing. */
+	kdat_ep_set_rtr(ep, false);
+	if (kdat_ep_state(ep) == KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING)
+		kdat_ep_connection_ended(ep, ret == -ETIMEDOUT ?
+					 KDAT_EVENT_CONNECTION_TIMED_OUT :
+					 KDAT_EVENT_CONNECTION_UNREACHABLE);
+}
+
+static void kdat_ep_connect_work(struct work_struct *work)
+{
+	struct kdat_ep *ep = container_of(work, struct kdat_ep, connect_work);
+	struct rdma_conn_param param = {};
+	u8 pdata[KDAT_PRIVATE_DATA_BUF];
+	struct rdma_cm_id *id;
+	bool go, dead;
+	int ret = 0;
+
+	mutex_lock(&ep->cm_lock);
+	id = ep->connecting;
+	/* Not for an EP given up, or going (its file closing). */
+	go = ep->cm_id == id && !READ_ONCE(ep->obj.dead) &&
+	     kdat_ep_state(ep) == KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
+	if (go)
+		kdat_ep_connect_param(ep, id, &param, pdata);
+	mutex_unlock(&ep->cm_lock);
+
+	if (go)
+		ret = rdma_connect(id, &param);
+
+	mutex_lock(&ep->cm_lock);
+	ep->connecting = NULL;
+	dead = ep->cm_id != id;
+	if (ret && !dead)
+		kdat_ep_connect_failed(ep, ret);
+	else if (ret)
+		kdat_ep_set_rtr(ep, false);
+	mutex_unlock(&ep->cm_lock);
+	if (dead) {
+		/* Taken from cm_id meanwhile, and left to us. */
+		rdma_destroy_id(id);
+		kdat_ep_id_gone(ep);
+	}
+	kdat_obj_put(&ep->obj);
+}
+
+/*
  * RDMA CM events of a connection owned by @ep, from kdat_cm_handler().
  * An id that is no use to @ep and is on another device than its QP (the
  * EP's own teardown, and so kdat's removal of the EP's device, never sees
@@ -802,7 +911,6 @@ static void kdat_ep_broken_work(struct work_struct *work)
 int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		     struct rdma_cm_event *event)
 {
-	struct rdma_conn_param param = {};
 	enum kdat_ep_state state;
 	bool release = false;
 	int ret;
@@ -863,26 +971,34 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 				KDAT_EVENT_CONNECTION_UNREACHABLE);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		param.private_data = ep->pdata;
-		param.private_data_len = ep->pdata_len;
-		param.responder_resources = ep->attr.max_rdma_read_in;
-		param.initiator_depth = ep->attr.max_rdma_read_out;
-		param.flow_control = 1;		/* as OFA's provider asks */
-		param.retry_count = min(READ_ONCE(retry_count), 7U);
-		param.rnr_retry_count = 7;
-		param.qp_num = ep->qp->qp_num;
 		kdat_ep_set_timers(id);
 		ret = kdat_ep_modify(ep, id, IB_QPS_INIT);
-		/* The CM may move the QP on by itself (iWARP's). */
-		if (!ret && kdat_dev_cm_moves_qp(id->device, id->port_num))
-			kdat_ep_set_rtr(ep, true);
-		if (!ret)
-			ret = rdma_connect_locked(id, &param);
 		if (ret) {
-			/* No connection was made: the QP took nothing. */
-			kdat_ep_set_rtr(ep, false);
-			kdat_ep_connection_ended(ep,
-				KDAT_EVENT_CONNECTION_UNREACHABLE);
+			kdat_ep_connect_failed(ep, ret);
+			break;
+		}
+		if (!kdat_dev_connect_blocks(id->device, id->port_num)) {
+			u8 pdata[KDAT_PRIVATE_DATA_BUF];
+			struct rdma_conn_param param = {};
+
+			kdat_ep_connect_param(ep, id, &param, pdata);
+			ret = rdma_connect_locked(id, &param);
+			if (ret)
+				kdat_ep_connect_failed(ep, ret);
+			break;
+		}
+		/*
+		 * A connect that may block: kdat_ep_connect_work(). An EP
+		 * whose last reference is gone is being destroyed: its
+		 * teardown, about to come, destroys the id.
+		 */
+		if (WARN_ON_ONCE(ep->connecting) ||
+		    !kref_get_unless_zero(&ep->obj.ref))
+			break;
+		ep->connecting = id;
+		if (WARN_ON_ONCE(!kdat_cm_connect_defer(&ep->connect_work))) {
+			ep->connecting = NULL;
+			kdat_obj_put(&ep->obj);
 		}
 		break;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
@@ -1000,6 +1116,7 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 	 * its teardown, about to come, destroys the id.
 	 */
 	if (release && !WARN_ON_ONCE(!ep->cm_id_free) &&
+	    !WARN_ON_ONCE(id == ep->connecting) &&
 	    kref_get_unless_zero(&ep->obj.ref)) {
 		ep->cm_id = NULL;
 		kdat_cm_id_free(ep->cm_id_free, id, &ep->obj);
@@ -1286,11 +1403,21 @@ static enum kdat_ep_state kdat_ep_teardown(struct kdat_ep *ep)
 	state = kdat_ep_state(ep);
 	if (id && state == KDAT_EP_STATE_CONNECTED)
 		rdma_disconnect(id);
+	if (!kdat_ep_id_put(ep, id))
+		id = NULL;
 	mutex_unlock(&ep->cm_lock);
 	/* Without cm_id it posts nothing more and does not come back. */
 	cancel_delayed_work_sync(&ep->ka_work);
 	if (id)
 		rdma_destroy_id(id);
+	/*
+	 * An id another thread destroys, or the connect's, uses the QP. The
+	 * connect's goes when TCP gives up on iWARP (minutes): an idle wait,
+	 * which the hung task watch ignores. Only the device's removal gets
+	 * here with the connect under way: a close waits for the connect's
+	 * reference to the EP first.
+	 */
+	wait_event_idle(ep->idle_wq, !READ_ONCE(ep->ids_dying));
 
 	kdat_ep_drain(ep, true);
 	kdat_ep_srq_settle(ep);
@@ -1510,6 +1637,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	ep->srq = srq;
 	INIT_WORK(&ep->sw_work, kdat_ep_sw_work);
 	INIT_WORK(&ep->broken_work, kdat_ep_broken_work);
+	INIT_WORK(&ep->connect_work, kdat_ep_connect_work);
 	INIT_DELAYED_WORK(&ep->ka_work, kdat_ep_ka_work);
 	ep->ka_cqe.done = kdat_ep_ka_done;
 	init_completion(&ep->sw_drained);
@@ -1863,19 +1991,22 @@ static void kdat_ep_lock_for_reset(struct kdat_ep *ep)
 			return;
 		id = ep->cm_id;
 		ep->cm_id = NULL;
-		if (id)
+		if (kdat_ep_id_put(ep, id))
 			WRITE_ONCE(ep->ids_dying, ep->ids_dying + 1);
+		else
+			id = NULL;
 		mutex_unlock(&ep->cm_lock);
 		if (!id) {
-			/* Another thread's: it wakes us once it is gone. */
-			wait_event(ep->idle_wq, !READ_ONCE(ep->ids_dying));
+			/*
+			 * Another thread's, or the connect's (a TCP connect on
+			 * iWARP, until TCP gives up): it wakes us once it is
+			 * gone.
+			 */
+			wait_event_idle(ep->idle_wq, !READ_ONCE(ep->ids_dying));
 			continue;
 		}
 		rdma_destroy_id(id);
-		mutex_lock(&ep->cm_lock);
-		WRITE_ONCE(ep->ids_dying, ep->ids_dying - 1);
-		mutex_unlock(&ep->cm_lock);
-		wake_up(&ep->idle_wq);
+		kdat_ep_id_gone(ep);
 	}
 }
 
@@ -1968,6 +2099,8 @@ int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 		      ret == -ENODEV ? -EADDRNOTAVAIL : ret;
 		goto err_unlock;
 	}
+	if (!kdat_ep_id_put(ep, old))
+		old = NULL;
 	mutex_unlock(&ep->cm_lock);
 	if (old)
 		rdma_destroy_id(old);

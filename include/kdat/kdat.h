@@ -28,10 +28,12 @@
  * to it instead of queueing it (kdat copies the struct). The upcall runs
  * in atomic context: for DTO and RMR bind completions wherever the EVD's
  * CQ is reaped, with bottom halves off (the device's completion handler,
- * a softirq, or a thread in kdat_evd_wait() or kdat_evd_dequeue()),
- * the RDMA CM's handler (with kdat locks held) for connection events, and
- * the thread of a kdat call that produces an event at once (a DTO posted
- * to a disconnected Endpoint is flushed in kdat_ep_post_*()). It must not
+ * a softirq, or a thread in kdat_evd_wait(), kdat_evd_dequeue() or a
+ * kdat_ep_post_*() that found its queue full and reaps it once before it
+ * refuses), the RDMA CM's handler or kdat's connect worker (with kdat
+ * locks held) for connection events, and the thread of a kdat call that
+ * produces an event at once (a DTO posted to a disconnected Endpoint is
+ * flushed in kdat_ep_post_*()). It must not
  * sleep and may call only the functions allowed in any context; a
  * consumer typically copies the event and wakes a thread. Upcalls of one
  * EVD may run concurrently on several CPUs.

@@ -29,6 +29,7 @@
 
 #include "../selftests/ktap.h"
 #include "../lib/dat_expect.h"
+#include "../lib/rdma_dev.h"
 #include "../selftests/kdat_objects.h"
 
 static char ia_name[128];
@@ -139,24 +140,39 @@ static void wait_event(DAT_EVD_HANDLE evd, DAT_EVENT *ev)
 	OK(dat_evd_wait(evd, TMO, 1, ev, &nmore));
 }
 
-/*
- * Is the test device iWARP? sysfs says (node_type "4: RNIC"), not kdat:
- * the cases whose transport semantics differ ask it.
- */
+/* Is the test device iWARP (tests/lib/rdma_dev.h)? */
 static bool dev_iwarp(void)
 {
-	char path[200], t[64] = "";
-	FILE *f;
+	int iwarp = rdma_dev_iwarp(getenv("KDAT_TEST_DEV"));
 
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/node_type",
-		 getenv("KDAT_TEST_DEV"));
-	f = fopen(path, "r");
-	if (!f)
-		KTAP_FAIL("%s: %s", path, strerror(errno));
-	if (!fgets(t, sizeof(t), f))
-		t[0] = 0;
-	fclose(f);
-	return strstr(t, "RNIC") != NULL;
+	if (iwarp < 0)
+		KTAP_FAIL("no node_type in sysfs for KDAT_TEST_DEV=%s",
+			  getenv("KDAT_TEST_DEV"));
+	return iwarp;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Do @n bytes at @dst, the target of an RDMA write whose completion the
+ * caller has seen, equal @src? On IB and RoCE at once: the write completes
+ * on the peer's ack, which follows the placement. On iWARP a write
+ * completes once TCP has it and lands a moment later: within 2 s.
+ */
+static bool placed(const void *dst, const void *src, size_t n)
+{
+	bool wait = dev_iwarp();
+	double t0 = now_s();
+
+	while (wait && memcmp(dst, src, n) && now_s() - t0 < 2)
+		usleep(100);
+	return !memcmp(dst, src, n);
 }
 
 /*
@@ -888,8 +904,8 @@ static void test_rdma_write_read(void)
 	rem.segment_length = 500;
 	OK(dat_ep_post_rdma_write(c.ep, 2, w, cookie(11), &rem, 0));
 	expect_dto(c.dto_evd, 11, DAT_DTO_SUCCESS, 500);
+	KTAP_EXPECT(placed(rb.p + 400, lb.p + 4000, 200));
 	KTAP_EXPECT(!memcmp(rb.p + 100, lb.p, 300));
-	KTAP_EXPECT(!memcmp(rb.p + 400, lb.p + 4000, 200));
 	KTAP_EXPECT(rb.p[99] == 0 && rb.p[600] == 0);
 
 	/* Read it back into three segments: 256 full, 244 partial, none. */
@@ -2722,7 +2738,7 @@ static void test_rmr(void)
 	rem.segment_length = 512;
 	OK(dat_ep_post_rdma_write(c.ep, 1, &w, cookie(1), &rem, 0));
 	expect_dto(c.dto_evd, 1, DAT_DTO_SUCCESS, 512);
-	KTAP_EXPECT(!memcmp(rb.p + 1024, lb.p, 512));
+	KTAP_EXPECT(placed(rb.p + 1024, lb.p, 512));
 	KTAP_EXPECT(rb.p[1023] == 0 && rb.p[1536] == 0);
 
 	/* Unbind: the old context is dead (and the write breaks the QP). */
@@ -2912,7 +2928,7 @@ static void test_rmr_bind_privileges(void)
 	l = seg(&lb, 0, 512);
 	OK(dat_ep_post_rdma_write(c.ep, 1, &l, cookie(1), &rem, 0));
 	expect_dto(c.dto_evd, 1, DAT_DTO_SUCCESS, 512);
-	KTAP_EXPECT(!memcmp(rb.p, lb.p, 512));
+	KTAP_EXPECT(placed(rb.p, lb.p, 512));
 	memset(rb.p + 512, 'b', 512);
 	rem.virtual_address = (uintptr_t)rb.p + 512;
 	l = seg(&lb, 1024, 512);
@@ -2972,7 +2988,7 @@ static void test_lmr_free_bound_rmr(void)
 	rem.segment_length = 512;
 	OK(dat_ep_post_rdma_write(c.ep, 1, &w, cookie(1), &rem, 0));
 	expect_dto(c.dto_evd, 1, DAT_DTO_SUCCESS, 512);
-	KTAP_EXPECT(!memcmp(a.p, lb.p, 512));
+	KTAP_EXPECT(placed(a.p, lb.p, 512));
 
 	/* Bound to b now: a is free to go, b is not. */
 	bind_ok(rmr, &b, 0, 512, &s, &ctx);
@@ -3417,8 +3433,8 @@ static void test_ep_default_attr(void)
 	OK(dat_ep_post_rdma_write(c.ep, n, t, cookie(3), &rem, 0));
 	expect_dto(c.dto_evd, 3, DAT_DTO_SUCCESS, total);
 	for (i = 0; i < n; i++)
-		KTAP_EXPECT(!memcmp(sb.p + 4096 + 200 * i, cb.p + 1500 * i,
-				    200));
+		KTAP_EXPECT(placed(sb.p + 4096 + 200 * i, cb.p + 1500 * i,
+				   200));
 	memset(back.p, 0xee, back.len);
 	n = a->max_rdma_read_iov;
 	for (i = 0; i < n; i++)
@@ -3913,14 +3929,6 @@ struct waiter {
 	DAT_RETURN ret;
 	double took;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void *wait_thread(void *arg)
 {

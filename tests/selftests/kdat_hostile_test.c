@@ -29,6 +29,7 @@
 
 #include "kdat_util.h"
 #include "../lib/fail_nth.h"
+#include "../lib/rdma_dev.h"
 #include "../lib/slow_fuse.h"
 
 /* Connection qualifiers of this suite: kept apart from the others'. */
@@ -3212,6 +3213,105 @@ static void ep_reset_races_connect(void)
 	counts_back(&before);
 }
 
+/* Is a TCP socket of the host in SYN_SENT to local @port? */
+static int syn_sent_to(int port)
+{
+	char line[256], want[16];
+	int found = 0;
+	FILE *f = fopen("/proc/net/tcp", "r");
+
+	/* "sl local_address rem_address st": the port in hex, SYN_SENT 02 */
+	snprintf(want, sizeof(want), ":%04X 02 ", port);
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, want) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * An active connect on iWARP is a TCP connect, and siw's blocks
+ * (kernel_bindconnect()): one to a peer that drops SYNs, a listener whose
+ * backlog is full, returns when TCP gives up (tcp_syn_retries: 3 here,
+ * 15 s). Made from the RDMA CM's handler, it held the CM's queue, which
+ * every connection of the host shares, that long: kdat makes it from a
+ * queue of its own (kdat_ep_connect_work()). Another pair connects at
+ * once meanwhile; the stuck EP hears TIMED_OUT when TCP gives up, and its
+ * file closes.
+ */
+static void iwarp_connect_blocks_no_one(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct side c, s, x;
+	struct counts before;
+	uint32_t cli, srv, stuck;
+	struct kdat_event ev;
+	int fd, l, k;
+	double t0, dt;
+
+	if (rdma_dev_iwarp(getenv("KDAT_TEST_DEV")) != 1)
+		ktap_skip("not an iWARP device (tests/dat/siw.sh runs this case on siw)");
+	if (geteuid())
+		ktap_skip("needs root (tcp_syn_retries)");
+	param_keep("/proc/sys/net/ipv4/tcp_syn_retries");
+	KTAP_EXPECT(!write_file("/proc/sys/net/ipv4/tcp_syn_retries", "3"));
+	counts_get(&before);
+
+	/* A listener that takes one connection and drops every SYN after. */
+	a.sin_port = htons(QUAL_BASE + 500);
+	KTAP_EXPECT(inet_pton(AF_INET, test_ip(), &a.sin_addr) == 1);
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	k = socket(AF_INET, SOCK_STREAM, 0);
+	KTAP_EXPECT(l >= 0 && k >= 0);
+	KTAP_EXPECT(!bind(l, (struct sockaddr *)&a, sizeof(a)));
+	KTAP_EXPECT(!listen(l, 0));
+	KTAP_EXPECT(!connect(k, (struct sockaddr *)&a, sizeof(a)));
+
+	fd = dev_open();
+	side_new(fd, &x, 16);
+	KTAP_EXPECT_RET(ep_create(fd, x.pz, x.dto, x.dto, x.conn, 0, 4, 4,
+				  &stuck), 0);
+	KTAP_EXPECT_RET(ep_connect(fd, stuck, QUAL_BASE + 500), 0);
+	/* siw's TCP connect under way: a socket in SYN_SENT to the port. */
+	for (t0 = now_s(); !syn_sent_to(QUAL_BASE + 500) && now_s() - t0 < 5;)
+		usleep(10000);
+	KTAP_EXPECT(syn_sent_to(QUAL_BASE + 500));
+
+	t0 = now_s();
+	rc_pair_new(fd, &c, &cli, &s, &srv, 16);
+	connect_pair(fd, &c, cli, &s, srv, QUAL_BASE + 501);
+	dt = now_s() - t0;
+	ktap_diag("another pair connected in %.2f s, a connect stuck beside it",
+		  dt);
+	KTAP_EXPECT(dt < 5);
+
+	KTAP_EXPECT_RET(evd_wait1(fd, x.conn, &ev, 30000), 0);
+	ktap_diag("the stuck connect ended after %.1f s: event %#x",
+		  now_s() - t0, ev.event_number);
+	KTAP_EXPECT_EQ(ev.event_number, KDAT_EVENT_CONNECTION_TIMED_OUT);
+	KTAP_EXPECT(close(fd) == 0);
+
+	/* A file closed under such a connect closes when TCP gives up. */
+	fd = dev_open();
+	side_new(fd, &x, 16);
+	KTAP_EXPECT_RET(ep_create(fd, x.pz, x.dto, x.dto, x.conn, 0, 4, 4,
+				  &stuck), 0);
+	KTAP_EXPECT(!syn_sent_to(QUAL_BASE + 500));
+	KTAP_EXPECT_RET(ep_connect(fd, stuck, QUAL_BASE + 500), 0);
+	for (t0 = now_s(); !syn_sent_to(QUAL_BASE + 500) && now_s() - t0 < 5;)
+		usleep(10000);
+	KTAP_EXPECT(syn_sent_to(QUAL_BASE + 500));
+	t0 = now_s();
+	KTAP_EXPECT(close(fd) == 0);
+	ktap_diag("a file closed in %.1f s under a stuck connect",
+		  now_s() - t0);
+	KTAP_EXPECT(now_s() - t0 < 30);
+	close(k);
+	close(l);
+	params_restore();
+	counts_back(&before);
+}
+
 /* ---- issue 44: every failure point unwinds (tests/lib/fail_nth.h) ---- */
 
 /* Every kind of object made, resized, linked and destroyed; no traffic. */
@@ -3336,6 +3436,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(crs_charged_to_psp_owner),
 	KTAP_CASE(ep_qp_renewed_under_posts),
 	KTAP_CASE(ep_reset_races_connect),
+	KTAP_CASE(iwarp_connect_blocks_no_one),
 	KTAP_CASE(fail_nth_sweep_objects),
 	KTAP_CASE(fail_nth_sweep_connection),
 	KTAP_CASE(fail_nth_sweep_ud),
