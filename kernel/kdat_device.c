@@ -357,7 +357,8 @@ static bool kdat_qp_renew_always;
  * Is @qp of @kdev, just moved from ERR to RESET (the move said it was
  * done), still in ERR, or does the device not say? Then no QP of the
  * device is taken to leave ERR ("Per device"): a new QP is right for any
- * device, only slower.
+ * device, only slower. A query that fails gets a new QP for this reset
+ * only.
  */
 bool kdat_dev_qp_err_final(struct kdat_device *kdev, struct ib_qp *qp)
 {
@@ -368,8 +369,10 @@ bool kdat_dev_qp_err_final(struct kdat_device *kdev, struct ib_qp *qp)
 	if (READ_ONCE(kdat_qp_renew_always) ||
 	    test_bit(KDAT_DEV_SEEN_QP_ERR_FINAL, &kdev->seen))
 		return true;
-	if (ib_query_qp(qp, &attr, IB_QP_STATE, &init) ||
-	    attr.qp_state != IB_QPS_ERR)
+	/* A query that fails says nothing of the device: a new QP, once. */
+	if (ib_query_qp(qp, &attr, IB_QP_STATE, &init))
+		return true;
+	if (attr.qp_state != IB_QPS_ERR)
 		return false;
 	if (!test_and_set_bit(KDAT_DEV_SEEN_QP_ERR_FINAL, &kdev->seen))
 		ibdev_info(qp->device,

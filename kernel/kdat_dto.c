@@ -540,8 +540,10 @@ static int kdat_dto_begin(struct kdat_ep *ep, struct kdat_dto *dto,
 	bool recv = dto->op == KDAT_DTO_RECEIVE;
 	enum kdat_ep_verdict verdict;
 	struct kdat_dto_ctx *ctx;
+	bool reaped = false;
 	unsigned long flags;
 
+again:
 	spin_lock_irqsave(&ep->lock, flags);
 	/* A UD EP has no connection: it takes DTOs in every state. */
 	verdict = ep->ud ? KDAT_EP_DO :
@@ -563,6 +565,18 @@ static int kdat_dto_begin(struct kdat_ep *ep, struct kdat_dto *dto,
 	}
 	ctx = kdat_slot_get(recv ? &ep->recv : &ep->send);
 	spin_unlock_irqrestore(&ep->lock, flags);
+	if (!ctx && !reaped) {
+		/*
+		 * Every slot taken: a completion the device has written and
+		 * not yet signalled, or signalled to an irq_poll still to run,
+		 * frees one when it is reaped. Reap the queue's CQ once and
+		 * look again, so that a slot is free as soon as the device is
+		 * done with it, whenever kdat would have seen it.
+		 */
+		kdat_cq_reap(&(recv ? ep->recv_evd : ep->req_evd)->kcq);
+		reaped = true;
+		goto again;
+	}
 	if (!ctx)
 		return -ENOMEM;
 	ctx->cookie = dto->cookie;

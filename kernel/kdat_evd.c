@@ -333,6 +333,26 @@ static void kdat_evd_release(struct kdat_evd *evd)
 	up_read(&kdev->rwsem);
 }
 
+/*
+ * The device's CQ memory is charged to no one: the events are, for the
+ * EVD's length; the entries a device without resize_cq gets beyond it
+ * are charged here, a work completion's worth each (memory kept only to
+ * be charged: no charge of another's allocation is exported to modules),
+ * so that the cgroup bounds them too. Before the CQ is made, so that a
+ * caller at its limit makes none.
+ */
+static int kdat_evd_charge_cq(struct kdat_evd *evd)
+{
+	size_t n;
+
+	if (evd->cq_size <= evd->qlen)
+		return 0;
+	n = array_size(evd->cq_size - evd->qlen, sizeof(struct ib_wc));
+	evd->cq_charge = kvmalloc(n, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
+				  __GFP_NOWARN);
+	return evd->cq_charge ? 0 : -ENOMEM;
+}
+
 static void kdat_evd_destroy(struct kdat_obj *obj)
 {
 	struct kdat_evd *evd = container_of(obj, struct kdat_evd, obj);
@@ -402,6 +422,20 @@ int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
 
 	INIT_LIST_HEAD(&evd->res.node);
 
+	/*
+	 * The CQ's size is the device's to say; its charge is taken with no
+	 * device lock held (reclaim would delay the device's removal).
+	 */
+	if (evd->flags & KDAT_EVD_DTO) {
+		down_read(&ia->kdev->rwsem);
+		if (ia->kdev->ibdev)
+			evd->cq_size = kdat_dev_cq_size(ia->kdev->ibdev,
+							evd->qlen);
+		up_read(&ia->kdev->rwsem);
+		ret = kdat_evd_charge_cq(evd);
+		if (ret)
+			goto err_free;
+	}
 	down_read(&ia->kdev->rwsem);
 	if (!ia->kdev->ibdev) {
 		up_read(&ia->kdev->rwsem);
@@ -409,7 +443,6 @@ int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
 		goto err_free;
 	}
 	if (evd->flags & KDAT_EVD_DTO) {
-		evd->cq_size = kdat_dev_cq_size(ia->kdev->ibdev, evd->qlen);
 		ret = kdat_cq_create(&evd->kcq, ia->kdev, evd->cq_size);
 		if (ret) {
 			up_read(&ia->kdev->rwsem);
@@ -422,23 +455,6 @@ int kdat_evd_new(struct kdat_file *kfile, struct kdat_ia *ia, u32 evd_flags,
 	up_read(&ia->kdev->rwsem);
 	if (ret)
 		goto err_release;
-	/*
-	 * The device's CQ memory is charged to no one: the events are, for
-	 * the EVD's length; the entries a device without resize_cq gets
-	 * beyond it are charged here, a work completion's worth each, so
-	 * that the cgroup bounds them too.
-	 */
-	if (evd->cq_size > evd->qlen) {
-		size_t n = array_size(evd->cq_size - evd->qlen,
-				      sizeof(struct ib_wc));
-
-		evd->cq_charge = kvmalloc(n, GFP_KERNEL_ACCOUNT |
-					  __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
-		if (!evd->cq_charge) {
-			ret = -ENOMEM;
-			goto err_release;
-		}
-	}
 
 	ret = kdat_obj_reserve(kfile, &evd->obj, ia);
 	if (ret)

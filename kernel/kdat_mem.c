@@ -940,7 +940,7 @@ int kdat_rmr_bind_do(struct kdat_file *kfile, struct kdat_rmr_bind *cmd)
 	} else if (verdict != KDAT_EP_DO) {
 		ret = -EBUSY;
 	} else if (!rmr->pz->pd || (lmr && !lmr->kernel && !lmr->mr) ||
-		   (lmr && lmr->kernel && !lmr->mapped) || !ep->qp) {
+		   (lmr && lmr->kernel && !lmr->mapped) || !READ_ONCE(ep->qp)) {
 		ret = -ENODEV;
 	} else {
 		mr = NULL;
