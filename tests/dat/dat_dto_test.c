@@ -630,19 +630,12 @@ static void test_recv_iov_fill_order(void)
 }
 
 /*
- * A DTO of @x completed in error (not flushed): the connection is broken.
- * @x is DISCONNECTED, with DAT_CONNECTION_EVENT_BROKEN after the DTO's
- * event; its peer @y hears of it (DISCONNECTED, or BROKEN when a DTO of
- * its own failed too) and is DISCONNECTED; a send posted to @x now is
- * flushed at once. The DTO events @x and @y still hold (the peer's
- * failed or flushed send) are dequeued first.
- */
-/*
  * The RDMA write @ck of @c was refused by the peer (no such RMR, or no
  * write privilege): DAT_DTO_ERR_REMOTE_ACCESS. On iWARP a write completes
  * once TCP has it and the refusal comes back as a TERMINATE that ends the
- * connection: the DTO may have succeeded (or been flushed), and the
- * connection's end is checked here instead (true: it was).
+ * connection: the DTO may have succeeded (or been flushed, or failed
+ * locally), and the connection's end is checked here instead (true: it
+ * was).
  */
 static bool expect_write_refused(struct side *c, uint64_t ck)
 {
@@ -656,10 +649,18 @@ static bool expect_write_refused(struct side *c, uint64_t ck)
 		KTAP_EXPECT(d->status == DAT_DTO_ERR_REMOTE_ACCESS);
 		return false;
 	}
-	/* Or flushed: the TERMINATE came before the write was done. */
-	KTAP_EXPECT(d->status == DAT_DTO_SUCCESS ||
-		    d->status == DAT_DTO_ERR_REMOTE_ACCESS ||
-		    d->status == DAT_DTO_ERR_FLUSHED);
+	/*
+	 * Or flushed: the TERMINATE came before the write was done. Or
+	 * failed locally: the peer ended the connection while the write was
+	 * still going out (siw_qp_sq_process() completes a write whose
+	 * transmission failed IB_WC_LOC_QP_OP_ERR): 5 of 200 runs of
+	 * test_rmr over siw0 in the testbed.
+	 */
+	if (d->status != DAT_DTO_SUCCESS &&
+	    d->status != DAT_DTO_ERR_REMOTE_ACCESS &&
+	    d->status != DAT_DTO_ERR_FLUSHED &&
+	    d->status != DAT_DTO_ERR_LOCAL_EP)
+		KTAP_FAIL("refused write: DTO status %d", d->status);
 	wait_event(c->conn_evd, &ev);
 	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_EVENT_BROKEN ||
 		    ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED);
@@ -667,6 +668,14 @@ static bool expect_write_refused(struct side *c, uint64_t ck)
 	return true;
 }
 
+/*
+ * A DTO of @x completed in error (not flushed): the connection is broken.
+ * @x is DISCONNECTED, with DAT_CONNECTION_EVENT_BROKEN after the DTO's
+ * event; its peer @y hears of it (DISCONNECTED, or BROKEN when a DTO of
+ * its own failed too) and is DISCONNECTED; a send posted to @x now is
+ * flushed at once. The DTO events @x and @y still hold (the peer's
+ * failed or flushed send) are dequeued first.
+ */
 static void broken_after_error(struct side *x, struct side *y)
 {
 	DAT_LMR_TRIPLET none = { 0 };
