@@ -405,10 +405,19 @@ static u64 kdat_cpu_idle_us(int cpu)
 	return idle + iowait;
 }
 
+/*
+ * A spinning poller not pinned to a CPU keeps its back-off for a wanted
+ * CPU at one jiffy: what wanted it is most often the polling process
+ * itself, placed beside the poller for a moment, and each jiffy asleep
+ * costs that process a doorbell per post; the poller's next wake-up may
+ * place it elsewhere. A pinned poller stays beside what wants its CPU:
+ * its back-off doubles.
+ */
 static void kdat_poller_back_off(struct kdat_poller *p, int why)
 {
 	if (why == KDAT_POLL_SHARED) {
-		p->shared_backoff = kdat_poller_double(p->shared_backoff);
+		p->shared_backoff = p->spin && p->cpu == KDAT_POLLER_ANY_CPU ?
+			1 : kdat_poller_double(p->shared_backoff);
 		WRITE_ONCE(p->shared_sleeps, p->shared_sleeps + 1);
 	} else if (why == KDAT_POLL_UNPAID) {
 		p->unpaid_backoff = kdat_poller_double(p->unpaid_backoff);
