@@ -46,22 +46,42 @@ calls_setup() {
 		{ calls_why="kdat's ioctl numbers not found in $hdr"; return 1; }
 }
 
+# shellcheck source=tests/lib/quiesce.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/quiesce.sh"	# quiesced
+
 # calls_arm, calls_disarm: from a suite's start to its end, an event that
 # never fires (a machine check's) is on. The first event enabled makes
-# the kernel record task names (and tgids), which hooks sched_switch, and
-# the last one disabled unhooks it: each patches __schedule() with int3
-# breakpoints while the other CPU runs it, which under TCG took two 6.12
-# guests down ("Oops: int3", QEMU's cross-modifying code). Armed, a suite
-# patches it twice, not twice per case; outside the suites that trace,
-# nothing is hooked.
+# the kernel record task names (and tgids), which hooks sched_switch and
+# sched_wakeup, and the last one disabled unhooks them, each time
+# patching the scheduler (tests/lib/quiesce.sh). Armed, a suite patches
+# it twice, not twice per case; outside the suites that trace, nothing
+# is hooked (a hook at every context switch slowed the DAT programs by
+# 20 to 40 % under TCG). Every turn of an event here is quiesced.
 calls_arm() {
 	[ -w $CALLS_T/events/mce/mce_record/enable ] &&
-		echo 1 > $CALLS_T/events/mce/mce_record/enable
+		echo 1 | quiesced tee $CALLS_T/events/mce/mce_record/enable > /dev/null
 }
 
 calls_disarm() {
 	[ -w $CALLS_T/events/mce/mce_record/enable ] &&
-		echo 0 > $CALLS_T/events/mce/mce_record/enable
+		echo 0 | quiesced tee $CALLS_T/events/mce/mce_record/enable > /dev/null
+}
+
+# calls_events 1|0: the events calls_start traces on, or off.
+calls_events() {
+	local e
+
+	if [ "$1" = 1 ]; then
+		for e in "$CALLS_T"/events/syscalls/sys_enter_*/enable; do
+			echo 1 > "$e"
+		done
+	else
+		echo 0 > $CALLS_T/events/syscalls/enable
+	fi
+	# The poller's sleeps, to say why a program rang doorbells.
+	[ -w $CALLS_T/events/kdat/kdat_poller_sleep/enable ] &&
+		echo "$1" > $CALLS_T/events/kdat/kdat_poller_sleep/enable
+	return 0
 }
 
 # The trace stays for calls_count; tracing is on again for whoever
@@ -70,25 +90,16 @@ calls_disarm() {
 # suite's armed one stays).
 calls_stop() {
 	echo 0 > $CALLS_T/tracing_on
-	echo 0 > $CALLS_T/events/syscalls/enable
-	[ -w $CALLS_T/events/kdat/kdat_poller_sleep/enable ] &&
-		echo 0 > $CALLS_T/events/kdat/kdat_poller_sleep/enable
+	quiesced calls_events 0
 	echo 1 > $CALLS_T/tracing_on
 }
 
 calls_start() {
-	local e
-
 	calls_stop
 	echo > $CALLS_T/trace
 	echo 8192 > $CALLS_T/buffer_size_kb
 	echo 1 > $CALLS_T/options/record-tgid
-	for e in "$CALLS_T"/events/syscalls/sys_enter_*/enable; do
-		echo 1 > "$e"
-	done
-	# The poller's sleeps, to say why a program rang doorbells.
-	[ -w $CALLS_T/events/kdat/kdat_poller_sleep/enable ] &&
-		echo 1 > $CALLS_T/events/kdat/kdat_poller_sleep/enable
+	quiesced calls_events 1
 	echo 1 > $CALLS_T/tracing_on
 }
 
