@@ -353,7 +353,7 @@ static int client(char *ia, const char *ip, DAT_CONN_QUAL qual,
 		.magic = MAGIC, .msg = msg, .depth = depth,
 		.write = !strcmp(mode, "write"),
 	};
-	uint64_t sent = 0, acked = 0, i;
+	uint64_t sent = 0, acked = 0, done = 0, i;
 	double t0, last_ok, deadline;
 	struct xfer_rep rep;
 	DAT_RMR_TRIPLET rem;
@@ -392,8 +392,13 @@ static int client(char *ia, const char *ip, DAT_CONN_QUAL qual,
 	while (until || acked < req.msgs) {
 		const DAT_DTO_COMPLETION_EVENT_DATA *d;
 
+		/*
+		 * A message's slot is free when the server's credit for it
+		 * came, its send queue entries when its own send completed:
+		 * under loss the credit can come first.
+		 */
 		while ((until || sent < req.msgs) && sent - acked < depth &&
-		       now() < deadline) {
+		       sent - done < depth && now() < deadline) {
 			size_t off = (sent % depth) * msg;
 
 			fill(c.buf + off, msg, sent);
@@ -434,6 +439,8 @@ static int client(char *ia, const char *ip, DAT_CONN_QUAL qual,
 			break;
 		}
 		last_ok = now();
+		if ((d->user_cookie.as_64 & (CK_RECV | CK_MSG)) == CK_MSG)
+			done++;
 		if ((d->user_cookie.as_64 & (CK_RECV | CK_CREDIT)) ==
 		    (CK_RECV | CK_CREDIT)) {
 			acked++;
