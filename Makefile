@@ -5,16 +5,16 @@
 #   make            kdat.ko, libdat.so, the tests and tools, the sample
 #                   kernel consumer (tests/kernel/kdat_consumer.ko)
 #   make check      every test suite on Debian's kernels 6.1 and 6.12
-#                   (doc/testing.md: what 6.12's pass leaves to the
-#                   debug pass), the DAT suites over Soft-iWARP, the
-#                   packages, and those of
-#                   tests/suites.debug on the debug kernel (built from
-#                   linux-source-6.12), in the VM testbed (scripts/vm-run)
+#                   (doc/testing.md: what 6.12's pass leaves to 6.1's),
+#                   the DAT suites over Soft-iWARP and the packages, in
+#                   the VM testbed (scripts/vm-run)
+#   make check-debug  tests/suites.debug on the debug kernel (built from
+#                   linux-source-6.12; CI runs it after make check)
 #   make check-twohost  the two-host suites (CI runs them after make check)
 #   make check-faults  the fault-injection sweeps and the fuzzer on the
 #                   debug kernel (CI runs them after make check)
-#   make check-hog  the same with a busy loop per host CPU beside it
-#   make check-debug  every suite on the debug kernel
+#   make check-hog  make check with a busy loop per host CPU beside it
+#   make check-debug-all  every suite on the debug kernel
 #   make check-debug-6.1  tests/suites.debug on a debug kernel built
 #                   from linux-source-6.1
 #   make check-6.12 every suite on Debian's 6.12 kernel
@@ -74,7 +74,7 @@ DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
-.PHONY: all module kmod lib tools tests setup check check-debug check-debug-6.1 check-6.12 check-siw check-siw-6.12 check-twohost check-faults twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench bench-hwlike \
+.PHONY: all module kmod lib tools tests setup check check-debug check-debug-all check-debug-6.1 check-6.12 check-siw check-siw-6.12 check-twohost check-faults twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench bench-hwlike \
 	clean install install-libdat2 uninstall-libdat2 deb fuzz storm compat FORCE
 
 all: module kmod lib tools tests
@@ -238,19 +238,25 @@ twohost-bulk: all
 		"tests/twohost/bulk.sh $(TWOHOST_BYTES) 1%" \
 		"tests/twohost/bulk.sh $(TWOHOST_BYTES) 5%"
 
+# tests/suites.debug on the debug kernel (KASAN, lockdep, kmemleak, KUnit;
+# built from linux-source-6.12 when its cache is cold).
+check-debug: all
+	KDAT_CHECK_KERNELS=debug $(TOP)/scripts/check
+
 # Every suite of tests/suites on the debug kernel, not only those of
 # tests/suites.debug (more than an hour in the 2-CPU testbed).
-check-debug: all
+check-debug-all: all
 	KDAT_CHECK_KERNELS=debug KDAT_CHECK_DEBUG_SUITES=all \
 		KDAT_VM_TIMEOUT=$${KDAT_VM_TIMEOUT:-10800} $(TOP)/scripts/check
 
-# make check's debug pass on a debug kernel built from Debian's
-# linux-source-6.1 (make check's is 6.12's).
+# make check-debug on a debug kernel built from Debian's linux-source-6.1
+# (make check-debug's is 6.12's).
 check-debug-6.1: all
 	KDAT_CHECK_KERNELS=debug KDAT_DEBUG_KVER=6.1 $(TOP)/scripts/check
 
-# The same, with a busy loop per host CPU beside the guest. Each guest
-# gets two hours: the debug pass alone takes more than one under the hog.
+# make check with a busy loop per host CPU beside the guest. Each guest
+# gets two hours (KDAT_CHECK_ALSO=debug adds the debug pass, which alone
+# takes more than one under the hog).
 check-hog: all
 	KDAT_VM_TIMEOUT=$${KDAT_VM_TIMEOUT:-7200} \
 		$(TOP)/scripts/with-cpu-hog $(TOP)/scripts/check

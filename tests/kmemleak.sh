@@ -19,7 +19,7 @@ skip_all() {
 }
 
 [ "$(id -u)" = 0 ] || skip_all "needs root"
-[ -e $K ] || skip_all "this kernel has no kmemleak (Debian's stock kernel); make check runs it on the debug kernel"
+[ -e $K ] || skip_all "this kernel has no kmemleak (Debian's stock kernel); make check-debug runs it on the debug kernel"
 
 echo "1..1"
 case ${1:-scan} in

@@ -21,7 +21,7 @@ skip_all() {
 [ "$(id -u)" = 0 ] || skip_all "needs root (insmod/rmmod)"
 [ -f "$KO" ] || skip_all "$KO not built"
 [ -d /sys/kernel/debug/kunit ] || grep -q ' kunit_run_tests$' /proc/kallsyms ||
-	skip_all "this kernel has no CONFIG_KUNIT (Debian's stock kernel); make check runs these on the debug kernel"
+	skip_all "this kernel has no CONFIG_KUNIT (Debian's stock kernel); make check-debug runs these on the debug kernel"
 # Its suites live in this section (no pipe: grep -q would cut it short).
 grep -qa '\.kunit_test_suites' "$KO" ||
 	skip_all "$KO was built without CONFIG_KUNIT"
