@@ -96,6 +96,25 @@ run() {
 	return $rc
 }
 
+# srq_race OUT: dtestsrq's client sent and received every burst (it
+# failed only in its disconnect_eps, which pairs connection and async
+# events), and its server's only error was a send completion flushed
+# with no byte reported (DAT_DTO_ERR_FLUSHED): a send the client had
+# received, whose ACK the server's device had not processed when the
+# client's disconnect moved the server's QP to error. dtestsrq
+# disconnects without waiting for its peer's send completions: an RC
+# race of the program, seen on 6.12's rxe, whose completer is a work item
+# that may run after the disconnect request is handled.
+srq_race() {
+	local out=$1
+
+	grep -q '^ *Error disconnect_eps' "$out.cli" &&
+		! grep -vE '^ *Error disconnect_eps' "$out.cli" |
+			grep -qE '(^| )(ERR|Err|Error)' &&
+		grep -q 'ERROR: DTO REQ size 0, status 1$' "$out.srv" &&
+		[ "$(grep -cE '(^| )(ERROR|Error):? ' "$out.srv")" = 1 ]
+}
+
 case_result() {
 	n=$((n + 1))
 	if [ "$1" = 0 ]; then
@@ -123,7 +142,13 @@ for r in "${runs[@]}"; do
 			"the reference provider itself failed on this device (above)"
 	fi
 	run "$KDAT" "$r" "$work/kdat-$tag"
-	case_result $? "$r over kdat"
+	rc=$?
+	if [ $rc != 0 ] && srq_race "$work/kdat-$tag"; then
+		echo "# $KDAT $r: dtestsrq's own race (above): the server's last send, received by the client, flushed by the client's disconnect before its ACK was processed; once more"
+		run "$KDAT" "$r" "$work/kdat-$tag.2"
+		rc=$?
+	fi
+	case_result $rc "$r over kdat"
 done
 echo "# Totals: pass:$((n - fail - skip)) fail:$fail skip:$skip"
 [ "$fail" = 0 ]
