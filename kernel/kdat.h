@@ -225,6 +225,16 @@ struct kdat_device {
 	 * made under @rwsem held for read ends (kdat_ep_wait()).
 	 */
 	bool going;
+	/*
+	 * Active connects that may block (kdat_ep_connect_work()), queued or
+	 * under way, each counted before @no_connects is read
+	 * (kdat_dev_connect_begin()); the remove callback sets @no_connects,
+	 * then waits on @connects_wq until none is counted, before it sets
+	 * @going and takes @rwsem.
+	 */
+	atomic_t connects;
+	wait_queue_head_t connects_wq;
+	bool no_connects;
 	/* Under kdat_devices_lock. */
 	struct list_head node;
 	char name[IB_DEVICE_NAME_MAX];
@@ -257,6 +267,8 @@ u32 kdat_dev_read_sge(struct ib_device *ibdev, u32 send_sge);
 bool kdat_dev_reads_ordered(struct ib_device *ibdev, u32 port);
 bool kdat_dev_cm_moves_qp(struct ib_device *ibdev, u32 port);
 bool kdat_dev_connect_blocks(struct ib_device *ibdev, u32 port);
+bool kdat_dev_connect_begin(struct kdat_device *kdev);
+void kdat_dev_connect_end(struct kdat_device *kdev);
 bool kdat_dev_reject_is_peers(struct ib_device *ibdev, u32 port, int status);
 void kdat_dev_signalled(struct kdat_device *kdev);
 void kdat_dev_flush_signals(struct kdat_device *kdev);

@@ -271,6 +271,31 @@ bool kdat_dev_connect_blocks(struct ib_device *ibdev, u32 port)
 }
 
 /*
+ * Such a connect is about to be queued: counted on @kdev, so that its
+ * removal waits for it, holding nothing, before it takes the rwsem
+ * (kdat_remove_one()). False, nothing counted, once the removal has
+ * begun. Each side writes, then reads the other's, with a full barrier
+ * between: either the removal sees the count, or this sees the flag.
+ */
+bool kdat_dev_connect_begin(struct kdat_device *kdev)
+{
+	atomic_inc(&kdev->connects);
+	/* Pairs with kdat_remove_one()'s, after no_connects is set. */
+	smp_mb__after_atomic();
+	if (!READ_ONCE(kdev->no_connects))
+		return true;
+	kdat_dev_connect_end(kdev);
+	return false;
+}
+
+/* That connect is over (made, failed, or not made). */
+void kdat_dev_connect_end(struct kdat_device *kdev)
+{
+	if (atomic_dec_and_test(&kdev->connects))
+		wake_up(&kdev->connects_wq);
+}
+
+/*
  * Is a REJECTED event of @status on @port a reject by the peer, though it
  * carries no kdat reject data? iWARP's CM gives no reject reason; siw
  * reports a peer's MPA reject as -ECONNRESET, which ib_core does not take
@@ -475,6 +500,8 @@ static int kdat_add_one(struct ib_device *ibdev)
 	mutex_init(&kdev->res_lock);
 	INIT_LIST_HEAD(&kdev->resources);
 	INIT_LIST_HEAD(&kdev->dead_cqs);
+	atomic_set(&kdev->connects, 0);
+	init_waitqueue_head(&kdev->connects_wq);
 	kdev->ibdev = ibdev;
 
 	mutex_lock(&kdat_devices_lock);
@@ -501,10 +528,28 @@ static void kdat_remove_one(struct ib_device *ibdev, void *client_data)
 	mutex_unlock(&kdat_devices_lock);
 
 	/*
+	 * A connect under way may block until TCP gives up (iWARP's, which
+	 * siw makes blocking), and the EP's teardown below waits for it:
+	 * wait for those first, queued or under way, holding nothing, so
+	 * that other users' calls on the device are not queued behind the
+	 * rwsem meanwhile. None is queued once @no_connects is set
+	 * (kdat_dev_connect_begin()), a queued one that sees it connects
+	 * nothing, and the connect ioctl answers -ENODEV: the wait ends.
+	 * Idle: it may last as long as TCP's connect, past the hung-task
+	 * watch.
+	 */
+	WRITE_ONCE(kdev->no_connects, true);
+	/* Pairs with kdat_dev_connect_begin()'s, after its count. */
+	smp_mb();
+	wait_event_idle(kdev->connects_wq, !atomic_read(&kdev->connects));
+
+	/*
 	 * No ioctl uses the device from here on. Take every object off it,
 	 * newest first, so each goes before what it was built on; ib_core
 	 * wants all of it released before this returns. A teardown that
-	 * waits for its device under the rwsem stops waiting (@going).
+	 * waits for its device under the rwsem stops waiting (@going), set
+	 * only now: until the rwsem is taken the device still works, and a
+	 * graceful disconnect keeps its grace.
 	 */
 	WRITE_ONCE(kdev->going, true);
 	down_write(&kdev->rwsem);

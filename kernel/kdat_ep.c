@@ -864,23 +864,32 @@ static void kdat_ep_connect_failed(struct kdat_ep *ep, int ret)
 static void kdat_ep_connect_work(struct work_struct *work)
 {
 	struct kdat_ep *ep = container_of(work, struct kdat_ep, connect_work);
+	/* Alive until the EP's reference is put, at the end. */
+	struct kdat_device *kdev = ep->pz->ia->kdev;
 	struct rdma_conn_param param = {};
 	u8 pdata[KDAT_PRIVATE_DATA_BUF];
 	struct rdma_cm_id *id;
 	bool go, dead;
 	int ret = 0;
 
+	/* Counted when queued (kdat_dev_connect_begin()). */
 	mutex_lock(&ep->cm_lock);
 	id = ep->connecting;
 	/* Not for an EP given up, or going (its file closing). */
 	go = ep->cm_id == id && !READ_ONCE(ep->obj.dead) &&
 	     kdat_ep_state(ep) == KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
+	if (go && READ_ONCE(kdev->no_connects)) {
+		/* The device's removal waits for us: be quick. */
+		go = false;
+		ret = -ENODEV;	/* unreachable */
+	}
 	if (go)
 		kdat_ep_connect_param(ep, id, &param, pdata);
 	mutex_unlock(&ep->cm_lock);
 
 	if (go)
 		ret = rdma_connect(id, &param);
+	kdat_dev_connect_end(kdev);
 
 	mutex_lock(&ep->cm_lock);
 	ep->connecting = NULL;
@@ -988,16 +997,25 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 			break;
 		}
 		/*
-		 * A connect that may block: kdat_ep_connect_work(). An EP
-		 * whose last reference is gone is being destroyed: its
+		 * A connect that may block: kdat_ep_connect_work(), counted
+		 * on the device from now (its removal waits for it before it
+		 * takes the rwsem), not made once the removal has begun. An
+		 * EP whose last reference is gone is being destroyed: its
 		 * teardown, about to come, destroys the id.
 		 */
-		if (WARN_ON_ONCE(ep->connecting) ||
-		    !kref_get_unless_zero(&ep->obj.ref))
+		if (!kdat_dev_connect_begin(ep->pz->ia->kdev)) {
+			kdat_ep_connect_failed(ep, -ENODEV);
 			break;
+		}
+		if (WARN_ON_ONCE(ep->connecting) ||
+		    !kref_get_unless_zero(&ep->obj.ref)) {
+			kdat_dev_connect_end(ep->pz->ia->kdev);
+			break;
+		}
 		ep->connecting = id;
 		if (WARN_ON_ONCE(!kdat_cm_connect_defer(&ep->connect_work))) {
 			ep->connecting = NULL;
+			kdat_dev_connect_end(ep->pz->ia->kdev);
 			kdat_obj_put(&ep->obj);
 		}
 		break;
@@ -1088,8 +1106,14 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 					 KDAT_EVENT_CONNECTION_ACCEPT_ERROR);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		if (state == KDAT_EP_STATE_CONNECTED)
-			rdma_disconnect(id);	/* answer the peer's DREQ */
+		/*
+		 * Answer the peer's DREQ, also during a graceful disconnect's
+		 * wait, which then has nothing left to do (where our own DREQ
+		 * was answered, this does nothing).
+		 */
+		if (state == KDAT_EP_STATE_CONNECTED ||
+		    state == KDAT_EP_STATE_DISCONNECT_PENDING)
+			rdma_disconnect(id);
 		if (state == KDAT_EP_STATE_CONNECTED ||
 		    state == KDAT_EP_STATE_DISCONNECT_PENDING)
 			kdat_ep_connection_ended(ep,
@@ -1413,9 +1437,10 @@ static enum kdat_ep_state kdat_ep_teardown(struct kdat_ep *ep)
 	/*
 	 * An id another thread destroys, or the connect's, uses the QP. The
 	 * connect's goes when TCP gives up on iWARP (minutes): an idle wait,
-	 * which the hung task watch ignores. Only the device's removal gets
-	 * here with the connect under way: a close waits for the connect's
-	 * reference to the EP first.
+	 * which the hung task watch ignores. A close waits for the connect's
+	 * reference to the EP first, and the device's removal for every
+	 * connect queued or under way on the device before it takes the
+	 * rwsem: here the connect is only finishing.
 	 */
 	wait_event_idle(ep->idle_wq, !READ_ONCE(ep->ids_dying));
 
@@ -1978,9 +2003,11 @@ static int kdat_ep_qp_reset(struct kdat_ep *ep)
  * outside cm_lock (rdma_destroy_id() waits for the EP's CM handler,
  * which takes it), as in the teardown; its later events were the old
  * connection's anyway. The device's rwsem is held for read; the caller
- * checks the EP's state after.
+ * checks the EP's state after. -EINTR, cm_lock not held, when a fatal
+ * signal ended the wait for an id another thread or the connect is
+ * destroying (a TCP connect on iWARP lasts until TCP gives up).
  */
-static void kdat_ep_lock_for_reset(struct kdat_ep *ep)
+static int kdat_ep_lock_for_reset(struct kdat_ep *ep)
 {
 	struct rdma_cm_id *id;
 
@@ -1988,7 +2015,7 @@ static void kdat_ep_lock_for_reset(struct kdat_ep *ep)
 		mutex_lock(&ep->cm_lock);
 		if (kdat_ep_allowed(kdat_ep_state(ep), KDAT_EP_OP_RESET) !=
 		    KDAT_EP_DO || (!ep->cm_id && !ep->ids_dying))
-			return;
+			return 0;
 		id = ep->cm_id;
 		ep->cm_id = NULL;
 		if (kdat_ep_id_put(ep, id))
@@ -2002,7 +2029,9 @@ static void kdat_ep_lock_for_reset(struct kdat_ep *ep)
 			 * iWARP, until TCP gives up): it wakes us once it is
 			 * gone.
 			 */
-			wait_event_idle(ep->idle_wq, !READ_ONCE(ep->ids_dying));
+			if (wait_event_killable(ep->idle_wq,
+						!READ_ONCE(ep->ids_dying)))
+				return -EINTR;
 			continue;
 		}
 		rdma_destroy_id(id);
@@ -2048,7 +2077,8 @@ int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 
 	kdat_ep_take_recvs(ep);
 	down_read(&kdat_ep_kdev(ep)->rwsem);
-	if (!ep->qp) {
+	/* No QP: the device is gone; no connects: it is going. */
+	if (!ep->qp || READ_ONCE(kdat_ep_kdev(ep)->no_connects)) {
 		ret = -ENODEV;
 		goto out_unlock_dev;
 	}
@@ -2070,7 +2100,11 @@ int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 		goto out_unlock_dev;
 	}
 
-	kdat_ep_lock_for_reset(ep);
+	ret = kdat_ep_lock_for_reset(ep);
+	if (ret) {
+		rdma_destroy_id(id);
+		goto out_unlock_dev;
+	}
 	state = kdat_ep_state(ep);
 	if (kdat_ep_allowed(state, KDAT_EP_OP_CONNECT) != KDAT_EP_DO) {
 		ret = -EBUSY;
@@ -2160,15 +2194,19 @@ int kdat_cmd_ep_connect(struct kdat_ucmd *ucmd)
 	return ret;
 }
 
-static bool kdat_ep_sends_done(struct kdat_ep *ep)
+/* A graceful disconnect's wait is over: no send left, or no connection. */
+static bool kdat_ep_graceful_done(struct kdat_ep *ep)
 {
-	return !READ_ONCE(ep->send.posted);
+	return !READ_ONCE(ep->send.posted) ||
+	       kdat_ep_state(ep) != KDAT_EP_STATE_DISCONNECT_PENDING;
 }
 
 /* Disconnect @ep (@flags: KDAT_CLOSE_GRACEFUL or 0). */
 int kdat_ep_disconnect_do(struct kdat_ep *ep, u32 flags)
 {
 	enum kdat_ep_state state;
+	unsigned long irqflags;
+	u32 gen;
 	int ret = 0;
 
 	/* What the rings hold was posted before the disconnect. */
@@ -2202,16 +2240,47 @@ int kdat_ep_disconnect_do(struct kdat_ep *ep, u32 flags)
 		 * answer.
 		 */
 		kdat_ep_set_state(ep, KDAT_EP_STATE_DISCONNECT_PENDING);
-		if (flags & KDAT_CLOSE_GRACEFUL)
-			kdat_ep_wait(ep, &ep->idle_wq, kdat_ep_sends_done,
+		if (flags & KDAT_CLOSE_GRACEFUL) {
+			/*
+			 * Without cm_lock: the EP's RDMA CM handler takes it,
+			 * and an event of the EP meanwhile (the peer's own
+			 * disconnect) would hold the CM's queue, which every
+			 * connection of the host shares, until the wait ends.
+			 * The connection may end meanwhile (the peer's
+			 * disconnect, an error): nothing is left to do then,
+			 * nor after a reset and a new connection.
+			 */
+			spin_lock_irqsave(&ep->lock, irqflags);
+			gen = ep->conn_gen;
+			spin_unlock_irqrestore(&ep->lock, irqflags);
+			mutex_unlock(&ep->cm_lock);
+			kdat_ep_wait(ep, &ep->idle_wq, kdat_ep_graceful_done,
 				     msecs_to_jiffies(KDAT_GRACEFUL_MS));
+			mutex_lock(&ep->cm_lock);
+			spin_lock_irqsave(&ep->lock, irqflags);
+			state = ep->state;
+			if (ep->conn_gen != gen)
+				state = KDAT_EP_STATE_DISCONNECTED;
+			spin_unlock_irqrestore(&ep->lock, irqflags);
+			if (state != KDAT_EP_STATE_DISCONNECT_PENDING ||
+			    !ep->cm_id || !ep->qp)
+				break;
+		}
 		kdat_ep_qp_error(ep);
 		if (rdma_disconnect(ep->cm_id))
 			kdat_ep_connection_ended(ep,
 				KDAT_EVENT_CONNECTION_DISCONNECTED);
 		break;
 	case KDAT_EP_NOP:
-		break;	/* going or gone: nothing to do, as DAT says */
+		/*
+		 * Going or gone: nothing to do, as DAT says; but an abrupt
+		 * disconnect during a graceful one's wait flushes the sends
+		 * it waits for, so that it ends now.
+		 */
+		if (state == KDAT_EP_STATE_DISCONNECT_PENDING &&
+		    !(flags & KDAT_CLOSE_GRACEFUL))
+			kdat_ep_qp_error(ep);
+		break;
 	default:
 		ret = -EBUSY;
 		break;
@@ -2249,7 +2318,11 @@ int kdat_ep_reset_do(struct kdat_ep *ep)
 	kdat_sq_ring_flush(READ_ONCE(ep->rq_ring));
 
 	down_read(&kdat_ep_kdev(ep)->rwsem);
-	kdat_ep_lock_for_reset(ep);
+	ret = kdat_ep_lock_for_reset(ep);
+	if (ret) {
+		up_read(&kdat_ep_kdev(ep)->rwsem);
+		return ret;
+	}
 	switch (kdat_ep_allowed(kdat_ep_state(ep), KDAT_EP_OP_RESET)) {
 	case KDAT_EP_DO:
 		if (!ep->qp) {

@@ -545,7 +545,8 @@ EXPORT_SYMBOL_GPL(kdat_ep_create);
  *
  * Context: process context; may sleep.
  * Return: 0 (started), -EBADF (@ep has no connection EVD), -EBUSY (wrong
- * state), -EINVAL, -EADDRNOTAVAIL.
+ * state), -EINVAL, -EADDRNOTAVAIL, -ENODEV (the device is gone or being
+ * removed), -EINTR (as kdat_ep_reset()).
  */
 int kdat_ep_connect(struct kdat_ep *ep, const struct sockaddr *remote,
 		    u64 conn_qual, u64 timeout_us, const void *private_data,
@@ -577,6 +578,10 @@ EXPORT_SYMBOL_GPL(kdat_ep_connect);
  * @ep: the Endpoint
  * @graceful: let the requests in progress complete first (for a while)
  *
+ * A graceful disconnect waits up to 5 s for @ep's sends and RDMA
+ * requests; the peer's disconnect or an abrupt one of @ep meanwhile ends
+ * the wait.
+ *
  * Context: process context; may sleep.
  * Return: 0 (also when there is nothing to do), -EBUSY (UNCONNECTED or
  * RESERVED).
@@ -592,7 +597,9 @@ EXPORT_SYMBOL_GPL(kdat_ep_disconnect);
  * @ep: the Endpoint
  *
  * Context: process context; may sleep.
- * Return: 0, -EBUSY (neither DISCONNECTED nor UNCONNECTED), -ENODEV.
+ * Return: 0, -EBUSY (neither DISCONNECTED nor UNCONNECTED), -ENODEV,
+ * -EINTR (a fatal signal while an earlier connect of @ep, given up, was
+ * still in TCP's connect on iWARP).
  */
 int kdat_ep_reset(struct kdat_ep *ep)
 {

@@ -217,7 +217,12 @@ static void kdat_obj_finish(struct kdat_obj *obj)
 	/* Sleepers holding a reference (EVD and CNO waits) give it back. */
 	if (obj->ops->kill)
 		obj->ops->kill(obj);
-	wait_for_completion(&obj->released);
+	/*
+	 * Other users give it back soon, but for an EP's connect under way,
+	 * which on iWARP lasts until TCP gives up (127 s by default): an
+	 * idle wait, which the hung-task watch ignores.
+	 */
+	wait_for_completion_state(&obj->released, TASK_IDLE);
 	if (obj->ops->destroy)
 		obj->ops->destroy(obj);
 	kdat_obj_free(obj);

@@ -51,7 +51,7 @@ no_solicited="siw signals no solicited receive (siw_rqe_complete()): a solicited
 # Each suite's cases count as this suite's (tests/run-all counts the ok
 # and not ok lines); a suite that skips as a whole is one skipped case.
 status=0
-# The hostile suite's case about iWARP's blocking TCP connect, too.
+# The hostile suite's cases about iWARP's blocking TCP connect, too.
 while read -r t args; do
 	echo "# ---- $t $args over siw0"
 	out=$(mktemp)
@@ -71,6 +71,6 @@ done <<SUITES
 tests/dat/dat_dto_test
 tests/dat/dtest_providers.sh
 tests/dat/dapltest_providers.sh
-tests/selftests/kdat_hostile_test iwarp_connect_blocks_no_one
+tests/selftests/kdat_hostile_test iwarp_connect_blocks_no_one iwarp_removal_waits_alone iwarp_reset_killable
 SUITES
 exit $status

@@ -3312,6 +3312,311 @@ static void iwarp_connect_blocks_no_one(void)
 	counts_back(&before);
 }
 
+/* siw's device back on the testbed's netdev, as tests/dat/siw.sh made it. */
+static void link_restore_siw(const char *dev)
+{
+	const char *netdev = getenv("KDAT_TEST_NETDEV");
+	char cmd[256];
+
+	KTAP_EXPECT(netdev);
+	snprintf(cmd, sizeof(cmd), "rdma link add %s type siw netdev %s",
+		 dev, netdev ? netdev : "?");
+	if (system(cmd))
+		KTAP_FAIL("%s failed: the device is not back", cmd);
+}
+
+/*
+ * The device's removal under an iWARP connect stuck in TCP's connect
+ * (tcp_syn_retries 3: 15 s). The removal waits for that connect, which
+ * kdat cannot cut short; it used to wait holding the device's rwsem for
+ * write, and every other user's call on the device slept behind it that
+ * long. Now it waits holding nothing: once the device is off kdat's list
+ * (the removal has begun), another file's call on the device is answered
+ * at once, the removal still under way, and a connect there answers
+ * ENODEV at once; the removal ends when TCP gives up. The device is back
+ * before the verdict.
+ */
+static void iwarp_removal_waits_alone(void)
+{
+	const char *dev = getenv("KDAT_TEST_DEV");
+	struct other_call o = { .pc = { .size = sizeof(o.pc) } };
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int st_del = 0, st_other = 0, answered, still, removed, listed;
+	int go_del, go_other, fd, l, k, ret, i, n;
+	struct kdat_port_info ports[16];
+	double t0, t_other, t_del, t_conn;
+	struct counts before;
+	uint32_t stuck, late;
+	pid_t del, other;
+	struct side x, y;
+
+	if (rdma_dev_iwarp(dev) != 1)
+		ktap_skip("not an iWARP device (tests/dat/siw.sh runs this case on siw)");
+	if (geteuid())
+		ktap_skip("needs root (tcp_syn_retries, rdma link)");
+	counts_get(&before);
+	param_keep("/proc/sys/net/ipv4/tcp_syn_retries");
+	KTAP_EXPECT(!write_file("/proc/sys/net/ipv4/tcp_syn_retries", "3"));
+
+	/* A listener that takes one connection and drops every SYN after. */
+	a.sin_port = htons(QUAL_BASE + 502);
+	KTAP_EXPECT(inet_pton(AF_INET, test_ip(), &a.sin_addr) == 1);
+	l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	k = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	KTAP_EXPECT(l >= 0 && k >= 0);
+	KTAP_EXPECT(!bind(l, (struct sockaddr *)&a, sizeof(a)));
+	KTAP_EXPECT(!listen(l, 0));
+	KTAP_EXPECT(!connect(k, (struct sockaddr *)&a, sizeof(a)));
+
+	o.fd = dev_open();
+	o.pc.ia_handle = ia_open_ok(o.fd);
+	side_new(o.fd, &y, 16);
+	KTAP_EXPECT_RET(ep_create(o.fd, y.pz, y.dto, y.dto, y.conn, 0, 4, 4,
+				  &late), 0);
+	fd = dev_open();
+	side_new(fd, &x, 16);
+	KTAP_EXPECT_RET(ep_create(fd, x.pz, x.dto, x.dto, x.conn, 0, 4, 4,
+				  &stuck), 0);
+	KTAP_EXPECT_RET(ep_connect(fd, stuck, QUAL_BASE + 502), 0);
+	for (t0 = now_s(); !syn_sent_to(QUAL_BASE + 502) && now_s() - t0 < 5;)
+		usleep(10000);
+	KTAP_EXPECT(syn_sent_to(QUAL_BASE + 502));
+
+	/* From here on, the device is put back before any verdict. */
+	del = child_on_go(link_delete, (void *)dev, &go_del);
+	other = child_on_go(other_call_run, &o, &go_other);
+	t0 = now_s();
+	child_go(go_del);
+	/* The removal has begun: the device is off kdat's list. */
+	do {
+		n = list_ports(o.fd, ports, 16);
+		for (listed = 0, i = 0; i < n; i++)
+			listed |= !strcmp(ports[i].name, dev);
+		if (listed)
+			usleep(10000);
+	} while (listed && now_s() - t0 < 5);
+	child_go(go_other);
+	answered = child_ended(other, 3000, &st_other);
+	t_other = now_s() - t0;
+	still = waitpid(del, &st_del, WNOHANG) == 0;
+	t_conn = now_s();
+	ret = ep_connect(o.fd, late, QUAL_BASE + 504);
+	t_conn = now_s() - t_conn;
+	removed = !still || child_ended(del, 40000, &st_del);
+	t_del = now_s() - t0;
+	if (!answered && removed)
+		waitpid(other, &st_other, 0);
+	ktap_diag("another file's call %s %.2f s into the removal, a connect there %d in %.2f s; the removal ended after %.1f s",
+		  answered ? "answered" : "not answered", t_other, ret,
+		  t_conn, t_del);
+	if (removed)
+		link_restore_siw(dev);
+	close(fd);
+	close(o.fd);
+	close(k);
+	close(l);
+	params_restore();
+	KTAP_EXPECT(removed);	/* else: rdma link delete hangs */
+	KTAP_EXPECT(!listed);
+	KTAP_EXPECT(answered);
+	KTAP_EXPECT(still);
+	KTAP_EXPECT_RET(ret, ENODEV);
+	KTAP_EXPECT(t_conn < 2);
+	KTAP_EXPECT(WIFEXITED(st_del) && WEXITSTATUS(st_del) == 0);
+	/* It waited for the connect, until TCP gave up. */
+	KTAP_EXPECT(t_del > 10);
+	counts_back(&before);
+}
+
+/*
+ * A reset (or a reconnect) of an EP whose attempt was given up while its
+ * TCP connect was under way (iWARP) waits for that connect, which holds
+ * the EP's RDMA CM id until TCP gives up. That wait used to ignore even
+ * SIGKILL: the process stayed until TCP gave up. Now a fatal signal ends
+ * it at once. The file, shared with the test, closes after.
+ */
+static void iwarp_reset_killable(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct counts before;
+	uint32_t stuck;
+	struct side x;
+	int fd, l, k, st;
+	double t0, dt;
+	pid_t pid;
+
+	if (rdma_dev_iwarp(getenv("KDAT_TEST_DEV")) != 1)
+		ktap_skip("not an iWARP device (tests/dat/siw.sh runs this case on siw)");
+	if (geteuid())
+		ktap_skip("needs root (tcp_syn_retries)");
+	counts_get(&before);
+	param_keep("/proc/sys/net/ipv4/tcp_syn_retries");
+	KTAP_EXPECT(!write_file("/proc/sys/net/ipv4/tcp_syn_retries", "3"));
+
+	/* A listener that takes one connection and drops every SYN after. */
+	a.sin_port = htons(QUAL_BASE + 503);
+	KTAP_EXPECT(inet_pton(AF_INET, test_ip(), &a.sin_addr) == 1);
+	l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	k = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	KTAP_EXPECT(l >= 0 && k >= 0);
+	KTAP_EXPECT(!bind(l, (struct sockaddr *)&a, sizeof(a)));
+	KTAP_EXPECT(!listen(l, 0));
+	KTAP_EXPECT(!connect(k, (struct sockaddr *)&a, sizeof(a)));
+
+	fd = dev_open();
+	side_new(fd, &x, 16);
+	KTAP_EXPECT_RET(ep_create(fd, x.pz, x.dto, x.dto, x.conn, 0, 4, 4,
+				  &stuck), 0);
+	KTAP_EXPECT_RET(ep_connect(fd, stuck, QUAL_BASE + 503), 0);
+	for (t0 = now_s(); !syn_sent_to(QUAL_BASE + 503) && now_s() - t0 < 5;)
+		usleep(10000);
+	KTAP_EXPECT(syn_sent_to(QUAL_BASE + 503));
+	/* Given up: DISCONNECTED, its id left to the connect under way. */
+	KTAP_EXPECT_RET(ep_cmd(fd, KDAT_IOCTL_EP_DISCONNECT, stuck), 0);
+
+	pid = fork();
+	KTAP_EXPECT(pid >= 0);
+	if (!pid)
+		_exit(ep_cmd(fd, KDAT_IOCTL_EP_RESET, stuck) ? 1 : 0);
+	usleep(500000);
+	if (waitpid(pid, &st, WNOHANG) == pid)
+		KTAP_FAIL("the reset did not wait for the connect in TCP (status %#x)",
+			  st);
+	t0 = now_s();
+	KTAP_EXPECT(kill(pid, SIGKILL) == 0);
+	KTAP_EXPECT(waitpid(pid, &st, 0) == pid);
+	dt = now_s() - t0;
+	ktap_diag("a reset waiting for a given-up connect in TCP, killed: gone in %.2f s",
+		  dt);
+	KTAP_EXPECT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	KTAP_EXPECT(dt < 2);
+	/* Not killed, a reset waits for TCP to give up, then succeeds. */
+	t0 = now_s();
+	KTAP_EXPECT_RET(ep_cmd(fd, KDAT_IOCTL_EP_RESET, stuck), 0);
+	ktap_diag("a reset not killed returned in %.1f s", now_s() - t0);
+	KTAP_EXPECT(close(fd) == 0);
+	close(k);
+	close(l);
+	params_restore();
+	counts_back(&before);
+}
+
+struct disc_call {
+	int fd;
+	uint32_t ep;
+	int ret;
+	volatile int done;
+	double took;
+};
+
+static void *graceful_disconnect_run(void *arg)
+{
+	struct disc_call *d = arg;
+	struct kdat_ep_handle_cmd c = { .size = sizeof(c),
+					.ep_handle = d->ep,
+					.flags = KDAT_CLOSE_GRACEFUL };
+	double t0 = now_s();
+
+	d->ret = kioctl(d->fd, KDAT_IOCTL_EP_DISCONNECT, &c);
+	d->took = now_s() - t0;
+	d->done = 1;
+	return NULL;
+}
+
+/*
+ * A graceful disconnect of @ep in a thread, @d its call: returns once
+ * the disconnect is waiting for the EP's sends (DISCONNECT_PENDING, the
+ * call not returned).
+ */
+static void graceful_disconnect_start(struct disc_call *d, pthread_t *t,
+				      int fd, uint32_t ep)
+{
+	struct kdat_ep_query q = { .size = sizeof(q), .ep_handle = ep };
+	double t0;
+
+	memset(d, 0, sizeof(*d));
+	d->fd = fd;
+	d->ep = ep;
+	KTAP_EXPECT(pthread_create(t, NULL, graceful_disconnect_run, d) == 0);
+	for (t0 = now_s(); now_s() - t0 < 5; usleep(10000)) {
+		KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_EP_QUERY, &q), 0);
+		if (q.state == KDAT_EP_STATE_DISCONNECT_PENDING || d->done)
+			break;
+	}
+	if (d->done || q.state != KDAT_EP_STATE_DISCONNECT_PENDING)
+		KTAP_FAIL("the graceful disconnect did not wait for the send (state %u, %d, %.2f s)",
+			  q.state, d->ret, d->took);
+}
+
+/*
+ * A graceful disconnect waits (up to 5 s) for the EP's sends: here one
+ * the peer cannot take (it posted no receive: RNR, retried for ever). It
+ * used to wait holding the EP's cm_lock, which the EP's RDMA CM handler
+ * takes: the peer's own disconnect meanwhile held the handler, and with
+ * it the CM's queue, which every connection of the host shares, until
+ * the wait ended (another pair connected after 4.99 s). Now the peer's
+ * disconnect is answered (the peer hears DISCONNECTED at once) and ends
+ * the wait, each side hears DISCONNECTED once, and another pair connects
+ * meanwhile at once. An abrupt disconnect of the EP during the wait,
+ * which used to wait for cm_lock and leave the graceful one its 5 s,
+ * flushes the sends and ends the wait.
+ */
+static void graceful_disconnect_holds_no_cm(void)
+{
+	uint32_t cli, srv, cli2, srv2;
+	struct side c, s, c2, s2;
+	struct counts before;
+	struct kdat_event ev;
+	struct disc_call d;
+	double t0, dt, tp;
+	pthread_t t;
+	int fd;
+
+	if (rdma_dev_iwarp(getenv("KDAT_TEST_DEV")) == 1)
+		ktap_skip("iWARP has no RNR wait: a send the peer has no receive for ends the connection");
+	counts_get(&before);
+	fd = dev_open();
+	rc_pair_new(fd, &c, &cli, &s, &srv, 16);
+	connect_pair(fd, &c, cli, &s, srv, QUAL_BASE + 510);
+	rc_pair_new(fd, &c2, &cli2, &s2, &srv2, 16);
+	KTAP_EXPECT_RET(post0(fd, cli, KDAT_DTO_SEND, 1), 0);
+	graceful_disconnect_start(&d, &t, fd, cli);
+
+	/* The peer's own disconnect during the wait; another pair. */
+	t0 = now_s();
+	KTAP_EXPECT_RET(ep_cmd(fd, KDAT_IOCTL_EP_DISCONNECT, srv), 0);
+	connect_pair(fd, &c2, cli2, &s2, srv2, QUAL_BASE + 511);
+	dt = now_s() - t0;
+	KTAP_EXPECT_RET(evd_wait1(fd, s.conn, &ev, 3000), 0);
+	tp = now_s() - t0;
+	pthread_join(t, NULL);
+	ktap_diag("another pair connected in %.2f s beside a graceful disconnect, which returned after %.2f s; the peer heard DISCONNECTED within %.2f s",
+		  dt, d.took, tp);
+	KTAP_EXPECT_EQ(ev.event_number, KDAT_EVENT_CONNECTION_DISCONNECTED);
+	KTAP_EXPECT(dt < 3);
+	KTAP_EXPECT(tp < 3);
+	KTAP_EXPECT_RET(d.ret, 0);
+	KTAP_EXPECT(d.took < 3);
+	expect_event(fd, c.conn, KDAT_EVENT_CONNECTION_DISCONNECTED, &ev);
+	/* Once each. */
+	KTAP_EXPECT_RET(evd_wait1(fd, c.conn, &ev, 300), ETIMEDOUT);
+	KTAP_EXPECT_RET(evd_wait1(fd, s.conn, &ev, 300), ETIMEDOUT);
+
+	/* An abrupt disconnect of the EP during the wait ends it too. */
+	KTAP_EXPECT_RET(post0(fd, cli2, KDAT_DTO_SEND, 2), 0);
+	graceful_disconnect_start(&d, &t, fd, cli2);
+	KTAP_EXPECT_RET(ep_cmd(fd, KDAT_IOCTL_EP_DISCONNECT, cli2), 0);
+	pthread_join(t, NULL);
+	ktap_diag("an abrupt disconnect during a graceful one: it returned after %.2f s",
+		  d.took);
+	KTAP_EXPECT_RET(d.ret, 0);
+	KTAP_EXPECT(d.took < 2);
+	expect_event(fd, c2.conn, KDAT_EVENT_CONNECTION_DISCONNECTED, &ev);
+	KTAP_EXPECT_RET(evd_wait1(fd, c2.conn, &ev, 300), ETIMEDOUT);
+	KTAP_EXPECT(close(fd) == 0);
+	counts_back(&before);
+}
+
 /* ---- issue 44: every failure point unwinds (tests/lib/fail_nth.h) ---- */
 
 /* Every kind of object made, resized, linked and destroyed; no traffic. */
@@ -3437,6 +3742,9 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(ep_qp_renewed_under_posts),
 	KTAP_CASE(ep_reset_races_connect),
 	KTAP_CASE(iwarp_connect_blocks_no_one),
+	KTAP_CASE(iwarp_removal_waits_alone),
+	KTAP_CASE(iwarp_reset_killable),
+	KTAP_CASE(graceful_disconnect_holds_no_cm),
 	KTAP_CASE(fail_nth_sweep_objects),
 	KTAP_CASE(fail_nth_sweep_connection),
 	KTAP_CASE(fail_nth_sweep_ud),
