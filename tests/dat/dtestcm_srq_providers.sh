@@ -109,8 +109,8 @@ srq_race() {
 	local out=$1
 
 	grep -q '^ *Error disconnect_eps' "$out.cli" &&
-		! grep -vE '^ *Error disconnect_eps' "$out.cli" |
-			grep -qE '(^| )(ERR|Err|Error)' &&
+		[ "$(grep -vE '^ *Error disconnect_eps' "$out.cli" |
+			grep -cE '(^| )(ERR|Err|Error)')" = 0 ] &&
 		grep -q 'ERROR: DTO REQ size 0, status 1$' "$out.srv" &&
 		[ "$(grep -cE '(^| )(ERROR|Error):? ' "$out.srv")" = 1 ]
 }

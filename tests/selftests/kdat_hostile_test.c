@@ -3525,8 +3525,8 @@ static void *graceful_disconnect_run(void *arg)
 
 /*
  * A graceful disconnect of @ep in a thread, @d its call: returns once
- * the disconnect is waiting for the EP's sends (DISCONNECT_PENDING, the
- * call not returned).
+ * the disconnect is waiting for the EP's sends (DISCONNECT_PENDING, and
+ * the call not returned 0.2 s later).
  */
 static void graceful_disconnect_start(struct disc_call *d, pthread_t *t,
 				      int fd, uint32_t ep)
@@ -3543,6 +3543,8 @@ static void graceful_disconnect_start(struct disc_call *d, pthread_t *t,
 		if (q.state == KDAT_EP_STATE_DISCONNECT_PENDING || d->done)
 			break;
 	}
+	if (q.state == KDAT_EP_STATE_DISCONNECT_PENDING && !d->done)
+		usleep(200000);
 	if (d->done || q.state != KDAT_EP_STATE_DISCONNECT_PENDING)
 		KTAP_FAIL("the graceful disconnect did not wait for the send (state %u, %d, %.2f s)",
 			  q.state, d->ret, d->took);
