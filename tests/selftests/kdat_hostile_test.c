@@ -3230,6 +3230,38 @@ static int syn_sent_to(int port)
 }
 
 /*
+ * TCP gives up a connect after 15 s (tcp_syn_retries 3, put back by
+ * params_restore()), and @port has a listener that took one connection
+ * and drops every SYN after (its backlog full): *@l and *@k, to close.
+ */
+static void syn_drop_listen(uint16_t port, int *l, int *k)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+
+	param_keep("/proc/sys/net/ipv4/tcp_syn_retries");
+	KTAP_EXPECT(!write_file("/proc/sys/net/ipv4/tcp_syn_retries", "3"));
+	KTAP_EXPECT(inet_pton(AF_INET, test_ip(), &a.sin_addr) == 1);
+	*l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	*k = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	KTAP_EXPECT(*l >= 0 && *k >= 0);
+	KTAP_EXPECT(!bind(*l, (struct sockaddr *)&a, sizeof(a)));
+	KTAP_EXPECT(!listen(*l, 0));
+	KTAP_EXPECT(!connect(*k, (struct sockaddr *)&a, sizeof(a)));
+}
+
+/* @ep connects to @port: siw's TCP connect is under way (SYN_SENT). */
+static void connect_stuck(int fd, uint32_t ep, uint16_t port)
+{
+	double t0;
+
+	KTAP_EXPECT_RET(ep_connect(fd, ep, port), 0);
+	for (t0 = now_s(); !syn_sent_to(port) && now_s() - t0 < 5;)
+		usleep(10000);
+	KTAP_EXPECT(syn_sent_to(port));
+}
+
+/*
  * An active connect on iWARP is a TCP connect, and siw's blocks
  * (kernel_bindconnect()): one to a peer that drops SYNs, a listener whose
  * backlog is full, returns when TCP gives up (tcp_syn_retries: 3 here,
@@ -3241,7 +3273,6 @@ static int syn_sent_to(int port)
  */
 static void iwarp_connect_blocks_no_one(void)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
 	struct side c, s, x;
 	struct counts before;
 	uint32_t cli, srv, stuck;
@@ -3253,29 +3284,15 @@ static void iwarp_connect_blocks_no_one(void)
 		ktap_skip("not an iWARP device (tests/dat/siw.sh runs this case on siw)");
 	if (geteuid())
 		ktap_skip("needs root (tcp_syn_retries)");
-	param_keep("/proc/sys/net/ipv4/tcp_syn_retries");
-	KTAP_EXPECT(!write_file("/proc/sys/net/ipv4/tcp_syn_retries", "3"));
 	counts_get(&before);
-
-	/* A listener that takes one connection and drops every SYN after. */
-	a.sin_port = htons(QUAL_BASE + 500);
-	KTAP_EXPECT(inet_pton(AF_INET, test_ip(), &a.sin_addr) == 1);
-	l = socket(AF_INET, SOCK_STREAM, 0);
-	k = socket(AF_INET, SOCK_STREAM, 0);
-	KTAP_EXPECT(l >= 0 && k >= 0);
-	KTAP_EXPECT(!bind(l, (struct sockaddr *)&a, sizeof(a)));
-	KTAP_EXPECT(!listen(l, 0));
-	KTAP_EXPECT(!connect(k, (struct sockaddr *)&a, sizeof(a)));
+	syn_drop_listen(QUAL_BASE + 500, &l, &k);
 
 	fd = dev_open();
 	side_new(fd, &x, 16);
 	KTAP_EXPECT_RET(ep_create(fd, x.pz, x.dto, x.dto, x.conn, 0, 4, 4,
 				  &stuck), 0);
-	KTAP_EXPECT_RET(ep_connect(fd, stuck, QUAL_BASE + 500), 0);
 	/* siw's TCP connect under way: a socket in SYN_SENT to the port. */
-	for (t0 = now_s(); !syn_sent_to(QUAL_BASE + 500) && now_s() - t0 < 5;)
-		usleep(10000);
-	KTAP_EXPECT(syn_sent_to(QUAL_BASE + 500));
+	connect_stuck(fd, stuck, QUAL_BASE + 500);
 
 	t0 = now_s();
 	rc_pair_new(fd, &c, &cli, &s, &srv, 16);
@@ -3297,10 +3314,7 @@ static void iwarp_connect_blocks_no_one(void)
 	KTAP_EXPECT_RET(ep_create(fd, x.pz, x.dto, x.dto, x.conn, 0, 4, 4,
 				  &stuck), 0);
 	KTAP_EXPECT(!syn_sent_to(QUAL_BASE + 500));
-	KTAP_EXPECT_RET(ep_connect(fd, stuck, QUAL_BASE + 500), 0);
-	for (t0 = now_s(); !syn_sent_to(QUAL_BASE + 500) && now_s() - t0 < 5;)
-		usleep(10000);
-	KTAP_EXPECT(syn_sent_to(QUAL_BASE + 500));
+	connect_stuck(fd, stuck, QUAL_BASE + 500);
 	t0 = now_s();
 	KTAP_EXPECT(close(fd) == 0);
 	ktap_diag("a file closed in %.1f s under a stuck connect",
@@ -3340,7 +3354,6 @@ static void iwarp_removal_waits_alone(void)
 {
 	const char *dev = getenv("KDAT_TEST_DEV");
 	struct other_call o = { .pc = { .size = sizeof(o.pc) } };
-	struct sockaddr_in a = { .sin_family = AF_INET };
 	int st_del = 0, st_other = 0, answered, still, removed, listed;
 	int go_del, go_other, fd, l, k, ret, i, n;
 	struct kdat_port_info ports[16];
@@ -3355,18 +3368,7 @@ static void iwarp_removal_waits_alone(void)
 	if (geteuid())
 		ktap_skip("needs root (tcp_syn_retries, rdma link)");
 	counts_get(&before);
-	param_keep("/proc/sys/net/ipv4/tcp_syn_retries");
-	KTAP_EXPECT(!write_file("/proc/sys/net/ipv4/tcp_syn_retries", "3"));
-
-	/* A listener that takes one connection and drops every SYN after. */
-	a.sin_port = htons(QUAL_BASE + 502);
-	KTAP_EXPECT(inet_pton(AF_INET, test_ip(), &a.sin_addr) == 1);
-	l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	k = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	KTAP_EXPECT(l >= 0 && k >= 0);
-	KTAP_EXPECT(!bind(l, (struct sockaddr *)&a, sizeof(a)));
-	KTAP_EXPECT(!listen(l, 0));
-	KTAP_EXPECT(!connect(k, (struct sockaddr *)&a, sizeof(a)));
+	syn_drop_listen(QUAL_BASE + 502, &l, &k);
 
 	o.fd = dev_open();
 	o.pc.ia_handle = ia_open_ok(o.fd);
@@ -3377,10 +3379,7 @@ static void iwarp_removal_waits_alone(void)
 	side_new(fd, &x, 16);
 	KTAP_EXPECT_RET(ep_create(fd, x.pz, x.dto, x.dto, x.conn, 0, 4, 4,
 				  &stuck), 0);
-	KTAP_EXPECT_RET(ep_connect(fd, stuck, QUAL_BASE + 502), 0);
-	for (t0 = now_s(); !syn_sent_to(QUAL_BASE + 502) && now_s() - t0 < 5;)
-		usleep(10000);
-	KTAP_EXPECT(syn_sent_to(QUAL_BASE + 502));
+	connect_stuck(fd, stuck, QUAL_BASE + 502);
 
 	/* From here on, the device is put back before any verdict. */
 	del = child_on_go(link_delete, (void *)dev, &go_del);
@@ -3437,7 +3436,6 @@ static void iwarp_removal_waits_alone(void)
  */
 static void iwarp_reset_killable(void)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
 	struct counts before;
 	uint32_t stuck;
 	struct side x;
@@ -3450,27 +3448,13 @@ static void iwarp_reset_killable(void)
 	if (geteuid())
 		ktap_skip("needs root (tcp_syn_retries)");
 	counts_get(&before);
-	param_keep("/proc/sys/net/ipv4/tcp_syn_retries");
-	KTAP_EXPECT(!write_file("/proc/sys/net/ipv4/tcp_syn_retries", "3"));
-
-	/* A listener that takes one connection and drops every SYN after. */
-	a.sin_port = htons(QUAL_BASE + 503);
-	KTAP_EXPECT(inet_pton(AF_INET, test_ip(), &a.sin_addr) == 1);
-	l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	k = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	KTAP_EXPECT(l >= 0 && k >= 0);
-	KTAP_EXPECT(!bind(l, (struct sockaddr *)&a, sizeof(a)));
-	KTAP_EXPECT(!listen(l, 0));
-	KTAP_EXPECT(!connect(k, (struct sockaddr *)&a, sizeof(a)));
+	syn_drop_listen(QUAL_BASE + 503, &l, &k);
 
 	fd = dev_open();
 	side_new(fd, &x, 16);
 	KTAP_EXPECT_RET(ep_create(fd, x.pz, x.dto, x.dto, x.conn, 0, 4, 4,
 				  &stuck), 0);
-	KTAP_EXPECT_RET(ep_connect(fd, stuck, QUAL_BASE + 503), 0);
-	for (t0 = now_s(); !syn_sent_to(QUAL_BASE + 503) && now_s() - t0 < 5;)
-		usleep(10000);
-	KTAP_EXPECT(syn_sent_to(QUAL_BASE + 503));
+	connect_stuck(fd, stuck, QUAL_BASE + 503);
 	/* Given up: DISCONNECTED, its id left to the connect under way. */
 	KTAP_EXPECT_RET(ep_cmd(fd, KDAT_IOCTL_EP_DISCONNECT, stuck), 0);
 
