@@ -226,7 +226,7 @@ struct kdat_device {
 	 */
 	bool going;
 	/*
-	 * Active connects that may block (kdat_ep_connect_work()), queued or
+	 * Active connects that may block (kdat_ep_connect_run()), queued or
 	 * under way, each counted before @no_connects is read
 	 * (kdat_dev_connect_begin()); the remove callback sets @no_connects,
 	 * then waits on @connects_wq until none is counted, before it sets
@@ -647,12 +647,22 @@ struct kdat_ep {
 	 */
 	u32 ids_dying;
 	/*
-	 * The id kdat_ep_connect_work() connects, under cm_lock: whoever
-	 * takes it from cm_id meanwhile leaves it to that work to destroy,
-	 * counted in ids_dying (kdat_ep_id_put()).
+	 * The id kdat_ep_connect_run() connects, under cm_lock: whoever
+	 * takes it from cm_id meanwhile leaves it to that connect to
+	 * destroy, counted in ids_dying (kdat_ep_id_put()), and cuts it
+	 * short (kdat_conn_hurry()).
 	 */
 	struct rdma_cm_id *connecting;
-	struct work_struct connect_work;
+	struct work_struct connect_work;	/* a connect cut short */
+	/*
+	 * Where a connect may block: whose turn it takes, set at creation
+	 * (kdat_connect.c); the rest under kdat_conn_lock.
+	 */
+	struct kdat_conn_owner *conn_owner;
+	struct list_head conn_node;	/* in its owner's queue, or running */
+	struct task_struct *conn_task;	/* the thread making it */
+	u8 conn_state;			/* KDAT_CONN_* */
+	bool conn_hurry;		/* cut short */
 
 	wait_queue_head_t idle_wq;	/* send.posted fell to 0; ids_dying */
 
@@ -1103,7 +1113,17 @@ int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 int kdat_cm_init(void);
 void kdat_cm_exit(void);
 void kdat_cm_defer(struct work_struct *work);
-bool kdat_cm_connect_defer(struct work_struct *work);
+
+/* kdat_connect.c: connects that may block, in turns by user. */
+enum { KDAT_CONN_IDLE, KDAT_CONN_WAITING, KDAT_CONN_UNDER_WAY };
+struct kdat_conn_owner *kdat_conn_owner_get(void);
+void kdat_conn_owner_put(struct kdat_conn_owner *owner);
+void kdat_conn_submit(struct kdat_ep *ep);
+void kdat_conn_hurry(struct kdat_ep *ep);
+void kdat_conn_hurry_dev(struct kdat_device *kdev);
+bool kdat_conn_hurried(struct kdat_ep *ep);
+bool kdat_conn_done(struct kdat_ep *ep);
+void kdat_ep_connect_run(struct kdat_ep *ep);
 struct kdat_cm_id_free *kdat_cm_id_free_alloc(void);
 void kdat_cm_id_free(struct kdat_cm_id_free *f, struct rdma_cm_id *id,
 		     struct kdat_obj *obj);

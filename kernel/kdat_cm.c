@@ -102,37 +102,17 @@ void kdat_cm_defer(struct work_struct *work)
 	queue_work(kdat_cm_wq, work);
 }
 
-/*
- * Active connects that may block (kdat_ep_connect_work()), on a queue of
- * their own: one may block until TCP gives up (siw), and those of one
- * user must not hold up the ids kdat_cm_wq lets go. Unbound, as many at
- * once as a queue takes.
- */
-static struct workqueue_struct *kdat_connect_wq;
-
-bool kdat_cm_connect_defer(struct work_struct *work)
-{
-	return queue_work(kdat_connect_wq, work);
-}
-
 int kdat_cm_init(void)
 {
 	kdat_cm_wq = alloc_workqueue("kdat_cm", 0, 0);
 	if (!kdat_cm_wq)
 		return -ENOMEM;
-	kdat_connect_wq = alloc_workqueue("kdat_connect", WQ_UNBOUND,
-					  WQ_MAX_ACTIVE);
-	if (!kdat_connect_wq) {
-		destroy_workqueue(kdat_cm_wq);
-		return -ENOMEM;
-	}
 	return 0;
 }
 
 /* No file is open: every EP is gone; wait for the ids let go. */
 void kdat_cm_exit(void)
 {
-	destroy_workqueue(kdat_connect_wq);
 	destroy_workqueue(kdat_cm_wq);
 }
 

@@ -263,7 +263,7 @@ bool kdat_dev_cm_moves_qp(struct ib_device *ibdev, u32 port)
  * (kernel_bindconnect()) until the peer answers or TCP gives up, minutes
  * for a peer that drops SYNs. The IB CM's sends a request and returns.
  * Such a connect is made from kdat's own queue, not from the RDMA CM's
- * handler (kdat_ep_connect_work()).
+ * handler (kdat_ep_connect_run(), in turns: kdat_connect.c).
  */
 bool kdat_dev_connect_blocks(struct ib_device *ibdev, u32 port)
 {
@@ -533,14 +533,16 @@ static void kdat_remove_one(struct ib_device *ibdev, void *client_data)
 	 * wait for those first, queued or under way, holding nothing, so
 	 * that other users' calls on the device are not queued behind the
 	 * rwsem meanwhile. None is queued once @no_connects is set
-	 * (kdat_dev_connect_begin()), a queued one that sees it connects
-	 * nothing, and the connect ioctl answers -ENODEV: the wait ends.
-	 * Idle: it may last as long as TCP's connect, past the hung-task
-	 * watch.
+	 * (kdat_dev_connect_begin()), the connect ioctl answers -ENODEV,
+	 * and each one queued or under way is cut short (a waiting one
+	 * connects nothing, one in TCP's connect gets SIGKILL,
+	 * kdat_conn_hurry_dev()): the wait is short. Idle all the same: a
+	 * driver's connect may not heed the signal.
 	 */
 	WRITE_ONCE(kdev->no_connects, true);
 	/* Pairs with kdat_dev_connect_begin()'s, after its count. */
 	smp_mb();
+	kdat_conn_hurry_dev(kdev);
 	wait_event_idle(kdev->connects_wq, !atomic_read(&kdev->connects));
 
 	/*

@@ -792,8 +792,9 @@ static void kdat_ep_broken_work(struct work_struct *work)
 
 /*
  * An id taken from ep->cm_id, under cm_lock: true when the caller is to
- * destroy it (outside cm_lock), false when kdat_ep_connect_work() is
- * connecting it and destroys it when its connect returns; counted in
+ * destroy it (outside cm_lock), false when kdat_ep_connect_run() is
+ * connecting it and destroys it when its connect returns (cut short
+ * here: kdat_conn_hurry()); counted in
  * ids_dying until then, so that whoever needs no id of the EP left (a
  * reset, the teardown) waits on idle_wq.
  */
@@ -803,6 +804,8 @@ static bool kdat_ep_id_put(struct kdat_ep *ep, struct rdma_cm_id *id)
 	if (!id || id != ep->connecting)
 		return id != NULL;
 	WRITE_ONCE(ep->ids_dying, ep->ids_dying + 1);
+	/* Waiting for its turn or in TCP's connect: not for long. */
+	kdat_conn_hurry(ep);
 	return false;
 }
 
@@ -815,19 +818,6 @@ static void kdat_ep_id_gone(struct kdat_ep *ep)
 	wake_up(&ep->idle_wq);
 }
 
-/*
- * The active side's connect, once its route is resolved, where it may
- * block (kdat_dev_connect_blocks(): iWARP's is a TCP connect, which siw
- * makes blocking, kernel_bindconnect(), and which to a peer that drops
- * SYNs returns when TCP gives up, two minutes later): from kdat's own
- * queue, not from the RDMA CM's handler, which the CM runs on a queue
- * every connection of the host shares (rdma_cm, ordered). Nor under
- * cm_lock, which the EP's other CM events take under the id's handler
- * mutex, which rdma_connect() takes: the id is kept alive by
- * ep->connecting instead (kdat_ep_id_put()), and the EP by the reference
- * the handler took (its file's close waits for this connect, as it
- * waited for the handler's).
- */
 /*
  * The active side's connect parameters, into @param, the private data
  * copied to @pdata (KDAT_PRIVATE_DATA_BUF bytes); and the QP may take an
@@ -861,9 +851,23 @@ static void kdat_ep_connect_failed(struct kdat_ep *ep, int ret)
 					 KDAT_EVENT_CONNECTION_UNREACHABLE);
 }
 
-static void kdat_ep_connect_work(struct work_struct *work)
+/*
+ * The active side's connect, once its route is resolved, where it may
+ * block (kdat_dev_connect_blocks(): iWARP's is a TCP connect, which siw
+ * makes blocking, kernel_bindconnect(), and which to a peer that drops
+ * SYNs returns when TCP gives up, two minutes later): from a thread of
+ * kdat's, in its owner's turn (kdat_connect.c), not from the RDMA CM's
+ * handler, which the CM runs on a queue every connection of the host
+ * shares (rdma_cm, ordered). Nor under cm_lock, which the EP's other CM
+ * events take under the id's handler mutex, which rdma_connect() takes:
+ * the id is kept alive by ep->connecting instead (kdat_ep_id_put()), and
+ * the EP by the reference the handler took (its file's close waits for
+ * this connect, which the close cuts short). One cut short before it was
+ * made runs from the CM's queue (kdat_ep_connect_work()) and makes
+ * nothing.
+ */
+void kdat_ep_connect_run(struct kdat_ep *ep)
 {
-	struct kdat_ep *ep = container_of(work, struct kdat_ep, connect_work);
 	/* Alive until the EP's reference is put, at the end. */
 	struct kdat_device *kdev = ep->pz->ia->kdev;
 	struct rdma_conn_param param = {};
@@ -882,19 +886,26 @@ static void kdat_ep_connect_work(struct work_struct *work)
 		/* The device's removal waits for us: be quick. */
 		go = false;
 		ret = -ENODEV;	/* unreachable */
+	} else if (go && kdat_conn_hurried(ep)) {
+		/* No thread could be made for it. */
+		go = false;
+		ret = -ENOMEM;	/* unreachable */
 	}
 	if (go)
 		kdat_ep_connect_param(ep, id, &param, pdata);
 	mutex_unlock(&ep->cm_lock);
 
+	/* Cut short by SIGKILL (kdat_conn_hurry()): -ERESTARTSYS. */
 	if (go)
 		ret = rdma_connect(id, &param);
+	kdat_conn_done(ep);
 	kdat_dev_connect_end(kdev);
 
 	mutex_lock(&ep->cm_lock);
 	ep->connecting = NULL;
 	dead = ep->cm_id != id;
-	if (ret && !dead)
+	/* An EP being destroyed tells no one. */
+	if (ret && !dead && !READ_ONCE(ep->obj.dead))
 		kdat_ep_connect_failed(ep, ret);
 	else if (ret)
 		kdat_ep_set_rtr(ep, false);
@@ -905,6 +916,11 @@ static void kdat_ep_connect_work(struct work_struct *work)
 		kdat_ep_id_gone(ep);
 	}
 	kdat_obj_put(&ep->obj);
+}
+
+static void kdat_ep_connect_work(struct work_struct *work)
+{
+	kdat_ep_connect_run(container_of(work, struct kdat_ep, connect_work));
 }
 
 /*
@@ -997,7 +1013,7 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 			break;
 		}
 		/*
-		 * A connect that may block: kdat_ep_connect_work(), counted
+		 * A connect that may block: kdat_ep_connect_run(), counted
 		 * on the device from now (its removal waits for it before it
 		 * takes the rwsem), not made once the removal has begun. An
 		 * EP whose last reference is gone is being destroyed: its
@@ -1007,17 +1023,13 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 			kdat_ep_connect_failed(ep, -ENODEV);
 			break;
 		}
-		if (WARN_ON_ONCE(ep->connecting) ||
+		if (WARN_ON_ONCE(ep->connecting || !ep->conn_owner) ||
 		    !kref_get_unless_zero(&ep->obj.ref)) {
 			kdat_dev_connect_end(ep->pz->ia->kdev);
 			break;
 		}
 		ep->connecting = id;
-		if (WARN_ON_ONCE(!kdat_cm_connect_defer(&ep->connect_work))) {
-			ep->connecting = NULL;
-			kdat_dev_connect_end(ep->pz->ia->kdev);
-			kdat_obj_put(&ep->obj);
-		}
+		kdat_conn_submit(ep);
 		break;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 		kdat_ep_save_pdata(ep, event->param.conn.private_data,
@@ -1252,6 +1264,8 @@ static void kdat_ep_free_ctx(struct kdat_ep *ep)
 	kdat_slots_fini(&ep->recv);
 	kfree(ep->cm_id_free);	/* the EP's ids are destroyed */
 	ep->cm_id_free = NULL;
+	kdat_conn_owner_put(ep->conn_owner);	/* no connect of it is left */
+	ep->conn_owner = NULL;
 }
 
 /* Move the receive completions of a solicited-wait EP to its EVD. */
@@ -1524,7 +1538,14 @@ static void kdat_ep_destroy(struct kdat_obj *obj)
 		kdat_obj_unuse(&ep->srq->obj, ep->obj.ia);
 }
 
+/* Its destruction waits for its connect: cut it short. */
+static void kdat_ep_kill(struct kdat_obj *obj)
+{
+	kdat_conn_hurry(container_of(obj, struct kdat_ep, obj));
+}
+
 static const struct kdat_obj_ops kdat_ep_ops = {
+	.kill = kdat_ep_kill,
 	.destroy = kdat_ep_destroy,
 };
 
@@ -1663,6 +1684,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	INIT_WORK(&ep->sw_work, kdat_ep_sw_work);
 	INIT_WORK(&ep->broken_work, kdat_ep_broken_work);
 	INIT_WORK(&ep->connect_work, kdat_ep_connect_work);
+	INIT_LIST_HEAD(&ep->conn_node);
 	INIT_DELAYED_WORK(&ep->ka_work, kdat_ep_ka_work);
 	ep->ka_cqe.done = kdat_ep_ka_done;
 	init_completion(&ep->sw_drained);
@@ -1723,6 +1745,14 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		goto err_unlock_dev;
 	}
 	ep->send_cqes = ep->attr.max_request_dtos + 2;
+	/* Whose turn its connects take, where they may block. */
+	if (!ud && kdat_dev_connect_blocks(ibdev, pz->ia->port_num)) {
+		ep->conn_owner = kdat_conn_owner_get();
+		if (!ep->conn_owner) {
+			ret = -ENOMEM;
+			goto err_ctx;
+		}
+	}
 	if (kdat_slots_init(&ep->send, ep->attr.max_request_dtos, ep, NULL) ||
 	    kdat_slots_init(&ep->recv, srq ? 0 : ep->attr.max_recv_dtos, ep,
 			    NULL)) {
@@ -2230,6 +2260,9 @@ int kdat_ep_disconnect_do(struct kdat_ep *ep, u32 flags)
 			 */
 			kdat_ep_connection_ended(ep,
 				KDAT_EVENT_CONNECTION_DISCONNECTED);
+			/* A connect that may block, waiting or under way too. */
+			if (ep->connecting)
+				kdat_conn_hurry(ep);
 			break;
 		}
 		/*

@@ -214,13 +214,16 @@ void kdat_obj_put(struct kdat_obj *obj)
 static void kdat_obj_finish(struct kdat_obj *obj)
 {
 	kdat_obj_put(obj);
-	/* Sleepers holding a reference (EVD and CNO waits) give it back. */
+	/*
+	 * Sleepers holding a reference (EVD and CNO waits) give it back, and
+	 * an EP's connect that may block is cut short.
+	 */
 	if (obj->ops->kill)
 		obj->ops->kill(obj);
 	/*
-	 * Other users give it back soon, but for an EP's connect under way,
-	 * which on iWARP lasts until TCP gives up (127 s by default): an
-	 * idle wait, which the hung-task watch ignores.
+	 * Other users give it back soon. Idle all the same: a driver's
+	 * connect may not heed being cut short (kdat_connect.c), and the
+	 * hung-task watch ignores an idle wait.
 	 */
 	wait_for_completion_state(&obj->released, TASK_IDLE);
 	if (obj->ops->destroy)

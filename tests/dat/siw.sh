@@ -71,6 +71,6 @@ done <<SUITES
 tests/dat/dat_dto_test
 tests/dat/dtest_providers.sh
 tests/dat/dapltest_providers.sh
-tests/selftests/kdat_hostile_test iwarp_connect_blocks_no_one iwarp_removal_waits_alone iwarp_reset_killable
+tests/selftests/kdat_hostile_test iwarp_connect_blocks_no_one iwarp_removal_cuts_connect iwarp_reset_at_once iwarp_connect_turns
 SUITES
 exit $status

@@ -17,6 +17,7 @@
  */
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -3213,7 +3214,7 @@ static void ep_reset_races_connect(void)
 	counts_back(&before);
 }
 
-/* Is a TCP socket of the host in SYN_SENT to local @port? */
+/* How many TCP sockets of the host are in SYN_SENT to local @port? */
 static int syn_sent_to(int port)
 {
 	char line[256], want[16];
@@ -3222,11 +3223,22 @@ static int syn_sent_to(int port)
 
 	/* "sl local_address rem_address st": the port in hex, SYN_SENT 02 */
 	snprintf(want, sizeof(want), ":%04X 02 ", port);
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, want) != NULL;
+	while (f && fgets(line, sizeof(line), f))
+		found += strstr(line, want) != NULL;
 	if (f)
 		fclose(f);
 	return found;
+}
+
+/* Wait up to @ms for syn_sent_to(@port) to be @n; what it was last. */
+static int syn_sent_wait(int port, int n, int ms)
+{
+	double t0 = now_s();
+	int got;
+
+	while ((got = syn_sent_to(port)) != n && now_s() - t0 < ms / 1000.0)
+		usleep(10000);
+	return got;
 }
 
 /*
@@ -3268,8 +3280,9 @@ static void connect_stuck(int fd, uint32_t ep, uint16_t port)
  * 15 s). Made from the RDMA CM's handler, it held the CM's queue, which
  * every connection of the host shares, that long: kdat makes it from a
  * queue of its own (kdat_ep_connect_work()). Another pair connects at
- * once meanwhile; the stuck EP hears TIMED_OUT when TCP gives up, and its
- * file closes.
+ * once meanwhile; the stuck EP hears TIMED_OUT when TCP gives up. A file
+ * closed under such a connect does not wait for TCP: the connect is cut
+ * short (its thread gets SIGKILL, kdat_conn_hurry()).
  */
 static void iwarp_connect_blocks_no_one(void)
 {
@@ -3308,7 +3321,7 @@ static void iwarp_connect_blocks_no_one(void)
 	KTAP_EXPECT_EQ(ev.event_number, KDAT_EVENT_CONNECTION_TIMED_OUT);
 	KTAP_EXPECT(close(fd) == 0);
 
-	/* A file closed under such a connect closes when TCP gives up. */
+	/* A file closed under such a connect closes at once: it is cut short. */
 	fd = dev_open();
 	side_new(fd, &x, 16);
 	KTAP_EXPECT_RET(ep_create(fd, x.pz, x.dto, x.dto, x.conn, 0, 4, 4,
@@ -3317,9 +3330,10 @@ static void iwarp_connect_blocks_no_one(void)
 	connect_stuck(fd, stuck, QUAL_BASE + 500);
 	t0 = now_s();
 	KTAP_EXPECT(close(fd) == 0);
-	ktap_diag("a file closed in %.1f s under a stuck connect",
+	ktap_diag("a file closed in %.2f s under a stuck connect",
 		  now_s() - t0);
-	KTAP_EXPECT(now_s() - t0 < 30);
+	KTAP_EXPECT(now_s() - t0 < 3);
+	KTAP_EXPECT_EQ(syn_sent_wait(QUAL_BASE + 500, 0, 2000), 0);
 	close(k);
 	close(l);
 	params_restore();
@@ -3341,16 +3355,15 @@ static void link_restore_siw(const char *dev)
 
 /*
  * The device's removal under an iWARP connect stuck in TCP's connect
- * (tcp_syn_retries 3: 15 s). The removal waits for that connect, which
- * kdat cannot cut short; it used to wait holding the device's rwsem for
- * write, and every other user's call on the device slept behind it that
- * long. Now it waits holding nothing: once the device is off kdat's list
- * (the removal has begun), another file's call on the device is answered
- * at once, the removal still under way, and a connect there answers
- * ENODEV at once; the removal ends when TCP gives up. The device is back
- * before the verdict.
+ * (tcp_syn_retries 3: 15 s). The removal used to wait for that connect
+ * holding the device's rwsem for write, and every other user's call on
+ * the device slept behind it, then held nothing but still waited until
+ * TCP gave up. Now it cuts the connect short (kdat_conn_hurry_dev():
+ * SIGKILL to the thread in TCP's connect) and ends at once; meanwhile
+ * another file's call on the device is answered, and a connect there
+ * answers ENODEV at once. The device is back before the verdict.
  */
-static void iwarp_removal_waits_alone(void)
+static void iwarp_removal_cuts_connect(void)
 {
 	const char *dev = getenv("KDAT_TEST_DEV");
 	struct other_call o = { .pc = { .size = sizeof(o.pc) } };
@@ -3401,13 +3414,13 @@ static void iwarp_removal_waits_alone(void)
 	t_conn = now_s();
 	ret = ep_connect(o.fd, late, QUAL_BASE + 504);
 	t_conn = now_s() - t_conn;
-	removed = !still || child_ended(del, 40000, &st_del);
+	removed = !still || child_ended(del, 30000, &st_del);
 	t_del = now_s() - t0;
 	if (!answered && removed)
 		waitpid(other, &st_other, 0);
-	ktap_diag("another file's call %s %.2f s into the removal, a connect there %d in %.2f s; the removal ended after %.1f s",
+	ktap_diag("another file's call %s %.2f s into the removal, a connect there %d in %.2f s; the removal ended after %.2f s (%s then)",
 		  answered ? "answered" : "not answered", t_other, ret,
-		  t_conn, t_del);
+		  t_conn, t_del, still ? "under way" : "over");
 	if (removed)
 		link_restore_siw(dev);
 	close(fd);
@@ -3418,30 +3431,30 @@ static void iwarp_removal_waits_alone(void)
 	KTAP_EXPECT(removed);	/* else: rdma link delete hangs */
 	KTAP_EXPECT(!listed);
 	KTAP_EXPECT(answered);
-	KTAP_EXPECT(still);
 	KTAP_EXPECT_RET(ret, ENODEV);
 	KTAP_EXPECT(t_conn < 2);
 	KTAP_EXPECT(WIFEXITED(st_del) && WEXITSTATUS(st_del) == 0);
-	/* It waited for the connect, until TCP gave up. */
-	KTAP_EXPECT(t_del > 10);
+	/* It cut the connect short: TCP would give up after 15 s. */
+	KTAP_EXPECT(t_del < 5);
 	counts_back(&before);
 }
 
 /*
  * A reset (or a reconnect) of an EP whose attempt was given up while its
  * TCP connect was under way (iWARP) waits for that connect, which holds
- * the EP's RDMA CM id until TCP gives up. That wait used to ignore even
- * SIGKILL: the process stayed until TCP gave up. Now a fatal signal ends
- * it at once. The file, shared with the test, closes after.
+ * the EP's RDMA CM id. That wait used to last until TCP gave up (15 s
+ * here), and ignored even SIGKILL; then it could be killed. Now giving
+ * the attempt up cuts the connect short (kdat_conn_hurry(): SIGKILL to
+ * the thread in TCP's connect): the reset returns at once, and the EP
+ * connects again.
  */
-static void iwarp_reset_killable(void)
+static void iwarp_reset_at_once(void)
 {
 	struct counts before;
-	uint32_t stuck;
-	struct side x;
-	int fd, l, k, st;
+	struct side x, s;
+	uint32_t stuck, srv;
+	int fd, l, k;
 	double t0, dt;
-	pid_t pid;
 
 	if (rdma_dev_iwarp(getenv("KDAT_TEST_DEV")) != 1)
 		ktap_skip("not an iWARP device (tests/dat/siw.sh runs this case on siw)");
@@ -3456,28 +3469,136 @@ static void iwarp_reset_killable(void)
 				  &stuck), 0);
 	connect_stuck(fd, stuck, QUAL_BASE + 503);
 	/* Given up: DISCONNECTED, its id left to the connect under way. */
+	t0 = now_s();
 	KTAP_EXPECT_RET(ep_cmd(fd, KDAT_IOCTL_EP_DISCONNECT, stuck), 0);
+	KTAP_EXPECT_RET(ep_cmd(fd, KDAT_IOCTL_EP_RESET, stuck), 0);
+	dt = now_s() - t0;
+	ktap_diag("a connect in TCP given up, then a reset: %.2f s", dt);
+	KTAP_EXPECT(dt < 2);
+	KTAP_EXPECT_EQ(syn_sent_wait(QUAL_BASE + 503, 0, 2000), 0);
+	/* The EP connects again, to a peer that listens. */
+	drain_events(fd, x.conn);
+	side_new(fd, &s, 16);
+	KTAP_EXPECT_RET(ep_create(fd, s.pz, s.dto, s.dto, s.conn, 0, 4, 4,
+				  &srv), 0);
+	connect_pair(fd, &x, stuck, &s, srv, QUAL_BASE + 506);
+	KTAP_EXPECT(close(fd) == 0);
+	close(k);
+	close(l);
+	params_restore();
+	counts_back(&before);
+}
 
+#define TURN_EPS	40	/* nobody's connects: 16 under way, 24 waiting */
+
+/* Child: become nobody, connect TURN_EPS EPs of @fd to @port, say so. */
+static void nobody_connects(int fd, uint16_t port, int say)
+{
+	uint32_t ep;
+	struct side x;
+	int i;
+
+	if (setgid(65534) || setuid(65534))
+		_exit(3);
+	side_new(fd, &x, 16);
+	for (i = 0; i < TURN_EPS; i++)
+		if (ep_create(fd, x.pz, x.dto, x.dto, x.conn, 0, 4, 4, &ep) ||
+		    ep_connect(fd, ep, port))
+			_exit(4);
+	if (write(say, "y", 1) != 1)
+		_exit(5);
+	pause();
+	_exit(0);
+}
+
+/*
+ * Connects that may block take turns by user (kdat_connect.c): of one
+ * owner's, at most 16 are in TCP's connect at once, the others wait in
+ * order, and another user's connect starts at once beside them (before,
+ * up to 512 of one user's ran at once, and the 513th user's waited two
+ * minutes); when TCP gives up the first, the next of theirs start. A
+ * given-up attempt is cut short, and a file closed with connects waiting
+ * and under way closes at once (each is cut short).
+ */
+static void iwarp_connect_turns(void)
+{
+	const uint16_t port = QUAL_BASE + 507;
+	int fd, nfd, l, k, p[2], st, n_nobody, n_both, n_given_up, n_second;
+	int n_after;
+	struct side x, c, s;
+	uint32_t stuck, cli, srv;
+	double t0, t_start, t_pair, t_exit;
+	struct counts before;
+	struct pollfd pf;
+	pid_t pid;
+	char b;
+
+	if (rdma_dev_iwarp(getenv("KDAT_TEST_DEV")) != 1)
+		ktap_skip("not an iWARP device (tests/dat/siw.sh runs this case on siw)");
+	if (geteuid())
+		ktap_skip("needs root (tcp_syn_retries, to become nobody)");
+	counts_get(&before);
+	syn_drop_listen(port, &l, &k);
+
+	nfd = dev_open();
+	KTAP_EXPECT(pipe(p) == 0);
 	pid = fork();
 	KTAP_EXPECT(pid >= 0);
-	if (!pid)
-		_exit(ep_cmd(fd, KDAT_IOCTL_EP_RESET, stuck) ? 1 : 0);
-	usleep(500000);
-	if (waitpid(pid, &st, WNOHANG) == pid)
-		KTAP_FAIL("the reset did not wait for the connect in TCP (status %#x)",
-			  st);
+	if (!pid) {
+		close(p[0]);
+		nobody_connects(nfd, port, p[1]);
+	}
+	close(p[1]);
+	close(nfd);
+	pf = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	KTAP_EXPECT(poll(&pf, 1, 10000) == 1 && read(p[0], &b, 1) == 1);
+	close(p[0]);
+	t_start = now_s();
+	/* TCP gives up after 15 s: the counts are read well before. */
+	n_nobody = syn_sent_wait(port, 16, 3000);
+	usleep(300000);
+	n_nobody = syn_sent_to(port);
+
+	/* Root's connects take their own turn. */
+	fd = dev_open();
+	side_new(fd, &x, 16);
+	KTAP_EXPECT_RET(ep_create(fd, x.pz, x.dto, x.dto, x.conn, 0, 4, 4,
+				  &stuck), 0);
+	KTAP_EXPECT_RET(ep_connect(fd, stuck, port), 0);
+	n_both = syn_sent_wait(port, n_nobody + 1, 3000);
+	t0 = now_s();
+	rc_pair_new(fd, &c, &cli, &s, &srv, 16);
+	connect_pair(fd, &c, cli, &s, srv, QUAL_BASE + 508);
+	t_pair = now_s() - t0;
+
+	/* Root's, given up, is cut short. */
+	KTAP_EXPECT_RET(ep_cmd(fd, KDAT_IOCTL_EP_DISCONNECT, stuck), 0);
+	n_given_up = syn_sent_wait(port, 16, 2000);
+	/*
+	 * When TCP gives up nobody's first 16 (15 s), the next 16 of theirs
+	 * start: none is left behind. 20 s in, the second 16 are in TCP.
+	 */
+	while (now_s() - t_start < 20)
+		usleep(100000);
+	n_second = syn_sent_to(port);
+
+	/* nobody's file closes with 16 connects under way and 8 waiting. */
 	t0 = now_s();
 	KTAP_EXPECT(kill(pid, SIGKILL) == 0);
 	KTAP_EXPECT(waitpid(pid, &st, 0) == pid);
-	dt = now_s() - t0;
-	ktap_diag("a reset waiting for a given-up connect in TCP, killed: gone in %.2f s",
-		  dt);
+	t_exit = now_s() - t0;
+	n_after = syn_sent_wait(port, 0, 2000);
+	ktap_diag("nobody's %d connects: %d in TCP at once; root's beside them: %d, given up: %d; 20 s in: %d; a pair connected in %.2f s; nobody's file closed in %.2f s, then %d in TCP",
+		  TURN_EPS, n_nobody, n_both, n_given_up, n_second, t_pair,
+		  t_exit, n_after);
+	KTAP_EXPECT_EQ(n_nobody, 16);
+	KTAP_EXPECT_EQ(n_both, 17);
+	KTAP_EXPECT_EQ(n_given_up, 16);
+	KTAP_EXPECT_EQ(n_second, 16);
+	KTAP_EXPECT(t_pair < 5);
 	KTAP_EXPECT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-	KTAP_EXPECT(dt < 2);
-	/* Not killed, a reset waits for TCP to give up, then succeeds. */
-	t0 = now_s();
-	KTAP_EXPECT_RET(ep_cmd(fd, KDAT_IOCTL_EP_RESET, stuck), 0);
-	ktap_diag("a reset not killed returned in %.1f s", now_s() - t0);
+	KTAP_EXPECT(t_exit < 3);
+	KTAP_EXPECT_EQ(n_after, 0);
 	KTAP_EXPECT(close(fd) == 0);
 	close(k);
 	close(l);
@@ -3728,8 +3849,9 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(ep_qp_renewed_under_posts),
 	KTAP_CASE(ep_reset_races_connect),
 	KTAP_CASE(iwarp_connect_blocks_no_one),
-	KTAP_CASE(iwarp_removal_waits_alone),
-	KTAP_CASE(iwarp_reset_killable),
+	KTAP_CASE(iwarp_removal_cuts_connect),
+	KTAP_CASE(iwarp_reset_at_once),
+	KTAP_CASE(iwarp_connect_turns),
 	KTAP_CASE(graceful_disconnect_holds_no_cm),
 	KTAP_CASE(fail_nth_sweep_objects),
 	KTAP_CASE(fail_nth_sweep_connection),
