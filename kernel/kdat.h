@@ -654,6 +654,7 @@ struct kdat_ep {
 	 */
 	struct rdma_cm_id *connecting;
 	struct work_struct connect_work;	/* a connect cut short */
+	struct work_struct conn_start_work;	/* its thread made */
 	/*
 	 * Where a connect may block: whose turn it takes, set at creation
 	 * (kdat_connect.c); the rest under kdat_conn_lock.
@@ -1113,17 +1114,18 @@ int kdat_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 int kdat_cm_init(void);
 void kdat_cm_exit(void);
 void kdat_cm_defer(struct work_struct *work);
+void kdat_ep_connect_run(struct kdat_ep *ep);
 
 /* kdat_connect.c: connects that may block, in turns by user. */
 enum { KDAT_CONN_IDLE, KDAT_CONN_WAITING, KDAT_CONN_UNDER_WAY };
-struct kdat_conn_owner *kdat_conn_owner_get(void);
+struct kdat_conn_owner *kdat_conn_owner_get(bool kernel);
 void kdat_conn_owner_put(struct kdat_conn_owner *owner);
 void kdat_conn_submit(struct kdat_ep *ep);
 void kdat_conn_hurry(struct kdat_ep *ep);
 void kdat_conn_hurry_dev(struct kdat_device *kdev);
 bool kdat_conn_hurried(struct kdat_ep *ep);
-bool kdat_conn_done(struct kdat_ep *ep);
-void kdat_ep_connect_run(struct kdat_ep *ep);
+void kdat_conn_done(struct kdat_ep *ep);
+void kdat_conn_init_ep(struct kdat_ep *ep);
 struct kdat_cm_id_free *kdat_cm_id_free_alloc(void);
 void kdat_cm_id_free(struct kdat_cm_id_free *f, struct rdma_cm_id *id,
 		     struct kdat_obj *obj);

@@ -12,29 +12,29 @@
  *   KDAT_CONN_MAX_OWNER of one owner's; the others wait in their owner's
  *   queue, in order, and the owners with connects waiting take turns for
  *   each place that frees;
- * - the owner is the user who created the EP: the effective uid, or for a
- *   user in a user namespace that an unprivileged user made (directly or
- *   further up), that user, so that the uids of one's own namespaces are
- *   one owner; the namespaces root made keep their uids apart;
- * - a connect whose attempt is given up (kdat_ep_id_put()), whose EP is
- *   being destroyed (kdat_ep_kill()) or whose device is going
- *   (kdat_conn_hurry_dev()) is cut short: one waiting
- *   leaves its queue and ends at once, connecting nothing, on the CM's
- *   queue; one under way gets SIGKILL, which ends a TCP connect's wait
- *   (its thread allows it), so that neither a file's close nor a device's
- *   removal waits for TCP.
+ * - the owner is the user who created the EP (kdat_conn_owner_key()):
+ *   the effective uid; in a user namespace an unprivileged user made, that
+ *   user; in one root made (a tenant's), the namespace; kernel consumers
+ *   are one owner;
+ * - a connect whose attempt is given up (kdat_ep_disconnect_do(),
+ *   kdat_ep_id_put()), whose EP is being destroyed (kdat_ep_kill()) or
+ *   whose device is going (kdat_conn_hurry_dev()) is cut short: one
+ *   waiting leaves its queue and ends at once, connecting nothing, on the
+ *   CM's queue; one under way gets SIGKILL, which ends a TCP connect's
+ *   wait (its thread takes it from the kernel only, not from kill(2)), so
+ *   that neither a file's close nor a device's removal waits for TCP.
  *
- * A connect under way has a thread (kdat_connect), which takes the next
- * connect in turn when it ends, or ends itself: at most
- * KDAT_CONN_MAX such threads, the one kernel memory here not charged to
- * a user (the kernel makes threads for itself), bounded for all of them
- * together. The owners are charged to the user who first needs them
- * (kdat_conn_owner_get(), from the EP's creation); a connect waiting is
- * its EP, charged to its creator.
+ * A connect under way has a thread (kdat_connect), made on kdat's CM
+ * queue, which keeps its place for the next connect in turn when its own
+ * ends, or ends itself: at most KDAT_CONN_MAX such threads, the one
+ * kernel memory here not charged to a user (the kernel makes threads for
+ * itself), bounded for all users together. The owners are charged to the
+ * user who first needs them (kdat_conn_owner_get(), from the EP's
+ * creation); a connect waiting is its EP, charged to its creator.
  *
  * kdat_conn_lock (a spinlock, taken under an EP's cm_lock, never the
- * other way round) guards the owners, their queues and counts, and each
- * EP's conn_state, conn_hurry and conn_task.
+ * other way round) guards the owners, their queues and counts, the
+ * places, and each EP's conn_state, conn_hurry and conn_task.
  */
 #include <linux/cred.h>
 #include <linux/hashtable.h>
@@ -49,8 +49,12 @@
 #define KDAT_CONN_MAX		256
 #define KDAT_CONN_MAX_OWNER	16
 
+/* Owner keys: an effective uid (32 bits), or one of these. */
+#define KDAT_CONN_KEY_NS	BIT_ULL(32)	/* | a user namespace's inum */
+#define KDAT_CONN_KEY_KERNEL	BIT_ULL(33)	/* kernel consumers */
+
 struct kdat_conn_owner {
-	kuid_t uid;
+	u64 key;
 	unsigned int refs;		/* EPs that name it */
 	unsigned int running;		/* its connects under way */
 	struct list_head waiting;	/* its EPs waiting, in order */
@@ -64,54 +68,68 @@ static DEFINE_HASHTABLE(kdat_conn_owners, 6);
 static LIST_HEAD(kdat_conn_turns);
 /* EPs whose connect is under way. */
 static LIST_HEAD(kdat_conn_running);
-static unsigned int kdat_conn_nr_running;
+/*
+ * Places taken: kdat_connect threads, and threads about to be made
+ * (kdat_conn_start_work()). A thread keeps its place from one connect to
+ * the next in turn, so a place freed goes to the owners waiting.
+ */
+static unsigned int kdat_conn_places;
 
-/* Whose turn the caller's connects take. */
-static kuid_t kdat_conn_owner_uid(const struct cred *cred)
+/*
+ * Whose turn the caller's connects take: kernel consumers', or the
+ * effective uid's; in a user namespace, the namespace's creator when an
+ * unprivileged user made the outermost one (a user's namespaces, however
+ * many, are that user), else that outermost namespace (a tenant root gave
+ * its own uids, which the tenant may multiply).
+ */
+static u64 kdat_conn_owner_key(const struct cred *cred, bool kernel)
 {
 	const struct user_namespace *ns = cred->user_ns;
 
+	if (kernel)
+		return KDAT_CONN_KEY_KERNEL;
 	if (ns == &init_user_ns)
-		return cred->euid;
+		return __kuid_val(cred->euid);
 	while (ns->parent != &init_user_ns)
 		ns = ns->parent;
-	/* Root's namespaces map uids root gave out: each is a user. */
-	return uid_eq(ns->owner, GLOBAL_ROOT_UID) ? cred->euid : ns->owner;
+	if (!uid_eq(ns->owner, GLOBAL_ROOT_UID))
+		return __kuid_val(ns->owner);
+	return KDAT_CONN_KEY_NS | ns->ns.inum;
 }
 
-static struct kdat_conn_owner *kdat_conn_owner_find(kuid_t uid)
+static struct kdat_conn_owner *kdat_conn_owner_find(u64 key)
 {
 	struct kdat_conn_owner *owner;
 
 	lockdep_assert_held(&kdat_conn_lock);
-	hash_for_each_possible(kdat_conn_owners, owner, hash_node,
-			       __kuid_val(uid))
-		if (uid_eq(owner->uid, uid))
+	hash_for_each_possible(kdat_conn_owners, owner, hash_node, key)
+		if (owner->key == key)
 			return owner;
 	return NULL;
 }
 
 /**
  * kdat_conn_owner_get() - the caller's connect owner, with a reference
+ * @kernel: for a kernel consumer's EP
  *
  * Made, and charged to the caller, if no EP names it yet. NULL when it
  * cannot be made.
  */
-struct kdat_conn_owner *kdat_conn_owner_get(void)
+struct kdat_conn_owner *kdat_conn_owner_get(bool kernel)
 {
-	kuid_t uid = kdat_conn_owner_uid(current_cred());
+	u64 key = kdat_conn_owner_key(current_cred(), kernel);
 	struct kdat_conn_owner *owner, *fresh;
 
 	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
 	spin_lock(&kdat_conn_lock);
-	owner = kdat_conn_owner_find(uid);
+	owner = kdat_conn_owner_find(key);
 	if (!owner && fresh) {
 		owner = fresh;
 		fresh = NULL;
-		owner->uid = uid;
+		owner->key = key;
 		INIT_LIST_HEAD(&owner->waiting);
 		INIT_LIST_HEAD(&owner->turn_node);
-		hash_add(kdat_conn_owners, &owner->hash_node, __kuid_val(uid));
+		hash_add(kdat_conn_owners, &owner->hash_node, key);
 	}
 	if (owner)
 		owner->refs++;
@@ -138,27 +156,28 @@ void kdat_conn_owner_put(struct kdat_conn_owner *owner)
 		kfree(owner);
 }
 
-/* @ep's connect takes a place under way, for the thread @task. */
+/* @ep's connect is under way, made by the thread @task (NULL: to come). */
 static void kdat_conn_run_locked(struct kdat_ep *ep, struct task_struct *task)
 {
 	lockdep_assert_held(&kdat_conn_lock);
 	ep->conn_owner->running++;
-	kdat_conn_nr_running++;
 	ep->conn_state = KDAT_CONN_UNDER_WAY;
 	ep->conn_task = task;
 	list_add_tail(&ep->conn_node, &kdat_conn_running);
 }
 
-/* The next connect in turn, now under way on @task's thread, or NULL. */
+/*
+ * The next connect in turn, now under way for @task, in the place its
+ * caller holds; NULL when every owner waiting has KDAT_CONN_MAX_OWNER
+ * under way (at most KDAT_CONN_MAX / KDAT_CONN_MAX_OWNER owners: a short
+ * walk).
+ */
 static struct kdat_ep *kdat_conn_next_locked(struct task_struct *task)
 {
 	struct kdat_conn_owner *owner;
 	struct kdat_ep *ep;
 
 	lockdep_assert_held(&kdat_conn_lock);
-	if (kdat_conn_nr_running >= KDAT_CONN_MAX)
-		return NULL;
-	/* Owners at their limit: at most KDAT_CONN_MAX / MAX_OWNER. */
 	list_for_each_entry(owner, &kdat_conn_turns, turn_node) {
 		if (owner->running >= KDAT_CONN_MAX_OWNER)
 			continue;
@@ -176,8 +195,8 @@ static struct kdat_ep *kdat_conn_next_locked(struct task_struct *task)
 }
 
 /*
- * @ep's connect is no longer under way (or never was): its place, if it
- * had one, is free, and the signal that may have cut it short is gone.
+ * @ep's connect is no longer under way (or never was); its owner may have
+ * one more under way, and the signal that may have cut it short is gone.
  */
 static void kdat_conn_stop_locked(struct kdat_ep *ep)
 {
@@ -186,7 +205,6 @@ static void kdat_conn_stop_locked(struct kdat_ep *ep)
 		return;
 	list_del(&ep->conn_node);
 	ep->conn_owner->running--;
-	kdat_conn_nr_running--;
 	ep->conn_state = KDAT_CONN_IDLE;
 	if (ep->conn_task == current)
 		flush_signals(current);
@@ -197,46 +215,62 @@ static int kdat_conn_thread(void *arg)
 {
 	struct kdat_ep *ep = arg;
 
-	/* Removal and a given-up attempt cut a TCP connect short. */
-	allow_signal(SIGKILL);
+	/* Removal and a given-up attempt cut a TCP connect short; no user. */
+	allow_kernel_signal(SIGKILL);
 	while (ep) {
 		/* Calls kdat_conn_done(), then lets the EP go. */
 		kdat_ep_connect_run(ep);
 		spin_lock(&kdat_conn_lock);
 		ep = kdat_conn_next_locked(current);
+		if (!ep)
+			kdat_conn_places--;
 		spin_unlock(&kdat_conn_lock);
 	}
 	module_put_and_kthread_exit(0);
 }
 
 /*
- * @ep took a place under way (counted, conn_task NULL): a thread makes
- * its connect; if none can be made, it connects nothing (conn_hurry), on
- * the CM's queue, and the next in turn gets the place.
+ * A place and @ep's connect under way (conn_task NULL): its thread. Made
+ * here, on kdat's queue, not in the RDMA CM's handler, whose queue every
+ * connection of the host shares (a fork may wait for reclaim). If none
+ * can be made, @ep connects nothing (conn_hurry: UNREACHABLE) and the
+ * place is freed; the next in turn takes it only if no place is left
+ * taken, whose holder would give it.
  */
-static void kdat_conn_start(struct kdat_ep *ep)
+static void kdat_conn_start_work(struct work_struct *work)
 {
+	struct kdat_ep *ep = container_of(work, struct kdat_ep,
+					  conn_start_work);
 	struct task_struct *task;
+	struct kdat_ep *next = NULL;
 
-	while (ep) {
-		task = kthread_create(kdat_conn_thread, ep, "kdat_connect");
-		if (!IS_ERR(task)) {
-			/* The thread runs module code to its end. */
-			__module_get(THIS_MODULE);
-			spin_lock(&kdat_conn_lock);
-			/* Before it runs: one that hurries signals it. */
-			ep->conn_task = task;
-			spin_unlock(&kdat_conn_lock);
-			wake_up_process(task);
-			return;
-		}
-		spin_lock(&kdat_conn_lock);
+	task = kthread_create(kdat_conn_thread, ep, "kdat_connect");
+	spin_lock(&kdat_conn_lock);
+	if (!IS_ERR(task)) {
+		/* The thread runs module code to its end. */
+		__module_get(THIS_MODULE);
+		/* Before it runs: one that hurries @ep signals it. */
+		ep->conn_task = task;
+	} else {
 		kdat_conn_stop_locked(ep);
 		ep->conn_hurry = true;
 		kdat_cm_defer(&ep->connect_work);
-		ep = kdat_conn_next_locked(NULL);
-		spin_unlock(&kdat_conn_lock);
+		next = --kdat_conn_places ? NULL : kdat_conn_next_locked(NULL);
+		if (next)
+			kdat_conn_places++;
 	}
+	spin_unlock(&kdat_conn_lock);
+	if (!IS_ERR(task))
+		wake_up_process(task);
+	else if (next)
+		kdat_cm_defer(&next->conn_start_work);
+}
+
+/* What a new EP needs here. */
+void kdat_conn_init_ep(struct kdat_ep *ep)
+{
+	INIT_LIST_HEAD(&ep->conn_node);
+	INIT_WORK(&ep->conn_start_work, kdat_conn_start_work);
 }
 
 /**
@@ -250,7 +284,6 @@ static void kdat_conn_start(struct kdat_ep *ep)
 void kdat_conn_submit(struct kdat_ep *ep)
 {
 	struct kdat_conn_owner *owner = ep->conn_owner;
-	bool now = false;
 
 	spin_lock(&kdat_conn_lock);
 	ep->conn_hurry = false;
@@ -264,9 +297,10 @@ void kdat_conn_submit(struct kdat_ep *ep)
 		kdat_cm_defer(&ep->connect_work);
 	} else if (list_empty(&owner->waiting) &&
 		   owner->running < KDAT_CONN_MAX_OWNER &&
-		   kdat_conn_nr_running < KDAT_CONN_MAX) {
+		   kdat_conn_places < KDAT_CONN_MAX) {
+		kdat_conn_places++;
 		kdat_conn_run_locked(ep, NULL);
-		now = true;
+		kdat_cm_defer(&ep->conn_start_work);
 	} else {
 		ep->conn_state = KDAT_CONN_WAITING;
 		list_add_tail(&ep->conn_node, &owner->waiting);
@@ -274,8 +308,6 @@ void kdat_conn_submit(struct kdat_ep *ep)
 			list_add_tail(&owner->turn_node, &kdat_conn_turns);
 	}
 	spin_unlock(&kdat_conn_lock);
-	if (now)
-		kdat_conn_start(ep);
 }
 
 static void kdat_conn_hurry_locked(struct kdat_ep *ep)
@@ -336,18 +368,14 @@ void kdat_conn_hurry_dev(struct kdat_device *kdev)
 }
 
 /*
- * kdat_ep_connect_run()'s connect returned: was it cut short (or never to
- * be made)? Its place is free from here.
+ * kdat_ep_connect_run()'s connect returned (or was never to be made): its
+ * owner may have one more under way.
  */
-bool kdat_conn_done(struct kdat_ep *ep)
+void kdat_conn_done(struct kdat_ep *ep)
 {
-	bool hurried;
-
 	spin_lock(&kdat_conn_lock);
 	kdat_conn_stop_locked(ep);
-	hurried = ep->conn_hurry;
 	spin_unlock(&kdat_conn_lock);
-	return hurried;
 }
 
 /* Is @ep's connect cut short? Read before it is made. */

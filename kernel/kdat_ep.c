@@ -887,7 +887,7 @@ void kdat_ep_connect_run(struct kdat_ep *ep)
 		go = false;
 		ret = -ENODEV;	/* unreachable */
 	} else if (go && kdat_conn_hurried(ep)) {
-		/* No thread could be made for it. */
+		/* Cut short for no other reason: no thread could be made. */
 		go = false;
 		ret = -ENOMEM;	/* unreachable */
 	}
@@ -1450,11 +1450,13 @@ static enum kdat_ep_state kdat_ep_teardown(struct kdat_ep *ep)
 		rdma_destroy_id(id);
 	/*
 	 * An id another thread destroys, or the connect's, uses the QP. The
-	 * connect's goes when TCP gives up on iWARP (minutes): an idle wait,
-	 * which the hung task watch ignores. A close waits for the connect's
-	 * reference to the EP first, and the device's removal for every
-	 * connect queued or under way on the device before it takes the
-	 * rwsem: here the connect is only finishing.
+	 * connect's goes when its connect returns, cut short by
+	 * kdat_ep_id_put() (kdat_conn_hurry()); an idle wait all the same
+	 * (a driver's connect may not heed it), which the hung task watch
+	 * ignores. A close waits for the connect's reference to the EP
+	 * first, and the device's removal for every connect queued or under
+	 * way on the device before it takes the rwsem: here the connect is
+	 * only finishing.
 	 */
 	wait_event_idle(ep->idle_wq, !READ_ONCE(ep->ids_dying));
 
@@ -1684,7 +1686,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	INIT_WORK(&ep->sw_work, kdat_ep_sw_work);
 	INIT_WORK(&ep->broken_work, kdat_ep_broken_work);
 	INIT_WORK(&ep->connect_work, kdat_ep_connect_work);
-	INIT_LIST_HEAD(&ep->conn_node);
+	kdat_conn_init_ep(ep);
 	INIT_DELAYED_WORK(&ep->ka_work, kdat_ep_ka_work);
 	ep->ka_cqe.done = kdat_ep_ka_done;
 	init_completion(&ep->sw_drained);
@@ -1747,7 +1749,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	ep->send_cqes = ep->attr.max_request_dtos + 2;
 	/* Whose turn its connects take, where they may block. */
 	if (!ud && kdat_dev_connect_blocks(ibdev, pz->ia->port_num)) {
-		ep->conn_owner = kdat_conn_owner_get();
+		ep->conn_owner = kdat_conn_owner_get(kfile->kernel);
 		if (!ep->conn_owner) {
 			ret = -ENOMEM;
 			goto err_ctx;
@@ -2035,7 +2037,7 @@ static int kdat_ep_qp_reset(struct kdat_ep *ep)
  * connection's anyway. The device's rwsem is held for read; the caller
  * checks the EP's state after. -EINTR, cm_lock not held, when a fatal
  * signal ended the wait for an id another thread or the connect is
- * destroying (a TCP connect on iWARP lasts until TCP gives up).
+ * destroying (a connect on iWARP, cut short, but in the driver's time).
  */
 static int kdat_ep_lock_for_reset(struct kdat_ep *ep)
 {
@@ -2055,8 +2057,8 @@ static int kdat_ep_lock_for_reset(struct kdat_ep *ep)
 		mutex_unlock(&ep->cm_lock);
 		if (!id) {
 			/*
-			 * Another thread's, or the connect's (a TCP connect on
-			 * iWARP, until TCP gives up): it wakes us once it is
+			 * Another thread's, or the connect's (on iWARP, cut
+			 * short by kdat_ep_id_put()): it wakes us once it is
 			 * gone.
 			 */
 			if (wait_event_killable(ep->idle_wq,

@@ -3491,6 +3491,33 @@ static void iwarp_reset_at_once(void)
 
 #define TURN_EPS	40	/* nobody's connects: 16 under way, 24 waiting */
 
+/* kill(2) @sig to every task named @comm; how many were sent it. */
+static int kill_comm(const char *comm, int sig)
+{
+	char path[300], name[32];
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+	int n = 0;
+	FILE *f;
+
+	while (dir && (d = readdir(dir))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(name, sizeof(name), f) &&
+		    !strncmp(name, comm, strlen(comm)) &&
+		    name[strlen(comm)] == '\n')
+			n += !kill(atoi(d->d_name), sig);
+		fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return n;
+}
+
 /* Child: become nobody, connect TURN_EPS EPs of @fd to @port, say so. */
 static void nobody_connects(int fd, uint16_t port, int say)
 {
@@ -3518,13 +3545,14 @@ static void nobody_connects(int fd, uint16_t port, int say)
  * up to 512 of one user's ran at once, and the 513th user's waited two
  * minutes); when TCP gives up the first, the next of theirs start. A
  * given-up attempt is cut short, and a file closed with connects waiting
- * and under way closes at once (each is cut short).
+ * and under way closes at once (each is cut short). kill(2) of the
+ * threads that make them cuts none short.
  */
 static void iwarp_connect_turns(void)
 {
 	const uint16_t port = QUAL_BASE + 507;
 	int fd, nfd, l, k, p[2], st, n_nobody, n_both, n_given_up, n_second;
-	int n_after;
+	int n_after, n_threads, n_killed;
 	struct side x, c, s;
 	uint32_t stuck, cli, srv;
 	double t0, t_start, t_pair, t_exit;
@@ -3558,6 +3586,10 @@ static void iwarp_connect_turns(void)
 	n_nobody = syn_sent_wait(port, 16, 3000);
 	usleep(300000);
 	n_nobody = syn_sent_to(port);
+	/* Their threads take SIGKILL from the kernel only, not kill(2). */
+	n_threads = kill_comm("kdat_connect", SIGKILL);
+	usleep(300000);
+	n_killed = syn_sent_to(port);
 
 	/* Root's connects take their own turn. */
 	fd = dev_open();
@@ -3588,10 +3620,12 @@ static void iwarp_connect_turns(void)
 	KTAP_EXPECT(waitpid(pid, &st, 0) == pid);
 	t_exit = now_s() - t0;
 	n_after = syn_sent_wait(port, 0, 2000);
-	ktap_diag("nobody's %d connects: %d in TCP at once; root's beside them: %d, given up: %d; 20 s in: %d; a pair connected in %.2f s; nobody's file closed in %.2f s, then %d in TCP",
-		  TURN_EPS, n_nobody, n_both, n_given_up, n_second, t_pair,
-		  t_exit, n_after);
+	ktap_diag("nobody's %d connects: %d in TCP at once, %d after kill -9 of %d kdat_connect threads; root's beside them: %d, given up: %d; 20 s in: %d; a pair connected in %.2f s; nobody's file closed in %.2f s, then %d in TCP",
+		  TURN_EPS, n_nobody, n_killed, n_threads, n_both, n_given_up,
+		  n_second, t_pair, t_exit, n_after);
 	KTAP_EXPECT_EQ(n_nobody, 16);
+	KTAP_EXPECT_EQ(n_threads, 16);
+	KTAP_EXPECT_EQ(n_killed, 16);
 	KTAP_EXPECT_EQ(n_both, 17);
 	KTAP_EXPECT_EQ(n_given_up, 16);
 	KTAP_EXPECT_EQ(n_second, 16);
