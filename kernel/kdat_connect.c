@@ -229,41 +229,56 @@ static int kdat_conn_thread(void *arg)
 	module_put_and_kthread_exit(0);
 }
 
+/* Places free, and connects waiting that may take them: threads for them. */
+static void kdat_conn_fill_locked(void)
+{
+	struct kdat_ep *next;
+
+	lockdep_assert_held(&kdat_conn_lock);
+	while (kdat_conn_places < KDAT_CONN_MAX &&
+	       (next = kdat_conn_next_locked(NULL))) {
+		kdat_conn_places++;
+		kdat_cm_defer(&next->conn_start_work);
+	}
+}
+
 /*
  * A place and @ep's connect under way (conn_task NULL): its thread. Made
  * here, on kdat's queue, not in the RDMA CM's handler, whose queue every
  * connection of the host shares (a fork may wait for reclaim). If none
- * can be made, @ep connects nothing (conn_hurry: UNREACHABLE) and the
- * place is freed; the next in turn takes it only if no place is left
- * taken, whose holder would give it.
+ * can be made, @ep connects nothing (conn_hurry: UNREACHABLE), and its
+ * place and every other one free go to the next in turn
+ * (kdat_conn_fill_locked()); a failure there ends that connect alone.
  */
 static void kdat_conn_start_work(struct work_struct *work)
 {
 	struct kdat_ep *ep = container_of(work, struct kdat_ep,
 					  conn_start_work);
 	struct task_struct *task;
-	struct kdat_ep *next = NULL;
 
 	task = kthread_create(kdat_conn_thread, ep, "kdat_connect");
 	spin_lock(&kdat_conn_lock);
 	if (!IS_ERR(task)) {
 		/* The thread runs module code to its end. */
 		__module_get(THIS_MODULE);
-		/* Before it runs: one that hurries @ep signals it. */
+		/*
+		 * One that hurries @ep from here signals the thread. Until
+		 * the thread allows SIGKILL, the signal is dropped: what cuts
+		 * the connect short then is conn_hurry, which
+		 * kdat_ep_connect_run() reads under kdat_conn_lock after that
+		 * (kdat_conn_hurried()). Neither may move.
+		 */
 		ep->conn_task = task;
 	} else {
 		kdat_conn_stop_locked(ep);
 		ep->conn_hurry = true;
 		kdat_cm_defer(&ep->connect_work);
-		next = --kdat_conn_places ? NULL : kdat_conn_next_locked(NULL);
-		if (next)
-			kdat_conn_places++;
+		kdat_conn_places--;
+		kdat_conn_fill_locked();
 	}
 	spin_unlock(&kdat_conn_lock);
 	if (!IS_ERR(task))
 		wake_up_process(task);
-	else if (next)
-		kdat_cm_defer(&next->conn_start_work);
 }
 
 /* What a new EP needs here. */

@@ -887,7 +887,10 @@ void kdat_ep_connect_run(struct kdat_ep *ep)
 		go = false;
 		ret = -ENODEV;	/* unreachable */
 	} else if (go && kdat_conn_hurried(ep)) {
-		/* Cut short for no other reason: no thread could be made. */
+		/*
+		 * Cut short for no reason seen above: no thread could be
+		 * made, or a removal whose flag this read too early.
+		 */
 		go = false;
 		ret = -ENOMEM;	/* unreachable */
 	}
@@ -1023,8 +1026,12 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 			kdat_ep_connect_failed(ep, -ENODEV);
 			break;
 		}
-		if (WARN_ON_ONCE(ep->connecting || !ep->conn_owner) ||
-		    !kref_get_unless_zero(&ep->obj.ref)) {
+		if (WARN_ON_ONCE(ep->connecting || !ep->conn_owner)) {
+			kdat_dev_connect_end(ep->pz->ia->kdev);
+			kdat_ep_connect_failed(ep, -EINVAL);
+			break;
+		}
+		if (!kref_get_unless_zero(&ep->obj.ref)) {
 			kdat_dev_connect_end(ep->pz->ia->kdev);
 			break;
 		}
@@ -1451,9 +1458,9 @@ static enum kdat_ep_state kdat_ep_teardown(struct kdat_ep *ep)
 	/*
 	 * An id another thread destroys, or the connect's, uses the QP. The
 	 * connect's goes when its connect returns, cut short by
-	 * kdat_ep_id_put() (kdat_conn_hurry()); an idle wait all the same
-	 * (a driver's connect may not heed it), which the hung task watch
-	 * ignores. A close waits for the connect's reference to the EP
+	 * kdat_ep_id_put() (kdat_conn_hurry()), and its destroy returns: for
+	 * a TCP connection made whose MPA reply is awaited, when siw gives
+	 * up on it (10 s). An idle wait, which the hung task watch ignores. A close waits for the connect's reference to the EP
 	 * first, and the device's removal for every connect queued or under
 	 * way on the device before it takes the rwsem: here the connect is
 	 * only finishing.
