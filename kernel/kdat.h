@@ -208,7 +208,7 @@ struct kdat_device {
 	struct kref ref;
 	/*
 	 * Held for read by every user of @ibdev; held for write by the remove
-	 * callback, which sets @ibdev to NULL. Taken after kdat_devices_lock.
+	 * callback, which sets @ibdev to NULL.
 	 */
 	struct rw_semaphore rwsem;
 	struct ib_device *ibdev;
@@ -1118,7 +1118,7 @@ void kdat_ep_connect_run(struct kdat_ep *ep);
 
 /* kdat_connect.c: connects that may block, in turns by user. */
 enum { KDAT_CONN_IDLE, KDAT_CONN_WAITING, KDAT_CONN_UNDER_WAY };
-struct kdat_conn_owner *kdat_conn_owner_get(bool kernel);
+struct kdat_conn_owner *kdat_conn_owner_get(struct kdat_file *kfile);
 void kdat_conn_owner_put(struct kdat_conn_owner *owner);
 void kdat_conn_submit(struct kdat_ep *ep);
 void kdat_conn_hurry(struct kdat_ep *ep);

@@ -14,19 +14,23 @@
  *   each place that frees;
  * - the owner is the user who created the EP (kdat_conn_owner_key()):
  *   the effective uid; in a user namespace an unprivileged user made, that
- *   user; in one root made (a tenant's), the namespace; kernel consumers
- *   are one owner;
+ *   user; in one root made (a tenant's), the namespace; a kernel
+ *   consumer, each IA of its own (kdat_ia_open());
  * - a connect whose attempt is given up (kdat_ep_disconnect_do(),
  *   kdat_ep_id_put()), whose EP is being destroyed (kdat_ep_kill()) or
  *   whose device is going (kdat_conn_hurry_dev()) is cut short: one
  *   waiting leaves its queue and ends at once, connecting nothing, on the
  *   CM's queue; one under way gets SIGKILL, which ends a TCP connect's
  *   wait (its thread takes it from the kernel only, not from kill(2)), so
- *   that neither a file's close nor a device's removal waits for TCP.
+ *   that neither a file's close nor a device's removal waits for TCP. To a
+ *   kernel thread SIGKILL is not fatal: it ends the interruptible waits
+ *   (TCP's connect: siw's), not the killable or uninterruptible ones (an
+ *   iWARP port mapper's; what a driver's connect waits for after TCP).
  *
  * A connect under way has a thread (kdat_connect), made on kdat's CM
- * queue, which keeps its place for the next connect in turn when its own
- * ends, or ends itself: at most KDAT_CONN_MAX such threads, the one
+ * queue, which keeps its place, counted as its owner's, until its connect
+ * is done with (the RDMA CM id of one given up destroyed too, which may
+ * wait for the peer), then takes the next connect in turn, or ends itself: at most KDAT_CONN_MAX such threads, the one
  * kernel memory here not charged to a user (the kernel makes threads for
  * itself), bounded for all users together. The owners are charged to the
  * user who first needs them (kdat_conn_owner_get(), from the EP's
@@ -49,12 +53,17 @@
 #define KDAT_CONN_MAX		256
 #define KDAT_CONN_MAX_OWNER	16
 
-/* Owner keys: an effective uid (32 bits), or one of these. */
-#define KDAT_CONN_KEY_NS	BIT_ULL(32)	/* | a user namespace's inum */
-#define KDAT_CONN_KEY_KERNEL	BIT_ULL(33)	/* kernel consumers */
+/* Who an owner is: a user, a namespace's tenant, a kernel consumer. */
+enum kdat_conn_kind {
+	KDAT_CONN_UID,			/* @key: an effective uid */
+	KDAT_CONN_NS,			/* @key: the user namespace, pinned */
+	KDAT_CONN_KERNEL,		/* @key: the consumer's IA file */
+};
 
 struct kdat_conn_owner {
-	u64 key;
+	enum kdat_conn_kind kind;
+	unsigned long key;
+	struct user_namespace *ns;	/* KDAT_CONN_NS: held */
 	unsigned int refs;		/* EPs that name it */
 	unsigned int running;		/* its connects under way */
 	struct list_head waiting;	/* its EPs waiting, in order */
@@ -76,57 +85,74 @@ static LIST_HEAD(kdat_conn_running);
 static unsigned int kdat_conn_places;
 
 /*
- * Whose turn the caller's connects take: kernel consumers', or the
- * effective uid's; in a user namespace, the namespace's creator when an
- * unprivileged user made the outermost one (a user's namespaces, however
- * many, are that user), else that outermost namespace (a tenant root gave
- * its own uids, which the tenant may multiply).
+ * Whose turn the connects of @kfile's EPs take: a kernel consumer's IA
+ * file, its own; else the effective uid's; in a user namespace, the
+ * namespace's creator when an unprivileged user made the outermost one (a
+ * user's namespaces, however many, are that user), else that outermost
+ * namespace (a tenant root gave its own uids, which the tenant may
+ * multiply), held by its owner so that no later namespace takes its key.
  */
-static u64 kdat_conn_owner_key(const struct cred *cred, bool kernel)
+static enum kdat_conn_kind kdat_conn_owner_key(const struct cred *cred,
+					       struct kdat_file *kfile,
+					       unsigned long *key)
 {
 	const struct user_namespace *ns = cred->user_ns;
 
-	if (kernel)
-		return KDAT_CONN_KEY_KERNEL;
-	if (ns == &init_user_ns)
-		return __kuid_val(cred->euid);
+	if (kfile->kernel) {
+		*key = (unsigned long)kfile;
+		return KDAT_CONN_KERNEL;
+	}
+	if (ns == &init_user_ns) {
+		*key = __kuid_val(cred->euid);
+		return KDAT_CONN_UID;
+	}
 	while (ns->parent != &init_user_ns)
 		ns = ns->parent;
-	if (!uid_eq(ns->owner, GLOBAL_ROOT_UID))
-		return __kuid_val(ns->owner);
-	return KDAT_CONN_KEY_NS | ns->ns.inum;
+	if (!uid_eq(ns->owner, GLOBAL_ROOT_UID)) {
+		*key = __kuid_val(ns->owner);
+		return KDAT_CONN_UID;
+	}
+	*key = (unsigned long)ns;
+	return KDAT_CONN_NS;
 }
 
-static struct kdat_conn_owner *kdat_conn_owner_find(u64 key)
+static struct kdat_conn_owner *kdat_conn_owner_find(enum kdat_conn_kind kind,
+						    unsigned long key)
 {
 	struct kdat_conn_owner *owner;
 
 	lockdep_assert_held(&kdat_conn_lock);
 	hash_for_each_possible(kdat_conn_owners, owner, hash_node, key)
-		if (owner->key == key)
+		if (owner->kind == kind && owner->key == key)
 			return owner;
 	return NULL;
 }
 
 /**
- * kdat_conn_owner_get() - the caller's connect owner, with a reference
- * @kernel: for a kernel consumer's EP
+ * kdat_conn_owner_get() - the connect owner of the caller's EP, referenced
+ * @kfile: the EP's file
  *
  * Made, and charged to the caller, if no EP names it yet. NULL when it
  * cannot be made.
  */
-struct kdat_conn_owner *kdat_conn_owner_get(bool kernel)
+struct kdat_conn_owner *kdat_conn_owner_get(struct kdat_file *kfile)
 {
-	u64 key = kdat_conn_owner_key(current_cred(), kernel);
 	struct kdat_conn_owner *owner, *fresh;
+	enum kdat_conn_kind kind;
+	unsigned long key;
 
+	kind = kdat_conn_owner_key(current_cred(), kfile, &key);
 	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
 	spin_lock(&kdat_conn_lock);
-	owner = kdat_conn_owner_find(key);
+	owner = kdat_conn_owner_find(kind, key);
 	if (!owner && fresh) {
 		owner = fresh;
 		fresh = NULL;
+		owner->kind = kind;
 		owner->key = key;
+		/* Ours, and alive: the caller's credentials hold it. */
+		if (kind == KDAT_CONN_NS)
+			owner->ns = get_user_ns((struct user_namespace *)key);
 		INIT_LIST_HEAD(&owner->waiting);
 		INIT_LIST_HEAD(&owner->turn_node);
 		hash_add(kdat_conn_owners, &owner->hash_node, key);
@@ -152,8 +178,11 @@ void kdat_conn_owner_put(struct kdat_conn_owner *owner)
 		hash_del(&owner->hash_node);
 	}
 	spin_unlock(&kdat_conn_lock);
-	if (last)
+	if (last) {
+		if (owner->ns)
+			put_user_ns(owner->ns);
 		kfree(owner);
+	}
 }
 
 /* @ep's connect is under way, made by the thread @task (NULL: to come). */
@@ -211,24 +240,6 @@ static void kdat_conn_stop_locked(struct kdat_ep *ep)
 	ep->conn_task = NULL;
 }
 
-static int kdat_conn_thread(void *arg)
-{
-	struct kdat_ep *ep = arg;
-
-	/* Removal and a given-up attempt cut a TCP connect short; no user. */
-	allow_kernel_signal(SIGKILL);
-	while (ep) {
-		/* Calls kdat_conn_done(), then lets the EP go. */
-		kdat_ep_connect_run(ep);
-		spin_lock(&kdat_conn_lock);
-		ep = kdat_conn_next_locked(current);
-		if (!ep)
-			kdat_conn_places--;
-		spin_unlock(&kdat_conn_lock);
-	}
-	module_put_and_kthread_exit(0);
-}
-
 /* Places free, and connects waiting that may take them: threads for them. */
 static void kdat_conn_fill_locked(void)
 {
@@ -242,13 +253,35 @@ static void kdat_conn_fill_locked(void)
 	}
 }
 
+static int kdat_conn_thread(void *arg)
+{
+	struct kdat_ep *ep = arg;
+
+	/* Removal and a given-up attempt cut a TCP connect short; no user. */
+	allow_kernel_signal(SIGKILL);
+	while (ep) {
+		/* Calls kdat_conn_done(), then lets the EP go. */
+		kdat_ep_connect_run(ep);
+		spin_lock(&kdat_conn_lock);
+		ep = kdat_conn_next_locked(current);
+		if (!ep)
+			kdat_conn_places--;
+		/* Places a failed fork left free (kdat_conn_start_work()). */
+		kdat_conn_fill_locked();
+		spin_unlock(&kdat_conn_lock);
+	}
+	module_put_and_kthread_exit(0);
+}
+
 /*
  * A place and @ep's connect under way (conn_task NULL): its thread. Made
  * here, on kdat's queue, not in the RDMA CM's handler, whose queue every
  * connection of the host shares (a fork may wait for reclaim). If none
- * can be made, @ep connects nothing (conn_hurry: UNREACHABLE), and its
- * place and every other one free go to the next in turn
- * (kdat_conn_fill_locked()); a failure there ends that connect alone.
+ * can be made, @ep connects nothing (conn_hurry: UNREACHABLE) and gives
+ * its place back. The connects waiting stay in turn: the threads there
+ * are fill the free places again as each connect of theirs ends; with
+ * none left, the free places go to the next in turn now
+ * (kdat_conn_fill_locked()), each of which a failure ends alone.
  */
 static void kdat_conn_start_work(struct work_struct *work)
 {
@@ -273,8 +306,8 @@ static void kdat_conn_start_work(struct work_struct *work)
 		kdat_conn_stop_locked(ep);
 		ep->conn_hurry = true;
 		kdat_cm_defer(&ep->connect_work);
-		kdat_conn_places--;
-		kdat_conn_fill_locked();
+		if (!--kdat_conn_places)
+			kdat_conn_fill_locked();
 	}
 	spin_unlock(&kdat_conn_lock);
 	if (!IS_ERR(task))
@@ -383,8 +416,9 @@ void kdat_conn_hurry_dev(struct kdat_device *kdev)
 }
 
 /*
- * kdat_ep_connect_run()'s connect returned (or was never to be made): its
- * owner may have one more under way.
+ * kdat_ep_connect_run() is done with @ep's connect (made, or never to be
+ * made, and the RDMA CM id of one given up destroyed): its owner may have
+ * one more under way.
  */
 void kdat_conn_done(struct kdat_ep *ep)
 {

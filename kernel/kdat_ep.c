@@ -901,7 +901,6 @@ void kdat_ep_connect_run(struct kdat_ep *ep)
 	/* Cut short by SIGKILL (kdat_conn_hurry()): -ERESTARTSYS. */
 	if (go)
 		ret = rdma_connect(id, &param);
-	kdat_conn_done(ep);
 	kdat_dev_connect_end(kdev);
 
 	mutex_lock(&ep->cm_lock);
@@ -914,10 +913,14 @@ void kdat_ep_connect_run(struct kdat_ep *ep)
 		kdat_ep_set_rtr(ep, false);
 	mutex_unlock(&ep->cm_lock);
 	if (dead) {
-		/* Taken from cm_id meanwhile, and left to us. */
+		/*
+		 * Taken from cm_id meanwhile, and left to us: its destroy may
+		 * wait for the peer's MPA reply, in our owner's place.
+		 */
 		rdma_destroy_id(id);
 		kdat_ep_id_gone(ep);
 	}
+	kdat_conn_done(ep);
 	kdat_obj_put(&ep->obj);
 }
 
@@ -1756,7 +1759,7 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	ep->send_cqes = ep->attr.max_request_dtos + 2;
 	/* Whose turn its connects take, where they may block. */
 	if (!ud && kdat_dev_connect_blocks(ibdev, pz->ia->port_num)) {
-		ep->conn_owner = kdat_conn_owner_get(kfile->kernel);
+		ep->conn_owner = kdat_conn_owner_get(kfile);
 		if (!ep->conn_owner) {
 			ret = -ENOMEM;
 			goto err_ctx;
@@ -2002,10 +2005,18 @@ static int kdat_ep_qp_renew(struct kdat_ep *ep)
 	kdat_dev_uncharge_one(kdev, cg);
 	/* As in the teardown: the old QP's events are done with. */
 	flush_work(&ep->last_wqe_work);
+	if (!ep->srq)
+		return 0;
+	/*
+	 * Out of the SRQ's map and back in, under the lock its limit's
+	 * raise counts the map's EPs under (kdat_srq_commit_eps()): none is
+	 * missed between its two QPs.
+	 */
+	mutex_lock(&ep->srq->commit_lock);
 	kdat_ep_srq_reap(ep);
-	if (ep->srq)
-		return kdat_ep_srq_join(ep, ep->pz->pd, ep->recv_evd->kcq.cq);
-	return 0;
+	ret = kdat_ep_srq_join(ep, ep->pz->pd, ep->recv_evd->kcq.cq);
+	mutex_unlock(&ep->srq->commit_lock);
+	return ret;
 }
 
 /*

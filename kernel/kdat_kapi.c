@@ -541,7 +541,10 @@ EXPORT_SYMBOL_GPL(kdat_ep_create);
  * @private_data: sent with the request, or NULL
  * @private_data_len: its length (at most KDAT_MAX_PRIVATE_DATA)
  *
- * The outcome is an event on @ep's connection EVD.
+ * The outcome is an event on @ep's connection EVD. Where a connect may
+ * block (iWARP), it is made in @ep's IA's turn, as a user's (kdat(4)):
+ * it may wait for the IA's 16 earlier ones, or others' for a place;
+ * @timeout_us does not bound that wait.
  *
  * Context: process context; may sleep.
  * Return: 0 (started), -EBADF (@ep has no connection EVD), -EBUSY (wrong

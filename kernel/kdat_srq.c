@@ -262,10 +262,12 @@ int kdat_cmd_srq_set_lw(struct kdat_ucmd *ucmd)
  *
  * The EPs are those of the SRQ's own map, not of the file's list: an EP
  * unlinked for destruction keeps its QP, which may still take buffers,
- * until its teardown. The map gains EPs only under the file lock (held);
- * an EP leaves it in its teardown but is not freed before its destroy has
- * given its commitment back under @srq->commit_lock (held), so each EP
- * found stays valid, and so does its receive EVD.
+ * until its teardown. The map gains EPs only under the file lock (held),
+ * but for an EP whose QP is renewed, which leaves it and comes back under
+ * @srq->commit_lock (held); an EP leaves it in its teardown but is not
+ * freed before its destroy has given its commitment back under
+ * @srq->commit_lock, so each EP found stays valid, and so does its
+ * receive EVD.
  */
 static int kdat_srq_commit_eps(struct kdat_srq *srq, u32 n)
 {
