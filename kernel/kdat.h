@@ -37,6 +37,41 @@
  * Creates hold the file lock from the parents' lookup to the child's
  * publication, so a parent cannot be unlinked in between; the parents'
  * memory is therefore valid for the whole life of the child.
+ *
+ * Lock order, outermost first: a lock is taken while holding only those
+ * above it. The mutexes and the rwsem are taken in process context only;
+ * the spinlocks that completions and device events take (reap_lock with
+ * bottom halves off, the IA's, EVD's, CNO's, EP's and SRQ's locks with
+ * interrupts off) are taken so everywhere:
+ *
+ *   kdat_file.lock                 mutex   objects made and destroyed
+ *   kdat_file.poller_lock          mutex   the file's poller
+ *   kdat_pollers_lock              mutex   the pollers (kdat_poll.c)
+ *   kdat_poller.lock               mutex   a poller's files, for a pass
+ *   kdat_file.ring_lock            mutex   the queues' submission rings
+ *   kdat_cr.reply_lock             mutex   one reply to a CR
+ *   kdat_device.rwsem              rwsem   the device, against removal
+ *     (the RDMA CM's handler lock: rdma_lock_handler(), its handlers)
+ *   kdat_ep.cm_lock                mutex   connect, accept, teardown
+ *   kdat_rmr.lock                  mutex   a bind
+ *   kdat_srq.commit_lock           mutex   its EPs' CQ commitments
+ *   kdat_device.res_lock           mutex   the device's resources
+ *   kdat_devices_lock              mutex   the devices (kdat_device.c)
+ *   kdat_file.obj_lock             spin    the file's objects, obj->dead
+ *   kdat_evd.sw_lock               spin    its solicited-wait EPs
+ *   kdat_ep.sw_lock                spin    polling its solicited-wait CQ
+ *   kdat_cq.reap_lock              spin    one reaper (trylock, bh off)
+ *   kdat_ia.async_lock             spin    the IA's async EVD
+ *   kdat_evd.lock                  spin    its events
+ *   kdat_cno.lock                  spin    its trigger
+ *   kdat_ep.lock                   spin    state, slots, rings
+ *   kdat_srq.lock                  spin    its EPs' map, slots, ring
+ *   kdat_ep.ud_lock                spin    its UD connections
+ *   kdat_conn_lock                 spin    the connect turns
+ *
+ * Posts take none of the mutexes or the rwsem: they run in
+ * kdat_post_srcu's read side, which a device's removal waits for under
+ * its rwsem (kdat_batch_start()), and may come from an upcall.
  */
 #ifndef KDAT_H
 #define KDAT_H
@@ -51,6 +86,7 @@
 #include <linux/types.h>
 #include <linux/uaccess.h>
 #include <linux/spinlock.h>
+#include <linux/srcu.h>
 #include <linux/wait.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cm.h>
@@ -60,6 +96,7 @@
 #include <kdat/kdat.h>
 
 #include "kdat_compat.h"
+#include "kdat_rules.h"
 
 #define KDAT_MODNAME "kdat"
 
@@ -204,11 +241,14 @@ struct kdat_dev_res {
 	unsigned int objects;
 };
 
+/* Posts under way (kdat_dto.c's pipeline), waited for by a removal. */
+extern struct srcu_struct kdat_post_srcu;
+
 struct kdat_device {
 	struct kref ref;
 	/*
-	 * Held for read by every user of @ibdev; held for write by the remove
-	 * callback, which sets @ibdev to NULL.
+	 * Held for read by every user of @ibdev but the posts (@posts_off);
+	 * held for write by the remove callback, which sets @ibdev to NULL.
 	 */
 	struct rw_semaphore rwsem;
 	struct ib_device *ibdev;
@@ -220,6 +260,13 @@ struct kdat_device {
 	 */
 	struct list_head dead_cqs;
 	bool removing;
+	/*
+	 * Posts refused (-ENODEV): set by the remove callback, which then
+	 * waits for the posts under way (kdat_post_srcu) before it takes
+	 * the QPs, SRQs, MRs and AHs away. A post holds no lock the removal
+	 * needs and never sleeps: it may come from an EVD's upcall.
+	 */
+	bool posts_off;
 	/*
 	 * Set by the remove callback before it waits for @rwsem: a wait
 	 * made under @rwsem held for read ends (kdat_ep_wait()).
@@ -458,13 +505,27 @@ struct kdat_evd {
 struct kdat_srq;
 struct kdat_slots;
 
-#define KDAT_DTO_MAX_IOV	32
 /* A send-queue slot's op besides enum kdat_dto_op: an RMR bind (REG_MR). */
 #define KDAT_OP_BIND		0x80
 #define KDAT_SRQ_MAX_DTOS	4096
 #define KDAT_SRQ_EP_HASH	16
 
 struct kdat_ah;
+
+/*
+ * One DTO as its poster asked for it, whichever way it came (the ioctl, a
+ * ring's entry, the kernel API): kernel copies, not yet checked. @remote
+ * and @ext may be NULL (none).
+ */
+struct kdat_req {
+	u32 op;
+	u32 flags;
+	u64 cookie;
+	u32 num;
+	const struct kdat_lmr_triplet *iov;
+	const struct kdat_rmr_triplet *remote;
+	const struct kdat_dto_ext *ext;
+};
 
 /* A checked DTO: what a work request is built from. */
 struct kdat_dto {
@@ -486,26 +547,6 @@ static inline bool kdat_op_is_recv(u32 op)
 	return op == KDAT_DTO_RECEIVE || op == KDAT_DTO_RECV_RDMA_IMM ||
 	       op == KDAT_DTO_RECV_MSG_IMM || op == KDAT_DTO_RECV_UD ||
 	       op == KDAT_DTO_RECV_UD_IMM;
-}
-
-static inline bool kdat_op_is_atomic(u32 op)
-{
-	return op == KDAT_DTO_FETCH_ADD || op == KDAT_DTO_CMP_SWAP;
-}
-
-/* What an Endpoint's send queue takes. */
-static inline bool kdat_op_is_request(u32 op)
-{
-	return op == KDAT_DTO_SEND || op == KDAT_DTO_RDMA_WRITE ||
-	       op == KDAT_DTO_RDMA_READ || op == KDAT_DTO_RDMA_WRITE_IMM ||
-	       kdat_op_is_atomic(op) || op == KDAT_DTO_SEND_UD;
-}
-
-/* Does @op name a remote buffer? */
-static inline bool kdat_op_has_remote(u32 op)
-{
-	return op == KDAT_DTO_RDMA_WRITE || op == KDAT_DTO_RDMA_READ ||
-	       op == KDAT_DTO_RDMA_WRITE_IMM || kdat_op_is_atomic(op);
 }
 
 /* A DTO in flight: one per send or receive slot of an EP or SRQ. */
@@ -1016,8 +1057,8 @@ int kdat_psp_new(struct kdat_file *kfile, struct kdat_ia *ia,
 		 struct kdat_psp **pspp);
 int kdat_cr_reply_do(struct kdat_file *kfile, u32 cr_handle, u32 ep_handle,
 		     const void *pdata, u32 pdata_len, bool accept);
-int kdat_post_do(struct kdat_file *kfile, const struct kdat_post *cmd,
-		 const struct kdat_lmr_triplet *iov);
+int kdat_post_ep(struct kdat_ep *ep, const struct kdat_req *req);
+int kdat_post_srq(struct kdat_srq *srq, const struct kdat_req *req);
 int kdat_srq_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		 u32 max_recv_dtos, u32 max_recv_iov, u32 low_watermark,
 		 struct kdat_srq **srqp);
@@ -1049,12 +1090,15 @@ int kdat_evd_ring_create(struct kdat_evd *evd, u32 qlen,
 void kdat_evd_ring_set_poll(struct kdat_evd *evd);
 int kdat_evd_commit(struct kdat_evd *evd, u32 n);
 
+int kdat_cmd_evd_post_se(struct kdat_ucmd *ucmd);
+int kdat_cmd_evd_modify(struct kdat_ucmd *ucmd);
+
+/* kdat_cno.c */
+void kdat_cno_trigger(struct kdat_cno *cno, struct kdat_evd *evd);
 int kdat_cmd_cno_create(struct kdat_ucmd *ucmd);
 int kdat_cmd_cno_wait(struct kdat_ucmd *ucmd);
 int kdat_cmd_cno_agent(struct kdat_ucmd *ucmd);
 int kdat_cmd_evd_modify_cno(struct kdat_ucmd *ucmd);
-int kdat_cmd_evd_post_se(struct kdat_ucmd *ucmd);
-int kdat_cmd_evd_modify(struct kdat_ucmd *ucmd);
 int kdat_cmd_ep_modify(struct kdat_ucmd *ucmd);
 void kdat_evd_uncommit(struct kdat_evd *evd, u32 n);
 
@@ -1136,14 +1180,7 @@ void kdat_sockaddr_to_user(const struct sockaddr_storage *ss,
 
 /* kdat_dto.c */
 int kdat_cmd_post(struct kdat_ucmd *ucmd);
-int kdat_dto_check_segment(const struct kdat_lmr *lmr,
-			   const struct kdat_pz *ep_pz, u32 need_priv,
-			   u64 va, u64 len);
 void kdat_dto_done(struct ib_cq *cq, struct ib_wc *wc);
-int kdat_dto_check_flags(u32 op, u32 flags, u32 ep_flags);
-int kdat_dto_check_ext(u32 op, const struct kdat_dto_ext *ext, u32 num,
-		       const struct kdat_lmr_triplet *iov,
-		       const struct kdat_rmr_triplet *remote, u32 limits);
 void kdat_dto_trim(struct kdat_dto *dto, u64 length);
 u32 kdat_wc_status(enum ib_wc_status status);
 u32 kdat_wc_recv_op(const struct ib_wc *wc, bool ud, u32 *imm);
@@ -1153,12 +1190,9 @@ int kdat_batch_init(struct kdat_batch *b, struct kdat_file *kfile,
 		    struct kdat_ep *ep, struct kdat_srq *srq, bool send);
 void kdat_batch_fini(struct kdat_batch *b);
 void kdat_batch_start(struct kdat_batch *b);
-void kdat_batch_add(struct kdat_batch *b, u32 op, u32 flags, u64 cookie,
-		    const struct kdat_lmr_triplet *iov, u32 num,
-		    const struct kdat_rmr_triplet *remote,
-		    const struct kdat_dto_ext *ext);
+int kdat_batch_add(struct kdat_batch *b, const struct kdat_req *req);
 void kdat_batch_refuse(struct kdat_batch *b, u32 op, u64 cookie, int err);
-void kdat_batch_finish(struct kdat_batch *b);
+int kdat_batch_finish(struct kdat_batch *b);
 int kdat_srq_add_ep(struct kdat_srq *srq, struct kdat_ep *ep);
 void kdat_srq_del_ep(struct kdat_srq *srq, struct kdat_ep *ep);
 void kdat_srq_uncommit_ep(struct kdat_srq *srq, struct kdat_ep *ep);

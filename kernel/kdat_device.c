@@ -44,6 +44,7 @@ void kdat_assert_user_access(void)
 
 /* Protects kdat_devices and every kdat_device.name. */
 static DEFINE_MUTEX(kdat_devices_lock);
+DEFINE_SRCU(kdat_post_srcu);
 static LIST_HEAD(kdat_devices);
 static int kdat_devices_nr;	/* under kdat_devices_lock */
 
@@ -472,8 +473,10 @@ int kdat_post_send(struct kdat_device *kdev, struct ib_qp *qp,
 	unsigned long before;
 	int ret;
 
-	if (test_bit(KDAT_DEV_SEEN_POSTS, &kdev->seen) &&
-	    !test_bit(KDAT_DEV_SEEN_POST_TASKLET, &kdev->seen))
+	/* Bottom halves cannot be turned off and on here (an upcall's). */
+	if ((test_bit(KDAT_DEV_SEEN_POSTS, &kdev->seen) &&
+	     !test_bit(KDAT_DEV_SEEN_POST_TASKLET, &kdev->seen)) ||
+	    in_hardirq() || irqs_disabled())
 		return ib_post_send(qp, wr, bad_wr);
 	local_bh_disable();
 	before = local_softirq_pending();
@@ -556,6 +559,9 @@ static void kdat_remove_one(struct ib_device *ibdev, void *client_data)
 	WRITE_ONCE(kdev->going, true);
 	down_write(&kdev->rwsem);
 	kdev->removing = true;
+	/* The posts under way reach the device before it goes; no more. */
+	WRITE_ONCE(kdev->posts_off, true);
+	synchronize_srcu(&kdat_post_srcu);
 	for (;;) {
 		struct kdat_dev_res *res;
 

@@ -3,9 +3,11 @@
  * kdat DTOs: validate a descriptor against the caller's objects, post it to
  * the Endpoint's kernel QP, turn its completion into a DAT event.
  *
- * kdat_dto_prepare() is the one validation path: the ioctl uses it, and so
- * will every other way of submitting DTOs. It reads nothing from user
- * memory but the IOV, which it copies once before checking it.
+ * Every DTO, whichever way it came (the ioctl, a submission ring, the
+ * kernel API), is a struct kdat_req checked by the one check
+ * (kdat_rules.h, kdat_dto_check()) and posted in a batch (a ring's, or a
+ * batch of one): the pipeline below. Nothing here reads user memory: the
+ * ioctl copies the IOV once before, a ring's drain its entry.
  */
 #include <linux/overflow.h>
 #include <linux/slab.h>
@@ -16,98 +18,14 @@
 
 
 /*
- * May @lmr serve [@va, @va + @len) for an Endpoint in @ep_pz, with the
- * privileges @need? 0, or the errno of the uapi table: EACCES for a
- * missing privilege, EPERM for another PZ, EINVAL out of bounds.
+ * The segments of the one check (kdat_rule_dto()) for a DTO in @pz: each
+ * looked up among @kfile's LMRs, checked, and its pieces added to @dto's
+ * scatter/gather list, at most @max_sge entries.
  */
-int kdat_dto_check_segment(const struct kdat_lmr *lmr,
-			   const struct kdat_pz *ep_pz, u32 need_priv,
-			   u64 va, u64 len)
-{
-	u64 end;
-
-	if ((lmr->mem_priv & need_priv) != need_priv)
-		return -EACCES;
-	if (lmr->pz != ep_pz)
-		return -EPERM;
-	if (check_add_overflow(va, len, &end) || va < lmr->addr ||
-	    end > lmr->addr + lmr->length)
-		return -EINVAL;
-	return 0;
-}
-
-
-/*
- * May a DTO of @op carry the completion flags @flags on an Endpoint whose
- * completion flags for that queue are @ep_flags? 0 or EINVAL.
- */
-int kdat_dto_check_flags(u32 op, u32 flags, u32 ep_flags)
-{
-	u32 allowed;
-
-	if (op == KDAT_DTO_RECEIVE) {
-		allowed = KDAT_COMPLETION_UNSIGNALLED;
-	} else {
-		allowed = KDAT_COMPLETION_SUPPRESS |
-			  KDAT_COMPLETION_UNSIGNALLED |
-			  KDAT_COMPLETION_BARRIER_FENCE;
-		/* What carries a message to a receive may wake its reaper. */
-		if (op == KDAT_DTO_SEND || op == KDAT_DTO_RDMA_WRITE_IMM ||
-		    op == KDAT_DTO_SEND_UD)
-			allowed |= KDAT_COMPLETION_SOLICITED_WAIT;
-	}
-	if (flags & ~allowed)
-		return -EINVAL;
-	/* Unsignalled only where the EP was configured for it (DAT). */
-	if ((flags & KDAT_COMPLETION_UNSIGNALLED) &&
-	    !(ep_flags & KDAT_COMPLETION_UNSIGNALLED))
-		return -EINVAL;
-	return 0;
-}
-
-/*
- * The IB extensions' arguments of a DTO of @op: @ext (every field @op does
- * not use is 0), and for an atomic, on a device with atomics, one local
- * segment of exactly 8 bytes and an 8-byte aligned remote address (IB's
- * rule; the remote length is not used). @limits: the IA's KDAT_IA_*.
- * Checked before the segments' LMRs. 0, -EINVAL, or -EOPNOTSUPP (no
- * atomics, or no immediate data, on this transport). A datagram's AH is
- * checked after them (kdat_ud_dto_ah()).
- */
-int kdat_dto_check_ext(u32 op, const struct kdat_dto_ext *ext, u32 num,
-		       const struct kdat_lmr_triplet *iov,
-		       const struct kdat_rmr_triplet *remote, u32 limits)
-{
-	if (op != KDAT_DTO_SEND_UD && ext->ah_handle)
-		return -EINVAL;
-	switch (op) {
-	case KDAT_DTO_SEND_UD:
-		return ext->compare_add || ext->swap || ext->imm_data ?
-		       -EINVAL : 0;
-	case KDAT_DTO_RDMA_WRITE_IMM:
-		if (ext->compare_add || ext->swap)
-			return -EINVAL;
-		return limits & KDAT_IA_NO_IMM_DATA ? -EOPNOTSUPP : 0;
-	case KDAT_DTO_FETCH_ADD:
-		if (ext->swap)
-			return -EINVAL;
-		fallthrough;
-	case KDAT_DTO_CMP_SWAP:
-		if (ext->imm_data)
-			return -EINVAL;
-		if (limits & KDAT_IA_NO_ATOMICS)
-			return -EOPNOTSUPP;
-		if (num != 1 || iov[0].segment_length != sizeof(u64) ||
-		    remote->target_address % sizeof(u64))
-			return -EINVAL;
-		return 0;
-	default:
-		return ext->compare_add || ext->swap || ext->imm_data ?
-		       -EINVAL : 0;
-	}
-}
-
 struct kdat_sgl_fill {
+	struct kdat_file *kfile;
+	const struct kdat_pz *pz;
+	const struct kdat_lmr_triplet *iov;
 	struct kdat_dto *dto;
 	u32 max_sge;
 	u32 lkey;
@@ -128,89 +46,84 @@ static int kdat_sgl_add(void *arg, u64 addr, u32 len)
 }
 
 /*
- * Check @iov, @num kernel copies of the caller's IOV, against the caller's
- * LMRs for a DTO in @pz needing the privileges @need, and build the
- * scatter/gather list, at most @max_sge entries. Zero-length segments are
- * skipped. A segment of a user LMR is one entry (the MR's iova is the
- * user address); one of a kernel LMR is an entry per DMA-contiguous piece,
- * with the PD's local DMA lkey.
+ * Segment @i: zero-length segments are checked and skipped. One of a user
+ * LMR is one entry (the MR's iova is the user address); one of a kernel
+ * LMR is an entry per DMA-contiguous piece, with the PD's local DMA lkey.
  */
-static int kdat_dto_build_sgl(struct kdat_file *kfile,
-			      const struct kdat_pz *pz, u32 need,
-			      const struct kdat_lmr_triplet *iov, u32 num,
-			      u32 max_sge, struct kdat_dto *dto)
+static int kdat_sgl_segment(void *arg, u32 i, u32 need, u64 *lenp)
 {
-	struct kdat_sgl_fill fill = { .dto = dto, .max_sge = max_sge };
-	u32 i;
+	struct kdat_sgl_fill *f = arg;
+	const struct kdat_lmr_triplet *seg = &f->iov[i];
+	u64 va = seg->virtual_address, len = seg->segment_length;
+	struct kdat_lmr *lmr;
 	int ret;
 
-	dto->length = 0;
-	dto->num_sge = 0;
-	for (i = 0; i < num; i++) {
-		u64 va = iov[i].virtual_address, len = iov[i].segment_length;
-		struct kdat_lmr *lmr;
-
-		if (iov[i].__pad)
-			return -EINVAL;
-		lmr = kdat_get(kfile, iov[i].lmr_context, struct kdat_lmr,
-			       KDAT_OBJ_LMR);
-		if (!lmr)
-			return -EACCES;	/* an invalid LMR (DAT) */
-		ret = kdat_dto_check_segment(lmr, pz, need, va, len);
-		if (!ret && (lmr->kernel ? !lmr->mapped : !lmr->mr))
-			ret = -ENODEV;	/* its device is gone */
-		if (!ret && len > U32_MAX)
-			ret = -EINVAL;
-		if (!ret && len) {
-			if (lmr->kernel) {
-				fill.lkey = pz->pd->local_dma_lkey;
-				ret = kdat_lmr_dma_walk(lmr, va, len,
-							kdat_sgl_add, &fill);
-			} else {
-				fill.lkey = lmr->mr->lkey;
-				ret = kdat_sgl_add(&fill, va, len);
-			}
-			dto->length += len;
-		}
-		kdat_obj_put(&lmr->obj);
-		if (ret)
-			return ret;
-	}
-	if (dto->length > U32_MAX)
+	*lenp = len;
+	if (seg->__pad)
 		return -EINVAL;
-	return 0;
+	lmr = kdat_get(f->kfile, seg->lmr_context, struct kdat_lmr,
+		       KDAT_OBJ_LMR);
+	if (!lmr)
+		return -EACCES;	/* an invalid LMR (DAT) */
+	ret = kdat_rule_dto_segment(lmr->mem_priv, lmr->pz == f->pz,
+				    lmr->addr, lmr->length, need, va, len);
+	if (!ret && (lmr->kernel ? !lmr->mapped : !lmr->mr))
+		ret = -ENODEV;	/* its device is gone */
+	if (!ret && len) {
+		if (lmr->kernel) {
+			f->lkey = f->pz->pd->local_dma_lkey;
+			ret = kdat_lmr_dma_walk(lmr, va, len, kdat_sgl_add, f);
+		} else {
+			f->lkey = lmr->mr->lkey;
+			ret = kdat_sgl_add(f, va, len);
+		}
+		f->dto->length += len;
+	}
+	kdat_obj_put(&lmr->obj);
+	return ret;
 }
 
-/* Validate a DTO for @ep: flags, IOV size, and every segment. */
-static int kdat_dto_prepare(struct kdat_file *kfile, struct kdat_ep *ep,
-			    const struct kdat_lmr_triplet *iov, u32 num,
-			    struct kdat_dto *dto)
-{
-	u32 max_iov, need;
-	int ret;
+/* Nothing of the IB extensions' arguments: what a plain DTO carries. */
+static const struct kdat_dto_ext kdat_no_ext;
+static const struct kdat_rmr_triplet kdat_no_remote;
 
-	if (dto->op == KDAT_DTO_RECEIVE && ep->srq)
-		return -EINVAL;	/* its receives come from the SRQ */
-	ret = kdat_dto_check_flags(dto->op, dto->flags,
-				   dto->op == KDAT_DTO_RECEIVE ?
-				   READ_ONCE(ep->attr.recv_completion_flags) :
-				   READ_ONCE(ep->attr.request_completion_flags));
-	if (ret)
-		return ret;
-	/* What the QP takes: at least the EP's IOV sizes (see EP create). */
-	max_iov = dto->op == KDAT_DTO_RECEIVE ? ep->recv_sge :
-		  dto->op == KDAT_DTO_RDMA_READ ? ep->read_sge : ep->send_sge;
-	if (num > max_iov)
-		return -EINVAL;
-	/* An atomic writes the value it found to its local segment. */
-	need = dto->op == KDAT_DTO_RECEIVE || dto->op == KDAT_DTO_RDMA_READ ||
-	       kdat_op_is_atomic(dto->op) ?
-		KDAT_MEM_PRIV_LOCAL_WRITE : KDAT_MEM_PRIV_LOCAL_READ;
-	/* On iWARP the read response is a tagged write into the sink. */
-	if (dto->op == KDAT_DTO_RDMA_READ &&
-	    (ep->pz->ia->limits & KDAT_IA_READ_SINK_REMOTE_WRITE))
-		need |= KDAT_MEM_PRIV_REMOTE_WRITE;
-	return kdat_dto_build_sgl(kfile, ep->pz, need, iov, num, max_iov, dto);
+/*
+ * The one check of @req, a DTO for a queue with the attributes @re in
+ * @pz (kdat_rule_dto()), building @dto's scatter/gather list. @dto's op,
+ * flags and cookie are set. Returns the errno of the uapi table.
+ */
+static int kdat_dto_check(struct kdat_file *kfile,
+			  const struct kdat_rule_ep *re,
+			  const struct kdat_pz *pz, const struct kdat_req *req,
+			  struct kdat_dto *dto)
+{
+	const struct kdat_rmr_triplet *remote = req->remote ?: &kdat_no_remote;
+	struct kdat_rule_dto d = {
+		.op = req->op,
+		.flags = req->flags,
+		.num = req->num,
+		.len0 = req->num ? req->iov[0].segment_length : 0,
+		.ext = req->ext ?: &kdat_no_ext,
+		.raddr = remote->target_address,
+		.rlen = remote->segment_length,
+	};
+	struct kdat_sgl_fill fill = {
+		.kfile = kfile,
+		.pz = pz,
+		.iov = req->iov,
+		.dto = dto,
+		.max_sge = kdat_rule_max_sge(re, req->op),
+	};
+
+	if (kdat_op_has_remote(req->op)) {
+		if (remote->__pad)
+			return -EINVAL;
+		dto->remote = *remote;
+	}
+	dto->ext = *d.ext;
+	dto->length = 0;
+	dto->num_sge = 0;
+	return kdat_rule_dto(re, &d, kdat_sgl_segment, &fill);
 }
 
 #define CREATE_TRACE_POINTS
@@ -559,7 +472,7 @@ again:
 			       0, 0);
 		return 1;
 	}
-	if (!ep->qp) {
+	if (!ep->qp || READ_ONCE(ep->pz->ia->kdev->posts_off)) {
 		spin_unlock_irqrestore(&ep->lock, flags);
 		return -ENODEV;
 	}
@@ -679,44 +592,6 @@ static void kdat_dto_recv_wr(struct ib_recv_wr *wr, struct kdat_dto *dto,
 }
 
 /*
- * Post one checked DTO. Posted outside ep->lock (drivers may do real work
- * in post). The state may change meanwhile: a QP moved to error flushes
- * what is posted to it, and a reset only happens from DISCONNECTED (a
- * failed accept moves the EP there first), which posts checked after it
- * never reach the QP in. One checked before may still arrive after the
- * reset: a QP replaced goes only after it (kdat_ep_qp_send()), and the
- * QP in INIT takes a receive (kept for the next connection) and refuses
- * a send (its slot comes back: ENOMEM, as any refused post).
- */
-static int kdat_dto_post(struct kdat_ep *ep, struct kdat_dto *dto)
-{
-	struct kdat_dto_ctx *ctx;
-	int ret;
-
-	ret = kdat_dto_begin(ep, dto, &ctx);
-	if (ret) {
-		kdat_dto_release(dto);
-		return ret > 0 ? 0 : ret;
-	}
-	if (dto->op == KDAT_DTO_RECEIVE) {
-		struct ib_recv_wr wr;
-
-		kdat_dto_recv_wr(&wr, dto, ctx);
-		ret = kdat_ep_qp_recv(ep, &wr, NULL);
-	} else {
-		union kdat_send_wr wr;
-
-		kdat_dto_send_wr(&wr, dto, ctx);
-		ret = kdat_ep_qp_send(ep, &wr.wr, NULL);
-	}
-	if (ret) {
-		kdat_dto_abort(ep, ctx);
-		ret = -ENOMEM;
-	}
-	return ret;
-}
-
-/*
  * An RDMA read fills the local IOV in order up to the remote length: the
  * front segments whole, one partly, the rest not at all.
  */
@@ -734,41 +609,30 @@ void kdat_dto_trim(struct kdat_dto *dto, u64 length)
 	dto->length = length;
 }
 
-/* Nothing of the IB extensions' arguments: what a plain DTO carries. */
-static const struct kdat_dto_ext kdat_no_ext;
-
 /*
- * The one check of a DTO for @ep, whichever way it came (ioctl or ring):
- * @dto's op, flags and cookie are set, @iov, @remote and @ext are kernel
- * copies of the caller's. Builds @dto's scatter/gather list. The caller
- * holds the EP's device rwsem for read. Returns the errno of the uapi
- * table.
+ * The check of @req for @ep, whichever way it came (the ioctl, a ring, the
+ * kernel API): the one check, then what this side adds (a kernel LMR's
+ * pieces, a read trimmed to its remote length, a datagram's AH). Builds
+ * @dto, whose op, flags and cookie are set. Inside a batch
+ * (kdat_batch_start()). Returns the errno of the uapi table.
  */
 static int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
-		      const struct kdat_lmr_triplet *iov, u32 num,
-		      const struct kdat_rmr_triplet *remote,
-		      const struct kdat_dto_ext *ext, struct kdat_dto *dto)
+			     const struct kdat_req *req, struct kdat_dto *dto)
 {
+	struct kdat_rule_ep re = {
+		.send_sge = ep->send_sge,
+		.recv_sge = ep->recv_sge,
+		.read_sge = ep->read_sge,
+		.req_flags = READ_ONCE(ep->attr.request_completion_flags),
+		.recv_flags = READ_ONCE(ep->attr.recv_completion_flags),
+		.limits = ep->pz->ia->limits,
+		.ud_mtu = ep->ud_mtu,
+		.ud = ep->ud,
+		.srq = ep->srq,
+	};
 	int ret;
 
-	if ((!kdat_op_is_request(dto->op) && dto->op != KDAT_DTO_RECEIVE) ||
-	    num > KDAT_DTO_MAX_IOV)
-		return -EINVAL;
-	/* A UD EP takes datagrams and receives; an RC EP no datagram. */
-	if (ep->ud ? dto->op != KDAT_DTO_SEND_UD && dto->op != KDAT_DTO_RECEIVE :
-		     dto->op == KDAT_DTO_SEND_UD)
-		return -EBADF;
-	ret = kdat_dto_check_ext(dto->op, ext, num, iov, remote,
-				 ep->pz->ia->limits);
-	if (ret)
-		return ret;
-	dto->ext = *ext;
-	if (kdat_op_has_remote(dto->op)) {
-		if (remote->__pad)
-			return -EINVAL;
-		dto->remote = *remote;
-	}
-	ret = kdat_dto_prepare(kfile, ep, iov, num, dto);
+	ret = kdat_dto_check(kfile, &re, ep->pz, req, dto);
 	if (ret)
 		return ret;
 	/* A read is behind everything before it already (see the EP). */
@@ -777,39 +641,29 @@ static int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
 	/* The 8 bytes of a kernel LMR across two DMA pieces: no atomic. */
 	if (kdat_op_is_atomic(dto->op) && dto->num_sge != 1)
 		return -EINVAL;
-	/*
-	 * An RDMA read must fit the local IOV (DAT_LENGTH_ERROR). An RDMA
-	 * write sends the whole local IOV from the target address on: the
-	 * remote region's bounds are the peer device's to enforce (a remote
-	 * access error), as with every provider.
-	 */
-	if (dto->op == KDAT_DTO_RDMA_READ) {
-		if (dto->length < remote->segment_length)
-			return -EMSGSIZE;
-		kdat_dto_trim(dto, remote->segment_length);
-	}
-	/*
-	 * A datagram is one packet: over the MTU a device drops it without
-	 * a word (IB C10-93.1.1). Its AH last: what is checked holds it.
-	 */
-	if (dto->op == KDAT_DTO_SEND_UD) {
-		if (dto->length > ep->ud_mtu)
-			return -EMSGSIZE;
+	if (dto->op == KDAT_DTO_RDMA_READ)
+		kdat_dto_trim(dto, dto->remote.segment_length);
+	/* Its AH last: what is checked holds it. */
+	if (dto->op == KDAT_DTO_SEND_UD)
 		return kdat_ud_dto_ah(kfile, ep, dto);
-	}
 	return 0;
 }
 
-/* The same for a receive buffer of @srq. */
+/*
+ * The same for a receive buffer of @srq: the check of an EP's receive,
+ * with the SRQ's IOV size and no completion flag.
+ */
 static int kdat_srq_validate(struct kdat_file *kfile, struct kdat_srq *srq,
-		      const struct kdat_lmr_triplet *iov, u32 num,
-		      const struct kdat_dto_ext *ext, struct kdat_dto *dto)
+			     const struct kdat_req *req, struct kdat_dto *dto)
 {
-	if (dto->op != KDAT_DTO_RECEIVE || dto->flags ||
-	    num > srq->max_recv_iov || memchr_inv(ext, 0, sizeof(*ext)))
+	struct kdat_rule_ep re = {
+		.recv_sge = srq->max_recv_iov,
+		.limits = srq->pz->ia->limits,
+	};
+
+	if (req->op != KDAT_DTO_RECEIVE)
 		return -EINVAL;
-	return kdat_dto_build_sgl(kfile, srq->pz, KDAT_MEM_PRIV_LOCAL_WRITE,
-				  iov, num, srq->max_recv_iov, dto);
+	return kdat_dto_check(kfile, &re, srq->pz, req, dto);
 }
 
 /* Take a slot of @srq for the checked @dto; NULL when it is full. */
@@ -840,23 +694,35 @@ static void kdat_srq_abort(struct kdat_srq *srq, struct kdat_dto_ctx *ctx)
 	spin_unlock_irqrestore(&srq->lock, flags);
 }
 
-/* ---- batches: the submission rings' way in ---------------------------- */
+/* ---- the pipeline: every post's one way to the device ------------------ */
 
 /*
- * A batch of @ep's send (@send) or receive queue, or of @srq: its scratch
- * for KDAT_RING_BATCH DTOs.
+ * A batch of checked DTOs for one queue, posted as one chain. The rings
+ * drain into a batch of up to KDAT_RING_BATCH (kdat_batch_init()); the
+ * ioctl and the kernel API post a batch of one (kdat_post_queue()). What
+ * a batch refuses is the caller's to report: a ring's entries complete
+ * with the reason (kdat_batch_refuse()), a batch of one returns it.
  */
-int kdat_batch_init(struct kdat_batch *b, struct kdat_file *kfile,
-		    struct kdat_ep *ep, struct kdat_srq *srq, bool send)
+static void kdat_batch_setup(struct kdat_batch *b, struct kdat_file *kfile,
+			     struct kdat_ep *ep, struct kdat_srq *srq,
+			     bool send)
 {
-	struct kdat_device *kdev = ep ? ep->pz->ia->kdev : srq->pz->ia->kdev;
-
 	b->kfile = kfile;
 	b->ep = ep;
 	b->srq = srq;
 	b->send = send;
-	b->rwsem = &kdev->rwsem;
+	b->one = false;
 	b->n = 0;
+}
+
+/*
+ * A ring's batch on @ep's send (@send) or receive queue, or on @srq: its
+ * scratch for KDAT_RING_BATCH DTOs.
+ */
+int kdat_batch_init(struct kdat_batch *b, struct kdat_file *kfile,
+		    struct kdat_ep *ep, struct kdat_srq *srq, bool send)
+{
+	kdat_batch_setup(b, kfile, ep, srq, send);
 	b->dto = kcalloc(KDAT_RING_BATCH, sizeof(*b->dto), GFP_KERNEL_ACCOUNT);
 	b->ctx = kcalloc(KDAT_RING_BATCH, sizeof(*b->ctx), GFP_KERNEL_ACCOUNT);
 	b->swr = kcalloc(KDAT_RING_BATCH, max(sizeof(*b->swr), sizeof(*b->rwr)),
@@ -881,6 +747,8 @@ static void kdat_batch_completed(struct kdat_batch *b)
 	struct kdat_ring *r;
 	unsigned long flags;
 
+	if (b->one)
+		return;		/* no ring entry: the ioctl or the kernel API */
 	spin_lock_irqsave(lock, flags);
 	if (b->srq)
 		r = b->srq->ring;
@@ -892,10 +760,10 @@ static void kdat_batch_completed(struct kdat_batch *b)
 }
 
 /*
- * A DTO refused with @err before it reached the device: its completion
- * says why (the errno the ioctl would have returned, and the nearest DTO
- * status), on the EVD of @op, or, for an SRQ's buffer (no EP took it
- * yet), on the IA's async EVD as the SRQ's other events.
+ * A ring's entry refused with @err before it reached the device: its
+ * completion says why (the errno the ioctl would have returned, and the
+ * nearest DTO status), on the EVD of @op, or, for an SRQ's buffer (no EP
+ * took it yet), on the IA's async EVD as the SRQ's other events.
  */
 void kdat_batch_refuse(struct kdat_batch *b, u32 op, u64 cookie, int err)
 {
@@ -923,35 +791,35 @@ void kdat_batch_refuse(struct kdat_batch *b, u32 op, u64 cookie, int err)
 	kdat_batch_completed(b);
 }
 
-/* Hold the queue's device (its QP and MRs) while the batch fills. */
+/*
+ * Keep the queue's device (its QP, MRs, AHs) while the batch fills and
+ * posts: a removal refuses posts (posts_off), then waits for those under
+ * way, so a post that sees it on takes what it found to the device. No
+ * lock, no sleep: an EVD's upcall may post.
+ */
 void kdat_batch_start(struct kdat_batch *b)
 {
-	down_read(b->rwsem);
+	b->srcu = srcu_read_lock(&kdat_post_srcu);
 }
 
 /*
- * Check one DTO as the ioctl does, take its slot and queue its work
- * request in the batch; or refuse it, or flush it at once (a DISCONNECTED
- * EP), each with its completion.
+ * Check @req, take its slot and queue its work request in the batch; or
+ * flush it at once (a DISCONNECTED EP), its event queued. Returns 0 (queued
+ * or flushed) or the errno of the uapi table: nothing queued, nothing
+ * held, the refusal the caller's to report.
  */
-void kdat_batch_add(struct kdat_batch *b, u32 op, u32 flags, u64 cookie,
-		    const struct kdat_lmr_triplet *iov, u32 num,
-		    const struct kdat_rmr_triplet *remote,
-		    const struct kdat_dto_ext *ext)
+int kdat_batch_add(struct kdat_batch *b, const struct kdat_req *req)
 {
 	struct kdat_dto *dto = &b->dto[b->n];
 	struct kdat_dto_ctx **ctx = &b->ctx[b->n];
 	int err;
 
 	memset(dto, 0, offsetof(struct kdat_dto, sge));
-	dto->op = op;
-	dto->flags = flags;
-	dto->cookie = cookie;
-	if (!ext)
-		ext = &kdat_no_ext;
+	dto->op = req->op;
+	dto->flags = req->flags;
+	dto->cookie = req->cookie;
 	if (b->ep) {
-		err = kdat_dto_validate(b->kfile, b->ep, iov, num, remote, ext,
-					dto);
+		err = kdat_dto_validate(b->kfile, b->ep, req, dto);
 		if (!err)
 			err = kdat_dto_begin(b->ep, dto, ctx);
 		if (err)
@@ -959,11 +827,12 @@ void kdat_batch_add(struct kdat_batch *b, u32 op, u32 flags, u64 cookie,
 		if (err > 0) {
 			/* Flushed at once; its event is queued. */
 			kdat_batch_completed(b);
-			return;
+			return 0;
 		}
 	} else {
-		err = kdat_srq_validate(b->kfile, b->srq, iov, num, ext, dto);
-		if (!err && !b->srq->srq)
+		err = kdat_srq_validate(b->kfile, b->srq, req, dto);
+		if (!err && (!b->srq->srq ||
+			     READ_ONCE(b->srq->pz->ia->kdev->posts_off)))
 			err = -ENODEV;
 		if (!err) {
 			*ctx = kdat_srq_begin(b->srq, dto);
@@ -971,24 +840,34 @@ void kdat_batch_add(struct kdat_batch *b, u32 op, u32 flags, u64 cookie,
 				err = -ENOMEM;
 		}
 	}
-	if (err) {
-		kdat_batch_refuse(b, op, cookie, err);
-		return;
-	}
+	if (err)
+		return err;
 	if (b->send)
 		kdat_dto_send_wr(&b->swr[b->n], dto, *ctx);
 	else
 		kdat_dto_recv_wr(&b->rwr[b->n], dto, *ctx);
 	b->n++;
+	return 0;
 }
 
-/* Post the batch as one chain; what the device refuses completes so. */
-void kdat_batch_finish(struct kdat_batch *b)
+/*
+ * Post the batch as one chain, outside the queue's lock (drivers may do
+ * real work in post), and let the device go. The EP's state may change
+ * meanwhile: a QP moved to error flushes what is posted to it, and a
+ * reset only happens from DISCONNECTED (a failed accept moves the EP there
+ * first), which posts checked after it never reach the QP in. One checked
+ * before may still arrive after the reset: a QP replaced goes only after
+ * it (kdat_ep_qp_send()), and the QP in INIT takes a receive (kept for the
+ * next connection) and refuses a send (its slot comes back: ENOMEM, as any
+ * refused post). What the device refuses: in a ring's batch each entry
+ * completes so; a batch of one returns -ENOMEM.
+ */
+int kdat_batch_finish(struct kdat_batch *b)
 {
 	const struct ib_send_wr *bad_swr = NULL;
 	const struct ib_recv_wr *bad_rwr = NULL;
 	u32 i, n = b->n, first_bad = 0;
-	int ret;
+	int ret = 0;
 
 	if (!n)
 		goto out;
@@ -1015,124 +894,142 @@ void kdat_batch_finish(struct kdat_batch *b)
 			kdat_dto_abort(b->ep, b->ctx[i]);
 		else
 			kdat_srq_abort(b->srq, b->ctx[i]);
-		kdat_batch_refuse(b, b->dto[i].op, b->dto[i].cookie, -ENOMEM);
+		if (!b->one)
+			kdat_batch_refuse(b, b->dto[i].op, b->dto[i].cookie,
+					  -ENOMEM);
 	}
+	ret = -ENOMEM;
 out:
 	b->n = 0;
-	up_read(b->rwsem);
+	srcu_read_unlock(&kdat_post_srcu, b->srcu);
+	return ret;
 }
 
-/* What KDAT_IOCTL_POST takes in @op. */
-static bool kdat_post_op_ok(u32 op)
-{
-	return kdat_op_is_request(op) || op == KDAT_DTO_RECEIVE ||
-	       op == KDAT_POST_SRQ_RECV;
-}
-
-/* A receive buffer for an SRQ: the same checks as an EP's receive. */
-static int kdat_srq_post(struct kdat_file *kfile, const struct kdat_post *cmd,
-			 const struct kdat_lmr_triplet *iov)
-{
-	struct kdat_dto dto = { .op = KDAT_DTO_RECEIVE, .cookie = cmd->cookie,
-				.flags = cmd->completion_flags };
-	struct kdat_device *kdev;
+/* A batch of one, on the caller's stack. */
+struct kdat_batch_one {
+	struct kdat_batch b;
+	struct kdat_dto dto;
 	struct kdat_dto_ctx *ctx;
-	struct ib_recv_wr wr;
-	struct kdat_srq *srq;
-	int ret;
+	union {
+		union kdat_send_wr swr;
+		struct ib_recv_wr rwr;
+	};
+};
 
-	srq = kdat_srq_get(kfile, cmd->ep_handle);
-	if (!srq)
-		return -EBADF;
-	kdev = srq->pz->ia->kdev;
-	down_read(&kdev->rwsem);
-	ret = -EBUSY;
-	if (READ_ONCE(srq->ring))
-		goto out;	/* fed by its ring */
-	ret = kdat_srq_validate(kfile, srq, iov, cmd->num_segments, &cmd->ext,
-				&dto);
+/*
+ * Post @req to @ep's queue of its op, or to @srq (@ep NULL): the ioctl's
+ * and the kernel API's way in, a batch of one through the rings' pipeline.
+ * The caller holds a reference on the queue's object. Returns 0 or the
+ * errno of the uapi table; -EBUSY when that queue is fed by its ring.
+ */
+static noinline_for_stack int
+kdat_post_queue(struct kdat_file *kfile, struct kdat_ep *ep,
+			   struct kdat_srq *srq, const struct kdat_req *req)
+{
+	bool send = ep && req->op != KDAT_DTO_RECEIVE;
+	struct kdat_batch_one one;
+	struct kdat_batch *b = &one.b;
+	struct kdat_ring *ring;
+	int ret, fin;
+
+	kdat_batch_setup(b, kfile, ep, srq, send);
+	b->one = true;
+	b->dto = &one.dto;
+	b->ctx = &one.ctx;
+	if (send)
+		b->swr = &one.swr;
+	else
+		b->rwr = &one.rwr;
+
+	kdat_batch_start(b);
+	if (srq)
+		ring = READ_ONCE(srq->ring);
+	else
+		ring = send ? READ_ONCE(ep->sq_ring) : READ_ONCE(ep->rq_ring);
+	ret = ring ? -EBUSY : kdat_batch_add(b, req);
+	fin = kdat_batch_finish(b);
+	if (!ret)
+		ret = fin;
 	if (ret)
-		goto out;
-	ret = -ENODEV;
-	if (!srq->srq)
-		goto out;
-	ret = -ENOMEM;
-	ctx = kdat_srq_begin(srq, &dto);
-	if (!ctx)
-		goto out;
-	kdat_dto_recv_wr(&wr, &dto, ctx);
-	ret = ib_post_srq_recv(srq->srq, &wr, NULL);
-	if (ret) {
-		kdat_srq_abort(srq, ctx);
-		ret = -ENOMEM;
-	}
-out:
-	up_read(&kdev->rwsem);
-	kdat_obj_put(&srq->obj);
+		trace_kdat_refuse(kfile->tgid, ep ? ep->obj.handle :
+				  srq->obj.handle, req->op, req->cookie, ret);
 	return ret;
 }
 
 /*
- * Post one DTO of @kfile: the one implementation for the ioctl and the
- * kernel API's kdat_ep_post_*() and kdat_srq_post_recv(). @iov is a kernel
- * copy of @cmd->num_segments entries.
+ * The kernel API's posts (kdat_kapi.c): to @ep's queue of @req's op, or a
+ * receive buffer to @srq, whose object @obj the consumer's pointer keeps
+ * in memory. Returns 0 or the errno of the uapi table; -EBADF once the
+ * object is being destroyed.
  */
-int kdat_post_do(struct kdat_file *kfile, const struct kdat_post *cmd,
-		 const struct kdat_lmr_triplet *iov)
+static int kdat_post_obj(struct kdat_obj *obj, struct kdat_ep *ep,
+			 struct kdat_srq *srq, const struct kdat_req *req)
 {
-	struct kdat_dto dto = {
-		.op = cmd->op,
-		.flags = cmd->completion_flags,
-		.cookie = cmd->cookie,
-	};
-	struct kdat_device *kdev;
-	struct kdat_ep *ep;
-	struct kdat_ring *ring;
 	int ret;
 
-	if (!kdat_post_op_ok(cmd->op) || cmd->num_segments > KDAT_DTO_MAX_IOV)
-		return -EINVAL;
-	if (cmd->op == KDAT_POST_SRQ_RECV)
-		return kdat_srq_post(kfile, cmd, iov);
-
-	ep = kdat_get(kfile, cmd->ep_handle, struct kdat_ep, KDAT_OBJ_EP);
-	if (!ep)
+	if (!kref_get_unless_zero(&obj->ref))
 		return -EBADF;
-	/* The QP and the MRs stay while we hold the device's rwsem. */
-	kdev = ep->pz->ia->kdev;
-	down_read(&kdev->rwsem);
-	ring = cmd->op == KDAT_DTO_RECEIVE ? READ_ONCE(ep->rq_ring) :
-					     READ_ONCE(ep->sq_ring);
-	ret = -EBUSY;
-	if (ring)
-		goto out;	/* that queue is fed by its ring */
-	ret = kdat_dto_validate(kfile, ep, iov, cmd->num_segments,
-				&cmd->remote, &cmd->ext, &dto);
-	if (!ret)
-		ret = kdat_dto_post(ep, &dto);
-	if (ret)
-		trace_kdat_refuse(kfile->tgid, ep->obj.handle, cmd->op,
-				  cmd->cookie, ret);
-out:
-	up_read(&kdev->rwsem);
-	kdat_obj_put(&ep->obj);
+	ret = READ_ONCE(obj->dead) ? -EBADF :
+	      kdat_post_queue(obj->file, ep, srq, req);
+	kdat_obj_put(obj);
 	return ret;
 }
 
+int kdat_post_ep(struct kdat_ep *ep, const struct kdat_req *req)
+{
+	return kdat_post_obj(&ep->obj, ep, NULL, req);
+}
+
+int kdat_post_srq(struct kdat_srq *srq, const struct kdat_req *req)
+{
+	return kdat_post_obj(&srq->obj, NULL, srq, req);
+}
+
+/* KDAT_IOCTL_POST: one DTO, to an EP or (KDAT_POST_SRQ_RECV) an SRQ. */
 int kdat_cmd_post(struct kdat_ucmd *ucmd)
 {
 	struct kdat_post *cmd = ucmd->cmd;
+	struct kdat_file *kfile = ucmd->kfile;
 	struct kdat_lmr_triplet iov[KDAT_DTO_MAX_IOV];
+	struct kdat_req req = {
+		.op = cmd->op,
+		.flags = cmd->completion_flags,
+		.cookie = cmd->cookie,
+		.num = cmd->num_segments,
+		.iov = iov,
+		.remote = &cmd->remote,
+		.ext = &cmd->ext,
+	};
+	struct kdat_srq *srq;
+	struct kdat_ep *ep;
+	int ret;
 
 	if (cmd->__reserved)
 		return -EINVAL;
-	if (!kdat_post_op_ok(cmd->op))
+	if (!kdat_op_is_request(cmd->op) && cmd->op != KDAT_DTO_RECEIVE &&
+	    cmd->op != KDAT_POST_SRQ_RECV)
 		return -EINVAL;
+	/* The IOV's bound for its copy; the pipeline checks the queue's. */
 	if (cmd->num_segments > KDAT_DTO_MAX_IOV)
 		return -EINVAL;
 	/* The one copy of the IOV; everything below checks this copy. */
 	if (kdat_copy_from_user(iov, u64_to_user_ptr(cmd->iov),
-			   cmd->num_segments * sizeof(iov[0])))
+				cmd->num_segments * sizeof(iov[0])))
 		return -EFAULT;
-	return kdat_post_do(ucmd->kfile, cmd, iov);
+
+	if (cmd->op == KDAT_POST_SRQ_RECV) {
+		srq = kdat_srq_get(kfile, cmd->ep_handle);
+		if (!srq)
+			return -EBADF;
+		req.op = KDAT_DTO_RECEIVE;
+		ret = kdat_post_queue(kfile, NULL, srq, &req);
+		kdat_obj_put(&srq->obj);
+		return ret;
+	}
+	ep = kdat_get(kfile, cmd->ep_handle, struct kdat_ep, KDAT_OBJ_EP);
+	if (!ep)
+		return -EBADF;
+	ret = kdat_post_queue(kfile, ep, NULL, &req);
+	kdat_obj_put(&ep->obj);
+	return ret;
 }

@@ -7,7 +7,8 @@
  * *_do() function, and publishes. A kernel consumer's IA owns a struct
  * kdat_file of its own (kernel = true) that holds every object built on
  * it, exactly as an open /dev/kdat holds a process's; kdat_ia_close()
- * releases it. Objects are named to the core by their handles, which are
+ * releases it. Posts hand the core their objects (kdat_post_ep(),
+ * kdat_post_srq()); other calls name objects by their handles, which are
  * looked up in that file only.
  */
 #include <linux/export.h>
@@ -656,19 +657,17 @@ static int kdat_kapi_post_ext(struct kdat_ep *ep, u32 op,
 			      const struct kdat_dto_ext *ext,
 			      u32 completion_flags)
 {
-	struct kdat_post cmd = {
-		.ep_handle = ep->obj.handle,
+	struct kdat_req req = {
 		.op = op,
-		.completion_flags = completion_flags,
-		.num_segments = num,
+		.flags = completion_flags,
 		.cookie = cookie,
+		.num = num,
+		.iov = iov,
+		.remote = remote,
+		.ext = ext,
 	};
 
-	if (remote)
-		cmd.remote = *remote;
-	if (ext)
-		cmd.ext = *ext;
-	return kdat_post_do(ep->obj.file, &cmd, iov);
+	return kdat_post_ep(ep, &req);
 }
 
 static int kdat_kapi_post(struct kdat_ep *ep, u32 op,
@@ -691,7 +690,7 @@ static int kdat_kapi_post(struct kdat_ep *ep, u32 op,
  * On a DISCONNECTED Endpoint the send is accepted and completes at once
  * with KDAT_DTO_ERR_FLUSHED (the upcall, if any, runs in this call).
  *
- * Context: process context; may sleep.
+ * Context: any (an EVD's upcall too); does not sleep.
  * Return: 0; -EBUSY (not connected); -ENOMEM (queue full); for a segment
  * -EACCES (invalid LMR or privilege), -EPERM (other PZ), -EINVAL.
  */
@@ -711,7 +710,7 @@ EXPORT_SYMBOL_GPL(kdat_ep_post_send);
  * @cookie: returned in the completion
  * @completion_flags: 0 or KDAT_COMPLETION_UNSIGNALLED
  *
- * Context: process context; may sleep.
+ * Context: any (an EVD's upcall too); does not sleep.
  * Return: as kdat_ep_post_send(), allowed in every state.
  */
 int kdat_ep_post_recv(struct kdat_ep *ep, const struct kdat_lmr_triplet *iov,
@@ -731,7 +730,7 @@ EXPORT_SYMBOL_GPL(kdat_ep_post_recv);
  * @remote: the remote buffer (an RMR context from the peer)
  * @completion_flags: KDAT_COMPLETION_*
  *
- * Context: process context; may sleep.
+ * Context: any (an EVD's upcall too); does not sleep.
  * Return: as kdat_ep_post_send(); -EMSGSIZE when @iov is shorter than
  * @remote.
  */
@@ -755,7 +754,7 @@ EXPORT_SYMBOL_GPL(kdat_ep_post_rdma_read);
  * @remote: the remote buffer (an RMR context from the peer)
  * @completion_flags: KDAT_COMPLETION_*
  *
- * Context: process context; may sleep.
+ * Context: any (an EVD's upcall too); does not sleep.
  * Return: as kdat_ep_post_send().
  */
 int kdat_ep_post_rdma_write(struct kdat_ep *ep,
@@ -787,7 +786,7 @@ EXPORT_SYMBOL_GPL(kdat_ep_post_rdma_write);
  * KDAT_DTO_RECV_RDMA_IMM, the write's length and @imm_data in imm_data.
  * Ours has operation KDAT_DTO_RDMA_WRITE_IMM.
  *
- * Context: process context; may sleep.
+ * Context: any (an EVD's upcall too); does not sleep.
  * Return: as kdat_ep_post_send().
  */
 int kdat_ep_post_rdma_write_imm(struct kdat_ep *ep,
@@ -822,7 +821,7 @@ EXPORT_SYMBOL_GPL(kdat_ep_post_rdma_write_imm);
  * Like an RDMA read, an atomic takes one of the Endpoint's
  * max_rdma_read_out while it is out.
  *
- * Context: process context; may sleep.
+ * Context: any (an EVD's upcall too); does not sleep.
  * Return: as kdat_ep_post_send(); -EINVAL (not 8 bytes, not aligned);
  * -EOPNOTSUPP (the device has no atomics).
  */
@@ -848,7 +847,7 @@ EXPORT_SYMBOL_GPL(kdat_ep_post_cmp_swap);
  * @add: the value added (modulo 2^64)
  * @completion_flags: KDAT_COMPLETION_* but SOLICITED_WAIT
  *
- * Context: process context; may sleep.
+ * Context: any (an EVD's upcall too); does not sleep.
  * Return: as kdat_ep_post_cmp_swap().
  */
 int kdat_ep_post_fetch_add(struct kdat_ep *ep,
@@ -1066,21 +1065,21 @@ EXPORT_SYMBOL_GPL(kdat_srq_create);
  * @cookie: returned in the completion, on the receive EVD of the Endpoint
  *          that took the buffer
  *
- * Context: process context; may sleep.
+ * Context: any (an EVD's upcall too); does not sleep.
  * Return: 0; -ENOMEM (full); as kdat_ep_post_recv() for the segments.
  */
 int kdat_srq_post_recv(struct kdat_srq *srq,
 		       const struct kdat_lmr_triplet *iov, u32 num_segments,
 		       u64 cookie)
 {
-	struct kdat_post cmd = {
-		.ep_handle = srq->obj.handle,
-		.op = KDAT_POST_SRQ_RECV,
-		.num_segments = num_segments,
+	struct kdat_req req = {
+		.op = KDAT_DTO_RECEIVE,
 		.cookie = cookie,
+		.num = num_segments,
+		.iov = iov,
 	};
 
-	return kdat_post_do(srq->obj.file, &cmd, iov);
+	return kdat_post_srq(srq, &req);
 }
 EXPORT_SYMBOL_GPL(kdat_srq_post_recv);
 

@@ -104,17 +104,10 @@ KUNIT_ARRAY_PARAM(seg, seg_cases, seg_desc);
 static void kdat_test_check_segment(struct kunit *test)
 {
 	const struct seg_case *c = test->param_value;
-	struct kdat_pz pz_a = {}, pz_b = {};
-	struct kdat_lmr lmr = {
-		.pz = &pz_a,
-		.addr = LMR_ADDR,
-		.length = LMR_LEN,
-		.mem_priv = c->lmr_priv,
-	};
 
-	KUNIT_EXPECT_EQ(test, kdat_dto_check_segment(&lmr, c->same_pz ?
-						     &pz_a : &pz_b, c->need,
-						     c->va, c->len),
+	KUNIT_EXPECT_EQ(test, kdat_rule_segment(c->lmr_priv, c->same_pz,
+						LMR_ADDR, LMR_LEN, c->need,
+						c->va, c->len),
 			c->want);
 }
 
@@ -347,8 +340,8 @@ static void kdat_test_completion_flags(struct kunit *test)
 {
 	const struct flags_case *c = test->param_value;
 
-	KUNIT_EXPECT_EQ(test, kdat_dto_check_flags(c->op, c->flags,
-						   c->ep_flags), c->want);
+	KUNIT_EXPECT_EQ(test, kdat_rule_flags(c->op, c->flags, c->ep_flags),
+			c->want);
 }
 
 /* ---- the IB extensions' arguments ------------------------------------ */
@@ -449,18 +442,9 @@ KUNIT_ARRAY_PARAM(ext, ext_cases, ext_desc);
 static void kdat_test_check_ext(struct kunit *test)
 {
 	const struct ext_case *c = test->param_value;
-	struct kdat_lmr_triplet iov[3] = {};
-	struct kdat_rmr_triplet remote = {
-		.rmr_context = 1,
-		.target_address = c->remote_addr,
-		.segment_length = 4096,	/* not used by an atomic */
-	};
-	u32 i;
 
-	for (i = 0; i < ARRAY_SIZE(iov); i++)
-		iov[i].segment_length = c->seg_len;
-	KUNIT_EXPECT_EQ(test, kdat_dto_check_ext(c->op, &c->ext, c->num, iov,
-						 &remote, c->limits),
+	KUNIT_EXPECT_EQ(test, kdat_rule_ext(c->op, &c->ext, c->num, c->seg_len,
+					    c->remote_addr, c->limits),
 			c->want);
 }
 

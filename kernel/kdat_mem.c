@@ -751,7 +751,8 @@ static int kdat_rmr_check(const struct kdat_rmr *rmr,
 		need |= KDAT_MEM_PRIV_LOCAL_READ;
 	if (priv & (KDAT_MEM_PRIV_REMOTE_WRITE | KDAT_MEM_PRIV_REMOTE_ATOMIC))
 		need |= KDAT_MEM_PRIV_LOCAL_WRITE;
-	return kdat_dto_check_segment(lmr, rmr->pz, need, addr, len);
+	return kdat_rule_segment(lmr->mem_priv, lmr->pz == rmr->pz, lmr->addr,
+				 lmr->length, need, addr, len);
 }
 
 struct kdat_sub_sg {

@@ -124,7 +124,13 @@ static u32 kdat_sq_drain(struct kdat_ring *r, u32 tail)
 	struct kdat_sqe *sqe = r->sqe;
 	struct kdat_sqe_ext *xsqe = r->sqe;
 	bool ext = r->sqe_hdr == sizeof(*xsqe);
+	struct kdat_req req = {
+		.iov = ext ? xsqe->iov : sqe->iov,
+		.remote = &sqe->remote,
+		.ext = ext ? &xsqe->ext : NULL,
+	};
 	u32 pending, taken, max_iov, op;
+	int err;
 
 	pending = kdat_sq_pending(r, tail);
 	if (!pending)
@@ -135,9 +141,22 @@ static u32 kdat_sq_drain(struct kdat_ring *r, u32 tail)
 
 	kdat_batch_start(b);
 	for (taken = 0; taken < pending; taken++) {
-		memcpy(sqe, kdat_ring_entry(r, r->khead + taken),
-		       r->entry_size);
+		const u8 *entry = kdat_ring_entry(r, r->khead + taken);
+
+		/*
+		 * The header, then the segments it names (the copy's count,
+		 * at most the entry's room): each byte read once, and no
+		 * more of the entry than the DTO uses.
+		 */
+		memcpy(sqe, entry, r->sqe_hdr);
+		memcpy((u8 *)sqe + r->sqe_hdr, entry + r->sqe_hdr,
+		       min_t(u32, sqe->num_segments, max_iov) *
+		       sizeof(struct kdat_lmr_triplet));
 		op = r->kind == KDAT_RING_SEND ? sqe->op : KDAT_DTO_RECEIVE;
+		req.op = op;
+		req.flags = sqe->completion_flags;
+		req.cookie = sqe->cookie;
+		req.num = sqe->num_segments;
 		/*
 		 * A send ring takes no receive, a receive ring nothing else;
 		 * a plain entry has no room for the extensions' arguments.
@@ -148,13 +167,11 @@ static u32 kdat_sq_drain(struct kdat_ring *r, u32 tail)
 		    (!ext && (op == KDAT_DTO_RDMA_WRITE_IMM ||
 			      kdat_op_is_atomic(op) ||
 			      op == KDAT_DTO_SEND_UD)))
-			kdat_batch_refuse(b, op, sqe->cookie, -EINVAL);
+			err = -EINVAL;
 		else
-			kdat_batch_add(b, op, sqe->completion_flags,
-				       sqe->cookie,
-				       ext ? xsqe->iov : sqe->iov,
-				       sqe->num_segments, &sqe->remote,
-				       ext ? &xsqe->ext : NULL);
+			err = kdat_batch_add(b, &req);
+		if (err)
+			kdat_batch_refuse(b, op, sqe->cookie, err);
 	}
 
 	r->khead += taken;

@@ -63,7 +63,8 @@ struct kdat_batch {
 	struct kdat_ep *ep;		/* an EP's queue, or */
 	struct kdat_srq *srq;		/* an SRQ's */
 	bool send;			/* the EP's send queue */
-	struct rw_semaphore *rwsem;	/* the device's, held while filling */
+	bool one;			/* the ioctl's or the kernel API's */
+	int srcu;			/* kdat_post_srcu, held while filling */
 	u32 n;
 	struct kdat_dto *dto;		/* KDAT_RING_BATCH of each */
 	struct kdat_dto_ctx **ctx;

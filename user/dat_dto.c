@@ -10,68 +10,41 @@
 
 #include "dat_internal.h"
 #include "dat_ring.h"
+#include "../kernel/kdat_rules.h"
 
-/*
- * What the kernel checks of a DTO, answered here too on the ring path, so
- * that DAT's synchronous return codes stay synchronous. The kernel checks
- * every entry again (it trusts nothing in a ring); this only decides the
- * return code. Same order as the kernel's check.
- */
-static DAT_RETURN kd_ring_check(struct kd_pz *pz, uint32_t need,
-				DAT_COUNT num, const DAT_LMR_TRIPLET *iov,
-				uint64_t *total)
+/* DAT's flags are the kernel's, bit for bit: the rules read them as such. */
+_Static_assert(DAT_MEM_PRIV_LOCAL_READ_FLAG == KDAT_MEM_PRIV_LOCAL_READ &&
+	       DAT_MEM_PRIV_REMOTE_READ_FLAG == KDAT_MEM_PRIV_REMOTE_READ &&
+	       DAT_MEM_PRIV_LOCAL_WRITE_FLAG == KDAT_MEM_PRIV_LOCAL_WRITE &&
+	       DAT_MEM_PRIV_REMOTE_WRITE_FLAG == KDAT_MEM_PRIV_REMOTE_WRITE,
+	       "DAT_MEM_PRIV_* as KDAT_MEM_PRIV_*");
+_Static_assert(DAT_COMPLETION_SUPPRESS_FLAG == KDAT_COMPLETION_SUPPRESS &&
+	       DAT_COMPLETION_SOLICITED_WAIT_FLAG ==
+	       KDAT_COMPLETION_SOLICITED_WAIT &&
+	       DAT_COMPLETION_UNSIGNALLED_FLAG == KDAT_COMPLETION_UNSIGNALLED &&
+	       DAT_COMPLETION_BARRIER_FENCE_FLAG ==
+	       KDAT_COMPLETION_BARRIER_FENCE,
+	       "DAT_COMPLETION_* as KDAT_COMPLETION_*");
+
+struct kd_ring_segs {
+	const struct kd_pz *pz;
+	const DAT_LMR_TRIPLET *iov;
+};
+
+/* Segment @i of a ring post, by its LMR as libdat holds it. */
+static int kd_ring_segment(void *arg, __u32 i, __u32 need, __u64 *len)
 {
-	DAT_COUNT i;
+	const struct kd_ring_segs *w = arg;
+	const DAT_LMR_TRIPLET *seg = &w->iov[i];
+	const struct kd_obj *o = kd_table_find(seg->lmr_context);
+	const struct kd_lmr *lmr = (const struct kd_lmr *)o;
 
-	*total = 0;
-	for (i = 0; i < num; i++) {
-		const struct kd_obj *o = kd_table_find(iov[i].lmr_context);
-		const struct kd_lmr *lmr = (const struct kd_lmr *)o;
-		uint32_t priv;
-		uint64_t end;
-
-		if (!o || o->type != DAT_HANDLE_TYPE_LMR)
-			return DAT_PRIVILEGES_VIOLATION;
-		priv = lmr->priv;
-		if (priv & DAT_MEM_PRIV_LOCAL_WRITE_FLAG)
-			priv |= DAT_MEM_PRIV_LOCAL_READ_FLAG;
-		if ((priv & need) != need)
-			return DAT_PRIVILEGES_VIOLATION;
-		if (lmr->pz != pz)
-			return DAT_PROTECTION_VIOLATION;
-		if (__builtin_add_overflow(iov[i].virtual_address,
-					   iov[i].segment_length, &end) ||
-		    iov[i].virtual_address < lmr->addr ||
-		    end > lmr->addr + lmr->length ||
-		    iov[i].segment_length > UINT32_MAX)
-			return DAT_INVALID_PARAMETER;
-		*total += iov[i].segment_length;
-	}
-	return *total > UINT32_MAX ? DAT_INVALID_PARAMETER : DAT_SUCCESS;
-}
-
-static DAT_RETURN kd_ring_flags_ok(const struct kd_ep *ep, uint32_t op,
-				   DAT_COMPLETION_FLAGS flags)
-{
-	DAT_COMPLETION_FLAGS allowed, ep_flags;
-
-	if (op == KDAT_DTO_RECEIVE) {
-		allowed = DAT_COMPLETION_UNSIGNALLED_FLAG;
-		ep_flags = ep->attr.recv_completion_flags;
-	} else {
-		allowed = DAT_COMPLETION_SUPPRESS_FLAG |
-			  DAT_COMPLETION_UNSIGNALLED_FLAG |
-			  DAT_COMPLETION_BARRIER_FENCE_FLAG;
-		if (op == KDAT_DTO_SEND || op == KDAT_DTO_RDMA_WRITE_IMM ||
-		    op == KDAT_DTO_SEND_UD)
-			allowed |= DAT_COMPLETION_SOLICITED_WAIT_FLAG;
-		ep_flags = ep->attr.request_completion_flags;
-	}
-	if ((flags & ~allowed) ||
-	    ((flags & DAT_COMPLETION_UNSIGNALLED_FLAG) &&
-	     !(ep_flags & DAT_COMPLETION_UNSIGNALLED_FLAG)))
-		return DAT_INVALID_PARAMETER;
-	return DAT_SUCCESS;
+	*len = seg->segment_length;
+	if (!o || o->type != DAT_HANDLE_TYPE_LMR)
+		return -EACCES;		/* an invalid LMR */
+	return kdat_rule_dto_segment(lmr->priv, lmr->pz == w->pz, lmr->addr,
+				     lmr->length, need, seg->virtual_address,
+				     seg->segment_length);
 }
 
 /*
@@ -99,50 +72,48 @@ static bool kd_ring_settle(struct kd_ring *r, int fd, uint32_t depth)
 }
 
 /*
- * What a ring post is refused for, before it takes a place: the checks of
- * the ioctl path, in its order. *@state: the EP's state, for the flush.
+ * What a ring post is refused for, before it takes a place: the kernel's
+ * own check (kdat_rules.h), which the kernel makes again when it takes the
+ * entry, so that DAT's return codes stay synchronous; then the EP's state
+ * as the ring shows it. *@state: the EP's state, for the flush.
  */
 static DAT_RETURN kd_ring_post_check(struct kd_ring *r, struct kd_pz *pz,
 				     struct kd_ep *ep, uint32_t op,
 				     DAT_COUNT num, const DAT_LMR_TRIPLET *iov,
 				     const DAT_RMR_TRIPLET *remote,
 				     DAT_COMPLETION_FLAGS flags,
+				     const struct kdat_dto_ext *ext,
 				     uint32_t *state)
 {
-	uint32_t need = op == KDAT_DTO_RECEIVE || op == KDAT_DTO_RDMA_READ ||
-			kd_op_atomic(op) ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
-					   DAT_MEM_PRIV_LOCAL_READ_FLAG;
-	uint64_t total;
-	DAT_RETURN ret;
+	static const struct kdat_dto_ext no_ext;
+	struct kdat_rule_ep re = {
+		.send_sge = r->max_iov,
+		.recv_sge = r->max_iov,
+		.read_sge = ep && ep->read_sge < r->max_iov ? ep->read_sge :
+							       r->max_iov,
+		.req_flags = ep ? ep->attr.request_completion_flags : 0,
+		.recv_flags = ep ? ep->attr.recv_completion_flags : 0,
+		.limits = kd_ia_limits(pz->obj.ia),
+		.ud_mtu = ep ? ep->ud_mtu : 0,
+		.ud = ep && ep->ud,
+	};
+	struct kdat_rule_dto d = {
+		.op = op,
+		.flags = flags,
+		.num = num,
+		.len0 = num ? iov[0].segment_length : 0,
+		.ext = ext ? ext : &no_ext,
+		.raddr = remote ? remote->virtual_address : 0,
+		.rlen = remote ? remote->segment_length : 0,
+	};
+	struct kd_ring_segs segs = { .pz = pz, .iov = iov };
+	int err;
 
-	/* iWARP: a read's sink takes the response as a remote write. */
-	if (op == KDAT_DTO_RDMA_READ &&
-	    (kd_ia_limits(pz->obj.ia) & KDAT_IA_READ_SINK_REMOTE_WRITE))
-		need |= DAT_MEM_PRIV_REMOTE_WRITE_FLAG;
-
-	if (ep) {
-		ret = kd_ext_check(ep, op, num, iov, remote);
-		if (ret)
-			return ret;
-		if (op > KDAT_DTO_RECEIVE && !r->ext)
-			return DAT_NOT_IMPLEMENTED;	/* an old kernel */
-		ret = kd_ring_flags_ok(ep, op, flags);
-		if (ret)
-			return ret;
-	} else if (flags) {
-		return DAT_INVALID_PARAMETER;
-	}
-	if ((uint32_t)num > r->max_iov ||
-	    (ep && op == KDAT_DTO_RDMA_READ && (uint32_t)num > ep->read_sge))
-		return DAT_INVALID_PARAMETER;
-	ret = kd_ring_check(pz, need, num, iov, &total);
-	if (ret)
-		return ret;
-	if (op == KDAT_DTO_RDMA_READ && total < remote->segment_length)
-		return DAT_LENGTH_ERROR;
-	/* A datagram is one packet (the kernel's EMSGSIZE). */
-	if (op == KDAT_DTO_SEND_UD && total > ep->ud_mtu)
-		return DAT_LENGTH_ERROR;
+	if (op > KDAT_DTO_RECEIVE && !r->ext)
+		return DAT_NOT_IMPLEMENTED;	/* an old kernel */
+	err = kdat_rule_dto(&re, &d, kd_ring_segment, &segs);
+	if (err)
+		return kd_from_errno(-err);
 	/* The device is gone: as the ioctl's ENODEV. */
 	if (kd_ring_flags(r) & KDAT_RING_F_DEAD)
 		return DAT_INVALID_STATE;
@@ -169,10 +140,10 @@ static DAT_RETURN kd_ring_post(struct kd_ring *r, struct kd_pz *pz,
 			       const struct kdat_dto_ext *ext)
 {
 	int fd = ep ? ep->obj.ia->fd : kd_proc.fd;
-	uint32_t tail, state;
+	uint32_t tail, state = 0;
 	DAT_RETURN ret;
 
-	ret = kd_ring_post_check(r, pz, ep, op, num, iov, remote, flags,
+	ret = kd_ring_post_check(r, pz, ep, op, num, iov, remote, flags, ext,
 				 &state);
 	if (ret)
 		return ret;
@@ -208,10 +179,9 @@ static DAT_RETURN kd_post_one(DAT_EP_HANDLE ep_handle, uint32_t op,
 			      DAT_COMPLETION_FLAGS flags,
 			      const struct kdat_dto_ext *ext)
 {
-	struct kdat_lmr_triplet kiov[32];
+	struct kdat_lmr_triplet kiov[KDAT_DTO_MAX_IOV];
 	struct kdat_post p = { .size = sizeof(p) };
 	struct kd_obj *ep = ep_handle;
-	DAT_RETURN ret;
 	DAT_COUNT i;
 
 	if (!kd_check(ep, op == KDAT_POST_SRQ_RECV ? DAT_HANDLE_TYPE_SRQ :
@@ -268,15 +238,7 @@ static DAT_RETURN kd_post_one(DAT_EP_HANDLE ep_handle, uint32_t op,
 	}
 	if (ext)
 		p.ext = *ext;
-	ret = kd_ioctl(ep->ia, KDAT_IOCTL_POST, &p);
-	/*
-	 * The transport has no atomics or no immediate data (EOPNOTSUPP),
-	 * as on the ring path.
-	 */
-	if ((kd_op_atomic(op) || op == KDAT_DTO_RDMA_WRITE_IMM) &&
-	    ret == DAT_NOT_IMPLEMENTED)
-		ret = DAT_MODEL_NOT_SUPPORTED;
-	return ret;
+	return kd_ioctl(ep->ia, KDAT_IOCTL_POST, &p);
 }
 
 /*
@@ -291,6 +253,13 @@ DAT_RETURN kd_post(DAT_EP_HANDLE ep_handle, uint32_t op, DAT_COUNT num,
 	DAT_RETURN ret = kd_post_one(ep_handle, op, num, iov, cookie, remote,
 				     flags, ext);
 
+	/*
+	 * The transport has no atomics or no immediate data (EOPNOTSUPP):
+	 * what OFA's provider answers.
+	 */
+	if ((kdat_op_is_atomic(op) || op == KDAT_DTO_RDMA_WRITE_IMM) &&
+	    ret == DAT_NOT_IMPLEMENTED)
+		ret = DAT_MODEL_NOT_SUPPORTED;
 	if (ret == DAT_SUCCESS && op != KDAT_POST_SRQ_RECV)
 		kd_count_post(ep_handle, op, num, iov);
 	return ret;

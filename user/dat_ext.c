@@ -75,30 +75,6 @@ uint32_t kd_ia_limits(struct kd_ia *ia)
 	return l;
 }
 
-/*
- * What the kernel checks of an atomic before its LMR, checked here too
- * for the ring path (see dat_dto.c), in the kernel's order.
- */
-DAT_RETURN kd_ext_check(struct kd_ep *ep, uint32_t op, DAT_COUNT num,
-			const DAT_LMR_TRIPLET *iov,
-			const DAT_RMR_TRIPLET *remote)
-{
-	uint32_t limits;
-
-	if (op == KDAT_DTO_RDMA_WRITE_IMM)
-		return kd_ia_limits(ep->obj.ia) & KDAT_IA_NO_IMM_DATA ?
-		       DAT_MODEL_NOT_SUPPORTED : DAT_SUCCESS;
-	if (!kd_op_atomic(op))
-		return DAT_SUCCESS;
-	limits = kd_ia_limits(ep->obj.ia);
-	if (limits & KDAT_IA_NO_ATOMICS)
-		return DAT_MODEL_NOT_SUPPORTED;
-	if (num != 1 || iov[0].segment_length != sizeof(DAT_UINT64) ||
-	    remote->virtual_address % sizeof(DAT_UINT64))
-		return DAT_INVALID_PARAMETER;
-	return DAT_SUCCESS;
-}
-
 /* ---- the DTOs ------------------------------------------------------- */
 
 static DAT_RETURN kd_write_immed(DAT_HANDLE ep, va_list args)

@@ -511,9 +511,6 @@ DAT_RETURN kd_extension_op(DAT_HANDLE handle, DAT_EXTENDED_OP op,
 			   va_list args);
 #define KD_IA_LIMITS_KNOWN	(1u << 31)
 uint32_t kd_ia_limits(struct kd_ia *ia);
-DAT_RETURN kd_ext_check(struct kd_ep *ep, uint32_t op, DAT_COUNT num,
-			const DAT_LMR_TRIPLET *iov,
-			const DAT_RMR_TRIPLET *remote);
 void kd_ext_dto_event(const struct kdat_event *k, DAT_EVENT *ev);
 int kd_ext_attrs(struct kd_ia *ia, DAT_NAMED_ATTR *attrs, int max);
 void kd_count_post(struct kd_ep *ep, uint32_t op, DAT_COUNT num,
@@ -530,11 +527,6 @@ DAT_RETURN kd_ud_event(struct kd_ia *ia, const struct kdat_event *k,
 /* dat_provider.c */
 DAT_RETURN kd_provider_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
 			       DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia);
-
-static inline bool kd_op_atomic(uint32_t op)
-{
-	return op == KDAT_DTO_FETCH_ADD || op == KDAT_DTO_CMP_SWAP;
-}
 
 /* Count @n in counter @c (relaxed: counters order nothing). */
 static inline void kd_count(uint64_t *c, uint64_t n)

@@ -10,8 +10,10 @@
  * Context: every function may sleep (process context only), except
  * kdat_evd_dequeue(), kdat_evd_modify_upcall() and the accessors
  * (kdat_*_handle(), kdat_lmr_context(), kdat_ep_get_state()), which may be
- * called from any context, upcalls included. The kernel-doc of each
- * function (kernel/kdat_kapi.c) gives its arguments, errors and context.
+ * called from any context, upcalls included, and so may the posts
+ * (kdat_ep_post_*(), kdat_srq_post_recv()): a DTO completion's upcall may
+ * post. The kernel-doc of each function (kernel/kdat_kapi.c) gives its
+ * arguments, errors and context.
  *
  * Errors: negative errnos, those of the uapi header's table for the same
  * operation (EBADF for an object of another IA's consumer, EBUSY where DAT
@@ -35,8 +37,12 @@
  * produces an event at once (a DTO posted to a disconnected Endpoint is
  * flushed in kdat_ep_post_*()). It must not
  * sleep and may call only the functions allowed in any context; a
- * consumer typically copies the event and wakes a thread. Upcalls of one
- * EVD may run concurrently on several CPUs.
+ * consumer typically copies the event and wakes a thread. An upcall for a
+ * DTO completion may post, as a kernel RDMA consumer re-posts a receive
+ * from its completion handler; one for a connection event may not (kdat
+ * locks are held). A post flushed at once runs the upcall inside it: an
+ * upcall that re-posts a receive on success only does not recurse. Upcalls
+ * of one EVD may run concurrently on several CPUs.
  */
 #ifndef _KDAT_KDAT_H
 #define _KDAT_KDAT_H

@@ -20,7 +20,9 @@
  *   mode=bw    B keeps @depth receives posted, A sends @count messages of
  *              @size bytes with @depth outstanding, the thread asleep
  *              between completions or, with poll=1, polling; one "bw ..."
- *              line
+ *              line. With repost=1 B's upcall re-posts each receive that
+ *              completes, in atomic context, as kernel RDMA consumers do;
+ *              the test mode's upcall_repost case does the same
  *
  * role=server or role=client (mode=bw) splits A and B across two hosts:
  * the server has only B, listens on @conn_qual and waits (a minute at
@@ -87,6 +89,10 @@ static bool kc_poll;
 module_param_named(poll, kc_poll, bool, 0444);
 MODULE_PARM_DESC(poll, "bw: poll for completions instead of sleeping until an upcall wakes the thread (default 0)");
 
+static bool kc_repost;
+module_param_named(repost, kc_repost, bool, 0444);
+MODULE_PARM_DESC(repost, "bw: B's upcall re-posts each receive that completes, instead of the thread (default 0)");
+
 #define KC_TIMEOUT_MS		5000	/* for any one event */
 #define KC_SERVE_MS		60000	/* a server, for its client's request */
 #define KC_ERR_TIMEOUT_MS	10000	/* for a send the peer refused */
@@ -103,6 +109,9 @@ MODULE_PARM_DESC(poll, "bw: poll for completions instead of sleeping until an up
 #define KC_SENTINEL		0xee	/* what no DTO may write */
 
 #define KC_TEST_DTOS		16	/* per queue, in test mode */
+#define KC_REPOST_COUNT		2000	/* upcall_repost: messages, ... */
+#define KC_REPOST_SIZE		512	/* ... their size, ... */
+#define KC_REPOST_DEPTH		8	/* ... and those outstanding */
 #define KC_TEST_IOV		4
 #define KC_RDMA_READS		4
 #define KC_CONN_QLEN		8
@@ -147,6 +156,12 @@ struct kc_evq {
 	u64 ok;
 	u64 bad;
 	struct kdat_event first_bad;
+	/* Re-posting: each good receive posts @iov to @ep, @left times. */
+	struct kdat_ep *repost_ep;
+	struct kdat_lmr_triplet repost_iov;
+	u64 repost_left;
+	u64 reposted;
+	int repost_err;
 };
 
 /* One end of the connection. */
@@ -329,10 +344,18 @@ static struct kdat_lmr_triplet kc_seg(struct kdat_lmr *lmr, const void *p,
 
 /* Events: the upcall side */
 
+/*
+ * In atomic context. A good receive counted while re-posting posts the
+ * next one from here, outside the queue's lock: a post flushed at once
+ * calls this upcall again inside it.
+ */
 static void kc_upcall(void *context, const struct kdat_event *ev)
 {
 	struct kc_evq *q = context;
 	unsigned long flags;
+	bool repost = false;
+	u64 cookie = 0;
+	int ret;
 
 	spin_lock_irqsave(&q->lock, flags);
 	if (q->counting) {
@@ -340,16 +363,33 @@ static void kc_upcall(void *context, const struct kdat_event *ev)
 		    ev->status == KDAT_DTO_SUCCESS &&
 		    ev->operation == q->want_op &&
 		    (ev->operation != KDAT_DTO_RECEIVE ||
-		     ev->transferred_length == q->want_len))
+		     ev->transferred_length == q->want_len)) {
 			q->ok++;
-		else if (!q->bad++)
+			repost = q->repost_ep && q->repost_left &&
+				 !q->repost_err;
+			if (repost) {
+				q->repost_left--;
+				cookie = q->reposted++;
+			}
+		} else if (!q->bad++) {
 			q->first_bad = *ev;
+		}
 	} else if (q->len < KC_EVQ_LEN) {
 		q->ev[(q->head + q->len++) % KC_EVQ_LEN] = *ev;
 	} else {
 		q->dropped++;
 	}
 	spin_unlock_irqrestore(&q->lock, flags);
+	if (repost) {
+		ret = kdat_ep_post_recv(q->repost_ep, &q->repost_iov, 1,
+					cookie, 0);
+		if (ret) {
+			spin_lock_irqsave(&q->lock, flags);
+			if (!q->repost_err)
+				q->repost_err = ret;
+			spin_unlock_irqrestore(&q->lock, flags);
+		}
+	}
 	wake_up(q->wq);
 }
 
@@ -398,7 +438,36 @@ static void kc_evq_stop_count(struct kc_evq *q)
 
 	spin_lock_irqsave(&q->lock, flags);
 	q->counting = false;
+	q->repost_ep = NULL;
 	spin_unlock_irqrestore(&q->lock, flags);
+}
+
+/* While counting, each good receive re-posts @iov to @ep, @n times. */
+static void kc_evq_repost(struct kc_evq *q, struct kdat_ep *ep,
+			  const struct kdat_lmr_triplet *iov, u64 n)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->lock, flags);
+	q->repost_ep = ep;
+	q->repost_iov = *iov;
+	q->repost_left = n;
+	q->reposted = 0;
+	q->repost_err = 0;
+	spin_unlock_irqrestore(&q->lock, flags);
+}
+
+/* Receives the upcall re-posted so far; *@err its first failure. */
+static u64 kc_evq_reposted(struct kc_evq *q, int *err)
+{
+	unsigned long flags;
+	u64 n;
+
+	spin_lock_irqsave(&q->lock, flags);
+	n = q->reposted;
+	*err = q->repost_err;
+	spin_unlock_irqrestore(&q->lock, flags);
+	return n;
 }
 
 /* Counted completions, good and bad; *@bad gets the bad ones. */
@@ -1543,37 +1612,43 @@ static void kc_bw_report_bad(struct kc_ctx *c, struct kc_side *s)
 }
 
 /*
- * B keeps kc_depth receives posted, A keeps kc_depth sends outstanding,
- * never more than B has receives for. The upcalls only count; this thread
- * posts (kdat_ep_post_*() may sleep) and sleeps until a count moves.
+ * B keeps @depth receives posted, A keeps @depth sends outstanding, never
+ * more than B has receives for, until @count messages of @size bytes
+ * arrived. The upcalls count; this thread posts and sleeps until a count
+ * moves; with @repost, B's upcall posts every receive after the first
+ * window. Returns the microseconds it took, 0 when the case failed.
  */
-static void kc_bandwidth(struct kc_ctx *c)
+static u64 kc_stream(struct kc_ctx *c, u32 count, u32 size, u32 depth,
+		     bool repost)
 {
-	struct kdat_lmr_triplet riov = kc_seg(c->b.lmr, c->b.buf, kc_size);
-	struct kdat_lmr_triplet siov = kc_seg(c->a.lmr, c->a.buf, kc_size);
+	struct kdat_lmr_triplet riov = kc_seg(c->b.lmr, c->b.buf, size);
+	struct kdat_lmr_triplet siov = kc_seg(c->a.lmr, c->a.buf, size);
 	u64 sent = 0, recvs = 0, sdone = 0, rdone = 0, sbad = 0, rbad = 0;
-	u64 elapsed, bytes, mb_int;
-	u32 frac;
+	/* Across hosts A cannot know B's receives: B keeps more posted. */
+	u64 window = (c->role == KC_SERVER ? 2 : 1) * depth;
+	u64 elapsed = 0, reposted = 0;
+	int ret = 0, rerr = 0;
 	ktime_t start;
-	int ret = 0;
 
-	kc_fill(c->a.buf, kc_size, 0xb, 0);
-	kc_evq_start_count(&c->a.q, KDAT_DTO_SEND, kc_size);
-	kc_evq_start_count(&c->b.q, KDAT_DTO_RECEIVE, kc_size);
+	kc_fill(c->a.buf, size, 0xb, 0);
+	kc_evq_start_count(&c->a.q, KDAT_DTO_SEND, size);
+	kc_evq_start_count(&c->b.q, KDAT_DTO_RECEIVE, size);
+	if (repost && c->role != KC_CLIENT)
+		kc_evq_repost(&c->b.q, c->b.ep, &riov,
+			      count - min_t(u64, count, window));
 	start = ktime_get();
 	for (;;) {
 		sdone = kc_evq_done(&c->a.q, &sbad);
 		rdone = kc_evq_done(&c->b.q, &rbad);
-		if (sbad || rbad ||
-		    ((c->role == KC_SERVER || sdone == kc_count) &&
-		     (c->role == KC_CLIENT || rdone == kc_count)))
+		if (repost)
+			reposted = kc_evq_reposted(&c->b.q, &rerr);
+		if (sbad || rbad || rerr ||
+		    ((c->role == KC_SERVER || sdone == count) &&
+		     (c->role == KC_CLIENT || rdone == count)))
 			break;
-		/*
-		 * Across hosts A cannot know B's receives: B keeps @depth
-		 * posted, and a send that finds none waits (RNR) for one.
-		 */
-		while (c->role != KC_CLIENT && recvs < kc_count &&
-		       recvs - rdone < (c->role == KC_SERVER ? 2 : 1) * kc_depth) {
+		/* A send that finds no receive waits (RNR) for one. */
+		while (c->role != KC_CLIENT && recvs < count &&
+		       recvs - (repost ? 0 : rdone) < window) {
 			ret = kdat_ep_post_recv(c->b.ep, &riov, 1, recvs, 0);
 			if (ret) {
 				kc_fail(c, "B: kdat_ep_post_recv #%llu: %d",
@@ -1583,8 +1658,8 @@ static void kc_bandwidth(struct kc_ctx *c)
 			recvs++;
 		}
 		while (c->role != KC_SERVER &&
-		       sent < (c->role == KC_BOTH ? recvs : kc_count) &&
-		       sent - sdone < kc_depth) {
+		       sent < (c->role == KC_BOTH ? recvs + reposted : count) &&
+		       sent - sdone < depth) {
 			ret = kdat_ep_post_send(c->a.ep, &siov, 1, sent, 0);
 			if (ret) {
 				kc_fail(c, "A: kdat_ep_post_send #%llu: %d",
@@ -1594,23 +1669,14 @@ static void kc_bandwidth(struct kc_ctx *c)
 			sent++;
 		}
 		if (!kc_bw_wait(c, sdone, rdone)) {
-			kc_fail(c, "no completion in %u ms: %llu/%u sends, %llu/%u receives",
-				KC_TIMEOUT_MS, sdone, kc_count, rdone,
-				kc_count);
+			kc_fail(c, "no completion in %u ms: %llu/%u sends, %llu/%u receives, %llu re-posted",
+				KC_TIMEOUT_MS, sdone, count, rdone, count,
+				reposted);
 			goto out;
 		}
 	}
-	elapsed = max_t(u64, ktime_us_delta(ktime_get(), start), 1);
-	if (sbad || rbad)
-		goto out;
-
-	/* Bytes per microsecond are MB (10^6 bytes) per second. */
-	bytes = (u64)kc_count * kc_size;
-	mb_int = div_u64_rem(div64_u64(bytes * 100, elapsed), 100, &frac);
-	pr_info("bw role=%s size=%u depth=%u count=%u poll=%d msgs_per_sec=%llu MB_per_sec=%llu.%02u elapsed_us=%llu\n",
-		kc_role, kc_size, kc_depth, kc_count, kc_poll,
-		div64_u64((u64)kc_count * USEC_PER_SEC, elapsed), mb_int,
-		frac, elapsed);
+	if (!sbad && !rbad && !rerr)
+		elapsed = max_t(u64, ktime_us_delta(ktime_get(), start), 1);
 out:
 	kc_evq_stop_count(&c->a.q);
 	kc_evq_stop_count(&c->b.q);
@@ -1618,8 +1684,41 @@ out:
 		kc_bw_report_bad(c, &c->a);
 	if (rbad)
 		kc_bw_report_bad(c, &c->b);
-	if (c->failed)
+	if (rerr)
+		kc_fail(c, "B's upcall: kdat_ep_post_recv #%llu: %d",
+			reposted, rerr);
+	if (c->failed) {
 		c->state &= ~KC_S_DATA;
+		return 0;
+	}
+	return elapsed;
+}
+
+/* mode=bw: one stream of @count, and its rate. */
+static void kc_bandwidth(struct kc_ctx *c)
+{
+	u64 elapsed = kc_stream(c, kc_count, kc_size, kc_depth, kc_repost);
+	u64 bytes = (u64)kc_count * kc_size, mb_int;
+	u32 frac;
+
+	if (!elapsed)
+		return;
+	/* Bytes per microsecond are MB (10^6 bytes) per second. */
+	mb_int = div_u64_rem(div64_u64(bytes * 100, elapsed), 100, &frac);
+	pr_info("bw role=%s size=%u depth=%u count=%u poll=%d repost=%d msgs_per_sec=%llu MB_per_sec=%llu.%02u elapsed_us=%llu\n",
+		kc_role, kc_size, kc_depth, kc_count, kc_poll, kc_repost,
+		div64_u64((u64)kc_count * USEC_PER_SEC, elapsed), mb_int,
+		frac, elapsed);
+}
+
+/*
+ * Case: B's upcall re-posts each receive as it completes (atomic context:
+ * the debug kernel's might_sleep() and lockdep watch), under a stream of
+ * sends from A; every message arrives, each re-post succeeds.
+ */
+static void kc_upcall_repost(struct kc_ctx *c)
+{
+	kc_stream(c, KC_REPOST_COUNT, KC_REPOST_SIZE, KC_REPOST_DEPTH, true);
 }
 
 /* Case: teardown */
@@ -1746,6 +1845,7 @@ static const struct kc_case kc_test_cases[] = {
 	{ "rdma_write_imm", kc_rdma_write_imm, KC_S_DATA | KC_S_RMR },
 	{ "atomics", kc_atomics, KC_S_DATA | KC_S_RMR },
 	{ "srq_recv", kc_srq_recv, KC_S_CONN },
+	{ "upcall_repost", kc_upcall_repost, KC_S_DATA },
 	{ "bad_iov_refused", kc_bad_iov, KC_S_DATA },
 	{ "recv_too_small", kc_recv_too_small, KC_S_DATA },
 	{ "broken", kc_broken, KC_S_CONN },
