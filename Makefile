@@ -63,7 +63,7 @@ LIB_OBJS := user/kdat_lowlevel.o user/dat_core.o user/dat_ring.o \
 	    user/dat_ext.o user/dat_ud.o \
 	    user/dat_provider.o user/dat_registry.o user/dat_api.o
 LIB_HDRS := include/uapi/linux/kdat.h user/kdat_lowlevel.h \
-	    user/dat_internal.h user/dat_ring.h
+	    user/dat_internal.h user/dat_ring.h kernel/kdat_rules.h
 TOOLS := user/kdat-info user/kdat-demo user/kdat-bench user/kdat-stat
 SELFTESTS := tests/selftests/kdat_dev_test tests/selftests/kdat_hostile_test
 DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \

@@ -1189,10 +1189,10 @@ void kdat_dto_abort(struct kdat_ep *ep, struct kdat_dto_ctx *ctx);
 int kdat_batch_init(struct kdat_batch *b, struct kdat_file *kfile,
 		    struct kdat_ep *ep, struct kdat_srq *srq, bool send);
 void kdat_batch_fini(struct kdat_batch *b);
-void kdat_batch_start(struct kdat_batch *b);
+void kdat_batch_start(struct kdat_batch *b) __acquires(&kdat_post_srcu);
 int kdat_batch_add(struct kdat_batch *b, const struct kdat_req *req);
 void kdat_batch_refuse(struct kdat_batch *b, u32 op, u64 cookie, int err);
-int kdat_batch_finish(struct kdat_batch *b);
+int kdat_batch_finish(struct kdat_batch *b) __releases(&kdat_post_srcu);
 int kdat_srq_add_ep(struct kdat_srq *srq, struct kdat_ep *ep);
 void kdat_srq_del_ep(struct kdat_srq *srq, struct kdat_ep *ep);
 void kdat_srq_uncommit_ep(struct kdat_srq *srq, struct kdat_ep *ep);

@@ -35,10 +35,17 @@ void kdat_assert_user_access(void)
 	int i;
 
 	might_fault();
-	for (i = 0; i < current->lockdep_depth; i++)
+	for (i = 0; i < current->lockdep_depth; i++) {
 		WARN_ONCE(current->held_locks[i].instance->key ==
 			  &kdat_dev_rwsem_key,
 			  "kdat: user memory accessed under a device's rwsem");
+#ifdef CONFIG_DEBUG_LOCK_ALLOC
+		/* Nor inside a post, which the removal waits for as well. */
+		WARN_ONCE(current->held_locks[i].instance ==
+			  &kdat_post_srcu.dep_map,
+			  "kdat: user memory accessed inside a post");
+#endif
+	}
 }
 #endif
 

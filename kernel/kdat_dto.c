@@ -102,7 +102,10 @@ static int kdat_dto_check(struct kdat_file *kfile,
 		.op = req->op,
 		.flags = req->flags,
 		.num = req->num,
-		.len0 = req->num ? req->iov[0].segment_length : 0,
+		/* Read where the IOV is one the rules may accept. */
+		.len0 = req->num && req->num <= KDAT_DTO_MAX_IOV ?
+			req->iov[0].segment_length : 0,
+		.rpad = kdat_op_has_remote(req->op) ? remote->__pad : 0,
 		.ext = req->ext ?: &kdat_no_ext,
 		.raddr = remote->target_address,
 		.rlen = remote->segment_length,
@@ -115,11 +118,8 @@ static int kdat_dto_check(struct kdat_file *kfile,
 		.max_sge = kdat_rule_max_sge(re, req->op),
 	};
 
-	if (kdat_op_has_remote(req->op)) {
-		if (remote->__pad)
-			return -EINVAL;
+	if (kdat_op_has_remote(req->op))
 		dto->remote = *remote;
-	}
 	dto->ext = *d.ext;
 	dto->length = 0;
 	dto->num_sge = 0;
@@ -472,7 +472,7 @@ again:
 			       0, 0);
 		return 1;
 	}
-	if (!ep->qp || READ_ONCE(ep->pz->ia->kdev->posts_off)) {
+	if (!ep->qp) {
 		spin_unlock_irqrestore(&ep->lock, flags);
 		return -ENODEV;
 	}
@@ -798,8 +798,18 @@ void kdat_batch_refuse(struct kdat_batch *b, u32 op, u64 cookie, int err)
  * lock, no sleep: an EVD's upcall may post.
  */
 void kdat_batch_start(struct kdat_batch *b)
+	__acquires(&kdat_post_srcu)
 {
+	struct kdat_device *kdev = b->ep ? b->ep->pz->ia->kdev :
+					   b->srq->pz->ia->kdev;
+
 	b->srcu = srcu_read_lock(&kdat_post_srcu);
+	/*
+	 * Read once, first: a batch that found posts on is one the removal
+	 * waits for before anything of the device goes (its MRs and PDs,
+	 * which the checks read, too); one that found them off touches none.
+	 */
+	b->off = READ_ONCE(kdev->posts_off);
 }
 
 /*
@@ -814,6 +824,8 @@ int kdat_batch_add(struct kdat_batch *b, const struct kdat_req *req)
 	struct kdat_dto_ctx **ctx = &b->ctx[b->n];
 	int err;
 
+	if (b->off)
+		return -ENODEV;		/* its device is going */
 	memset(dto, 0, offsetof(struct kdat_dto, sge));
 	dto->op = req->op;
 	dto->flags = req->flags;
@@ -831,8 +843,7 @@ int kdat_batch_add(struct kdat_batch *b, const struct kdat_req *req)
 		}
 	} else {
 		err = kdat_srq_validate(b->kfile, b->srq, req, dto);
-		if (!err && (!b->srq->srq ||
-			     READ_ONCE(b->srq->pz->ia->kdev->posts_off)))
+		if (!err && !b->srq->srq)
 			err = -ENODEV;
 		if (!err) {
 			*ctx = kdat_srq_begin(b->srq, dto);
@@ -863,6 +874,7 @@ int kdat_batch_add(struct kdat_batch *b, const struct kdat_req *req)
  * completes so; a batch of one returns -ENOMEM.
  */
 int kdat_batch_finish(struct kdat_batch *b)
+	__releases(&kdat_post_srcu)
 {
 	const struct ib_send_wr *bad_swr = NULL;
 	const struct ib_recv_wr *bad_rwr = NULL;

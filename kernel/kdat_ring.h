@@ -65,6 +65,7 @@ struct kdat_batch {
 	bool send;			/* the EP's send queue */
 	bool one;			/* the ioctl's or the kernel API's */
 	int srcu;			/* kdat_post_srcu, held while filling */
+	bool off;			/* its device refuses posts */
 	u32 n;
 	struct kdat_dto *dto;		/* KDAT_RING_BATCH of each */
 	struct kdat_dto_ctx **ctx;

@@ -183,6 +183,7 @@ struct kdat_rule_dto {
 	__u64 len0;			/* the first one's length, if any */
 	const struct kdat_dto_ext *ext;
 	__u64 raddr, rlen;		/* the remote buffer, if @op has one */
+	__u32 rpad;			/* its reserved word, 0 */
 };
 
 /* IOV segments a DTO of @op may have on a queue with the attributes @ep. */
@@ -228,6 +229,8 @@ static inline int kdat_rule_dto(const struct kdat_rule_ep *ep,
 			    ep->limits);
 	if (ret)
 		return ret;
+	if (d->rpad)
+		return -EINVAL;
 	if (recv && ep->srq)
 		return -EINVAL;	/* its receives come from the SRQ */
 	ret = kdat_rule_flags(d->op, d->flags,

@@ -41,8 +41,10 @@
  * DTO completion may post, as a kernel RDMA consumer re-posts a receive
  * from its completion handler; one for a connection event may not (kdat
  * locks are held). A post flushed at once runs the upcall inside it: an
- * upcall that re-posts a receive on success only does not recurse. Upcalls
- * of one EVD may run concurrently on several CPUs.
+ * upcall that re-posts a receive on success only does not recurse. A post
+ * that finds its queue full reaps the CQ once, running upcalls inside it:
+ * a consumer must not post holding a lock its upcalls take. Upcalls of
+ * one EVD may run concurrently on several CPUs.
  */
 #ifndef _KDAT_KDAT_H
 #define _KDAT_KDAT_H

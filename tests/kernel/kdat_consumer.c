@@ -162,6 +162,7 @@ struct kc_evq {
 	u64 repost_left;
 	u64 reposted;
 	int repost_err;
+	u64 repost_preemptible;		/* re-posts made where one may sleep */
 };
 
 /* One end of the connection. */
@@ -352,8 +353,9 @@ static struct kdat_lmr_triplet kc_seg(struct kdat_lmr *lmr, const void *p,
 static void kc_upcall(void *context, const struct kdat_event *ev)
 {
 	struct kc_evq *q = context;
+	struct kdat_lmr_triplet iov;
+	struct kdat_ep *ep = NULL;
 	unsigned long flags;
-	bool repost = false;
 	u64 cookie = 0;
 	int ret;
 
@@ -365,11 +367,15 @@ static void kc_upcall(void *context, const struct kdat_event *ev)
 		    (ev->operation != KDAT_DTO_RECEIVE ||
 		     ev->transferred_length == q->want_len)) {
 			q->ok++;
-			repost = q->repost_ep && q->repost_left &&
-				 !q->repost_err;
-			if (repost) {
+			if (q->repost_ep && q->repost_left &&
+			    !q->repost_err) {
+				ep = q->repost_ep;
+				iov = q->repost_iov;
 				q->repost_left--;
 				cookie = q->reposted++;
+				/* What the test proves: an atomic caller. */
+				if (preemptible())
+					q->repost_preemptible++;
 			}
 		} else if (!q->bad++) {
 			q->first_bad = *ev;
@@ -380,9 +386,8 @@ static void kc_upcall(void *context, const struct kdat_event *ev)
 		q->dropped++;
 	}
 	spin_unlock_irqrestore(&q->lock, flags);
-	if (repost) {
-		ret = kdat_ep_post_recv(q->repost_ep, &q->repost_iov, 1,
-					cookie, 0);
+	if (ep) {
+		ret = kdat_ep_post_recv(ep, &iov, 1, cookie, 0);
 		if (ret) {
 			spin_lock_irqsave(&q->lock, flags);
 			if (!q->repost_err)
@@ -454,11 +459,15 @@ static void kc_evq_repost(struct kc_evq *q, struct kdat_ep *ep,
 	q->repost_left = n;
 	q->reposted = 0;
 	q->repost_err = 0;
+	q->repost_preemptible = 0;
 	spin_unlock_irqrestore(&q->lock, flags);
 }
 
-/* Receives the upcall re-posted so far; *@err its first failure. */
-static u64 kc_evq_reposted(struct kc_evq *q, int *err)
+/*
+ * Receives the upcall re-posted so far; *@err its first failure, *@preempt
+ * how many it made where it could have slept.
+ */
+static u64 kc_evq_reposted(struct kc_evq *q, int *err, u64 *preempt)
 {
 	unsigned long flags;
 	u64 n;
@@ -466,6 +475,7 @@ static u64 kc_evq_reposted(struct kc_evq *q, int *err)
 	spin_lock_irqsave(&q->lock, flags);
 	n = q->reposted;
 	*err = q->repost_err;
+	*preempt = q->repost_preemptible;
 	spin_unlock_irqrestore(&q->lock, flags);
 	return n;
 }
@@ -1626,7 +1636,7 @@ static u64 kc_stream(struct kc_ctx *c, u32 count, u32 size, u32 depth,
 	u64 sent = 0, recvs = 0, sdone = 0, rdone = 0, sbad = 0, rbad = 0;
 	/* Across hosts A cannot know B's receives: B keeps more posted. */
 	u64 window = (c->role == KC_SERVER ? 2 : 1) * depth;
-	u64 elapsed = 0, reposted = 0;
+	u64 elapsed = 0, reposted = 0, preempt = 0;
 	int ret = 0, rerr = 0;
 	ktime_t start;
 
@@ -1641,7 +1651,7 @@ static u64 kc_stream(struct kc_ctx *c, u32 count, u32 size, u32 depth,
 		sdone = kc_evq_done(&c->a.q, &sbad);
 		rdone = kc_evq_done(&c->b.q, &rbad);
 		if (repost)
-			reposted = kc_evq_reposted(&c->b.q, &rerr);
+			reposted = kc_evq_reposted(&c->b.q, &rerr, &preempt);
 		if (sbad || rbad || rerr ||
 		    ((c->role == KC_SERVER || sdone == count) &&
 		     (c->role == KC_CLIENT || rdone == count)))
@@ -1687,6 +1697,9 @@ out:
 	if (rerr)
 		kc_fail(c, "B's upcall: kdat_ep_post_recv #%llu: %d",
 			reposted, rerr);
+	if (preempt)
+		kc_fail(c, "B's upcall re-posted %llu of %llu receives in a context that may sleep, not an atomic one",
+			preempt, reposted);
 	if (c->failed) {
 		c->state &= ~KC_S_DATA;
 		return 0;
@@ -1718,7 +1731,31 @@ static void kc_bandwidth(struct kc_ctx *c)
  */
 static void kc_upcall_repost(struct kc_ctx *c)
 {
-	kc_stream(c, KC_REPOST_COUNT, KC_REPOST_SIZE, KC_REPOST_DEPTH, true);
+	struct kdat_lmr_triplet riov = kc_seg(c->b.lmr, c->b.buf, 64);
+	struct kdat_lmr_triplet siov = kc_seg(c->a.lmr, c->a.buf, 64);
+	u64 n = KC_REPOST_COUNT;
+	unsigned long flags;
+	int ret;
+
+	if (!kc_stream(c, n, KC_REPOST_SIZE, KC_REPOST_DEPTH, true))
+		return;
+	/* And a send posted with interrupts off, as under an irq-safe lock. */
+	ret = kdat_ep_post_recv(c->b.ep, &riov, 1, KC_COOKIE(c->n, 1), 0);
+	if (ret) {
+		kc_fail(c, "B: kdat_ep_post_recv: %d", ret);
+		return;
+	}
+	local_irq_save(flags);
+	ret = kdat_ep_post_send(c->a.ep, &siov, 1, KC_COOKIE(c->n, 2), 0);
+	local_irq_restore(flags);
+	if (ret) {
+		kc_fail(c, "A: kdat_ep_post_send with interrupts off: %d", ret);
+		return;
+	}
+	kc_expect_dto(c, &c->a, KDAT_DTO_SEND, KC_COOKIE(c->n, 2),
+		      KDAT_DTO_SUCCESS, KC_ANY_LEN);
+	kc_expect_dto(c, &c->b, KDAT_DTO_RECEIVE, KC_COOKIE(c->n, 1),
+		      KDAT_DTO_SUCCESS, 64);
 }
 
 /* Case: teardown */
