@@ -936,7 +936,7 @@ struct kdat_batch_one {
  */
 static noinline_for_stack int
 kdat_post_queue(struct kdat_file *kfile, struct kdat_ep *ep,
-			   struct kdat_srq *srq, const struct kdat_req *req)
+		struct kdat_srq *srq, const struct kdat_req *req)
 {
 	bool send = ep && req->op != KDAT_DTO_RECEIVE;
 	struct kdat_batch_one one;
