@@ -282,7 +282,8 @@ bench: all
 		export KDAT_TEST_CONSUMER_KO=$$m/tests/kernel/kdat_consumer.ko; \
 		sfx=-$(KVER); \
 	fi; \
-	$(TOP)/scripts/vm-run $(TOP)/scripts/bench | \
+	KDAT_VM_TIMEOUT=$${KDAT_VM_TIMEOUT:-10800} \
+		$(TOP)/scripts/vm-run $(TOP)/scripts/bench | \
 		tee $(TOP)/vm-logs/bench$$sfx.log; \
 	$(TOP)/scripts/bench-report $(TOP)/vm-logs/bench$$sfx.log \
 		bench$$sfx.png > $(TOP)/doc/performance$$sfx.md.new; \
