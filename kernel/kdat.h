@@ -78,6 +78,7 @@
 
 #include <linux/completion.h>
 #include <linux/irq_poll.h>
+#include <linux/irq_work.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -453,6 +454,7 @@ struct kdat_cq {
 	struct ib_cq *cq;
 	struct kdat_device *kdev;	/* its device; the owner holds it */
 	struct irq_poll iop;		/* reaps after a hard interrupt */
+	struct irq_work iw;		/* schedules iop from irqs-off tasks */
 	unsigned long flags;		/* KDAT_CQ_AGAIN */
 	spinlock_t reap_lock;		/* one reaper at a time; @dead */
 	bool dead;			/* being destroyed: nobody reaps */

@@ -10,9 +10,14 @@
  * (scripts/trace-dto shows it). Here the handler reaps at once when it is
  * called with interrupts on and outside a hard interrupt, and leaves the
  * CQ to irq_poll only from a hard interrupt (most hardware), as ib_core
- * would, or when it has reaped its budget. A thread that waits for or
- * dequeues the EVD's events reaps first, so a completion already in the
- * CQ needs no notification at all.
+ * would, or when it has reaped its budget. A device that signals from a
+ * task with interrupts off (6.12's rxe: its completer kworker, under the
+ * CQ's irqsave lock) gets irq_poll through an irq_work: raised from a
+ * task, the softirq would wake ksoftirqd, a scheduler hop per signal that
+ * competes with every runnable task on the CPU; raised from the irq_work's
+ * interrupt, it runs at that interrupt's exit, as after a NIC's. A thread
+ * that waits for or dequeues the EVD's events reaps first, so a completion
+ * already in the CQ needs no notification at all.
  *
  * One reaper at a time (reap_lock), so completions reach their handlers
  * (wr_cqe->done) in CQ order: the drains and the SRQ's barrier QP rely on
@@ -23,6 +28,7 @@
 #include <linux/debugfs.h>
 #include <linux/interrupt.h>
 #include <linux/irq_poll.h>
+#include <linux/irq_work.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/seq_file.h>
@@ -41,13 +47,15 @@
  * completion handlers called where the reap ran at once, and called from
  * a hard interrupt or with interrupts off (hardware; 6.12's rxe signals
  * from its completer under the CQ's irqsave lock), where it went to
- * irq_poll as with ib_core; and reaps that left the rest to irq_poll for
- * their budget. Which path a device takes is decided by the context it
- * calls in, at each call, not by what the device is.
+ * irq_poll as with ib_core, of which those from a task with interrupts
+ * off went there through the irq_work; and reaps that left the rest to
+ * irq_poll for their budget. Which path a device takes is decided by the
+ * context it calls in, at each call, not by what the device is.
  */
 enum {
 	KDAT_CQ_SIG_INLINE,
 	KDAT_CQ_SIG_IRQ,
+	KDAT_CQ_SIG_IRQ_WORK,
 	KDAT_CQ_SIG_BUDGET,
 	KDAT_CQ_SIG_NR
 };
@@ -159,9 +167,20 @@ static int kdat_cq_iop(struct irq_poll *iop, int budget)
 	return done;
 }
 
+/* In the interrupt the irq_work raised: irq_poll without ksoftirqd. */
+static void kdat_cq_iw(struct irq_work *iw)
+{
+	struct kdat_cq *kcq = container_of(iw, struct kdat_cq, iw);
+
+	if (!READ_ONCE(kcq->dead))
+		irq_poll_sched(&kcq->iop);
+}
+
 /*
  * Reap @kcq from any context: at once where handlers may run, else (a hard
- * interrupt, interrupts off) through irq_poll.
+ * interrupt, interrupts off) through irq_poll; from a task with interrupts
+ * off, through the irq_work, which schedules it in an interrupt once they
+ * are on again.
  */
 void kdat_cq_reap(struct kdat_cq *kcq)
 {
@@ -170,6 +189,11 @@ void kdat_cq_reap(struct kdat_cq *kcq)
 	/* Never made, or going: kdat_cq_destroy() may have disabled iop. */
 	if (READ_ONCE(kcq->dead))
 		return;
+	if (irqs_disabled() && !in_interrupt()) {
+		kdat_cq_count(KDAT_CQ_SIG_IRQ_WORK);
+		irq_work_queue(&kcq->iw);
+		return;
+	}
 	if (in_hardirq() || irqs_disabled()) {
 		irq_poll_sched(&kcq->iop);
 		return;
@@ -234,6 +258,7 @@ static int kdat_cq_signals_show(struct seq_file *m, void *unused)
 	static const char * const names[KDAT_CQ_SIG_NR] = {
 		[KDAT_CQ_SIG_INLINE] = "signalled_reaped",
 		[KDAT_CQ_SIG_IRQ] = "signalled_irq_poll",
+		[KDAT_CQ_SIG_IRQ_WORK] = "signalled_irq_work",
 		[KDAT_CQ_SIG_BUDGET] = "budget_irq_poll",
 	};
 	unsigned long sum[KDAT_CQ_SIG_NR] = {};
@@ -260,6 +285,7 @@ void kdat_cq_init(struct kdat_cq *kcq)
 	kcq->flags = 0;
 	kcq->dead = true;
 	irq_poll_init(&kcq->iop, KDAT_CQ_IOP_WEIGHT, kdat_cq_iop);
+	kcq->iw = IRQ_WORK_INIT_HARD(kdat_cq_iw);
 }
 
 /*
@@ -293,9 +319,11 @@ int kdat_cq_create(struct kdat_cq *kcq, struct kdat_device *kdev, u32 nr_cqe)
  * Once the dead flag is set no reaper touches the CQ; irq_poll_disable()
  * waits for a running irq_poll up to its irq_poll_complete(),
  * kdat_dev_flush_signals() for a device tasklet in our handler or about
- * to call it, and RCU for a reaper on its way out (bottom halves off),
- * the irq_poll's re-arm after irq_poll_complete() included, before the CQ
- * goes: the synchronize_rcu() is not optional. The device's removal
+ * to call it, and RCU for a reaper on its way out (bottom halves or
+ * interrupts off), the irq_poll's re-arm after irq_poll_complete() and a
+ * handler that queued the irq_work included, before the CQ goes: the
+ * synchronize_rcu() is not optional. irq_work_sync() after it waits for
+ * such an irq_work, which finds the CQ dead. The device's removal
  * pays those waits once for all its CQs: it only marks them here, and
  * kdat_cq_destroy_dead() destroys them after its last object.
  */
@@ -316,6 +344,7 @@ void kdat_cq_destroy(struct kdat_cq *kcq)
 	}
 	kdat_dev_flush_signals(kdev);
 	synchronize_rcu();
+	irq_work_sync(&kcq->iw);
 	ib_destroy_cq(kcq->cq);
 	kcq->cq = NULL;
 }
@@ -332,6 +361,7 @@ void kdat_cq_destroy_dead(struct kdat_device *kdev)
 	synchronize_rcu();
 	list_for_each_entry_safe(kcq, next, &kdev->dead_cqs, dead_node) {
 		list_del(&kcq->dead_node);
+		irq_work_sync(&kcq->iw);
 		ib_destroy_cq(kcq->cq);
 		kcq->cq = NULL;
 	}

@@ -14,7 +14,11 @@
 # (hardware; 6.12's rxe, under its CQ lock) is reaped through irq_poll,
 # as ib_core would: kdat's debugfs cq file counts both kinds of call,
 # and IRQ_POLL may run once for each of the second kind, never more
-# (with a slack of COUNT/20 either way). Then a send stream at depth 64,
+# (with a slack of COUNT/20 either way). Of those, a call from a task
+# with interrupts off (6.12's rxe: its completer kworker) goes through an
+# irq_work, so that IRQ_POLL runs at the exit of its interrupt, not in
+# ksoftirqd: ksoftirqd may run for a quarter of them at most (without
+# the irq_work it ran about once for each). Then a send stream at depth 64,
 # where completions come in bursts and a reap past its budget leaves the
 # rest to irq_poll: every send must complete.
 #
@@ -53,6 +57,21 @@ signalled() {	# handler calls kdat reaped in, so far
 	awk '$1 == "signalled_reaped" { print $2 }' $cqstat
 }
 
+irq_worked() {	# handler calls from a task with interrupts off, so far
+	awk '$1 == "signalled_irq_work" { print $2 }' $cqstat
+}
+
+ksoftirqd_runs() {	# times the ksoftirqd threads got a CPU, so far
+	local f comm c s=0
+	for f in /proc/[0-9]*/comm; do
+		read -r comm < "$f" 2> /dev/null || continue
+		[[ $comm == ksoftirqd/* ]] || continue
+		read -r _ _ c < "${f%comm}schedstat" || continue
+		s=$((s + c))
+	done
+	echo "$s"
+}
+
 # row OUTPUT: kdat-bench's result line in OUTPUT, the one that begins
 # with a number (kdat-bench(1)); else its last line, an error.
 row() { grep -m1 -E '^ *[0-9]+ ' <<< "$1" || tail -n1 <<< "$1"; }
@@ -80,21 +99,28 @@ for m in "${modes[@]}"; do
 	label=${m%%:*}
 	envv=${m#*:}
 
-	before=$(irq_polls) d0=$(deferred) s0=$(signalled)
+	before=$(irq_polls) d0=$(deferred) s0=$(signalled) w0=$(irq_worked)
+	k0=$(ksoftirqd_runs)
 	out=$(env "$envv" timeout 300 "$bench" --loopback -d "$ia" --lat \
 		-s 64 -n "$count" "$KDAT_TEST_IP" 2>&1)
 	r=$?
 	out=$(row "$out")
 	ran=$(($(irq_polls) - before)) def=$(($(deferred) - d0))
-	sig=$(($(signalled) - s0))
-	echo "# $label: $out; IRQ_POLL ran $ran times; the device's calls: $sig reaped at once, $def left to irq_poll"
+	sig=$(($(signalled) - s0)) wk=$(($(irq_worked) - w0))
+	ks=$(($(ksoftirqd_runs) - k0))
+	echo "# $label: $out; IRQ_POLL ran $ran times; the device's calls: $sig reaped at once, $def left to irq_poll ($wk of them from a task with interrupts off, through the irq_work); ksoftirqd ran $ks times"
 	# #bytes #iterations ... #posted #reaped: every receive reaped (half
 	# the DTOs: the sends' completions are suppressed, kdat-bench(1)).
 	read -r ops posted reaped <<< "$(awk 'NF >= 2 { print $2, $(NF - 1), $NF }' <<< "$out")"
 	[ "$r" = 0 ] && [ -n "$ops" ] && [ -n "$posted" ] &&
 		[ "$posted" = "$((2 * reaped))" ] || r=1
 	[ "$ran" -lt $((def + count / 20)) ] || r=1
-	result "$r" "$label: $count ping-pongs, IRQ_POLL ran < $((count / 20)) times more than the device's calls made it ($def)"
+	ksd="no call from a task with interrupts off"
+	if [ "$wk" != 0 ]; then
+		ksd="ksoftirqd < $((wk / 4 + count / 20)) times"
+		[ "$ks" -lt $((wk / 4 + count / 20)) ] || r=1
+	fi
+	result "$r" "$label: $count ping-pongs, IRQ_POLL ran < $((count / 20)) times more than the device's calls made it ($def), $ksd"
 
 	before=$(irq_polls)
 	out=$(env "$envv" timeout 300 "$bench" --loopback -d "$ia" -s 64 \
