@@ -904,8 +904,16 @@ void kdat_ep_connect_run(struct kdat_ep *ep)
 	kdat_dev_connect_end(kdev);
 
 	mutex_lock(&ep->cm_lock);
-	ep->connecting = NULL;
 	dead = ep->cm_id != id;
+	/*
+	 * Done with before anyone can learn that it is over: once
+	 * ep->connecting is NULL and the failure told, or the id gone (a
+	 * reset waits for it), the EP may connect again, and its connect
+	 * then takes conn_node and conn_state anew.
+	 */
+	if (!dead)
+		kdat_conn_done(ep);
+	ep->connecting = NULL;
 	/* An EP being destroyed tells no one. */
 	if (ret && !dead && !READ_ONCE(ep->obj.dead))
 		kdat_ep_connect_failed(ep, ret);
@@ -918,9 +926,9 @@ void kdat_ep_connect_run(struct kdat_ep *ep)
 		 * wait for the peer's MPA reply, in our owner's place.
 		 */
 		rdma_destroy_id(id);
+		kdat_conn_done(ep);
 		kdat_ep_id_gone(ep);
 	}
-	kdat_conn_done(ep);
 	kdat_obj_put(&ep->obj);
 }
 
@@ -2039,6 +2047,12 @@ static int kdat_ep_qp_reset(struct kdat_ep *ep)
 		ret = kdat_ep_qp_renew(ep);
 	else
 		ret = kdat_ep_qp_to_init(ep, ep->qp);
+	if (!ret && ep->srq && !ep->srq_key) {
+		/* An earlier renew's rejoin failed: in the map before use. */
+		mutex_lock(&ep->srq->commit_lock);
+		ret = kdat_ep_srq_join(ep, ep->pz->pd, ep->recv_evd->kcq.cq);
+		mutex_unlock(&ep->srq->commit_lock);
+	}
 	kdat_ep_last_wqe_rearm(ep);
 	return ret;
 }
