@@ -190,7 +190,6 @@ void kdat_cq_reap(struct kdat_cq *kcq)
 	if (READ_ONCE(kcq->dead))
 		return;
 	if (irqs_disabled() && !in_interrupt()) {
-		kdat_cq_count(KDAT_CQ_SIG_IRQ_WORK);
 		irq_work_queue(&kcq->iw);
 		return;
 	}
@@ -249,6 +248,8 @@ static void kdat_cq_comp(struct ib_cq *cq, void *context)
 		return;
 	kdat_cq_count(in_hardirq() || irqs_disabled() ? KDAT_CQ_SIG_IRQ :
 			KDAT_CQ_SIG_INLINE);
+	if (irqs_disabled() && !in_interrupt())
+		kdat_cq_count(KDAT_CQ_SIG_IRQ_WORK);
 	kdat_dev_signalled(kcq->kdev);
 	kdat_cq_reap(kcq);
 }
@@ -323,7 +324,10 @@ int kdat_cq_create(struct kdat_cq *kcq, struct kdat_device *kdev, u32 nr_cqe)
  * interrupts off), the irq_poll's re-arm after irq_poll_complete() and a
  * handler that queued the irq_work included, before the CQ goes: the
  * synchronize_rcu() is not optional. irq_work_sync() after it waits for
- * such an irq_work, which finds the CQ dead. The device's removal
+ * such an irq_work, which finds the CQ dead; a run of it on another CPU
+ * that the sync does not see (queued again as it began) is in a hard
+ * interrupt, an RCU reader, and the EVD holding @kcq is freed after a
+ * grace period (kfree_rcu()). The device's removal
  * pays those waits once for all its CQs: it only marks them here, and
  * kdat_cq_destroy_dead() destroys them after its last object.
  */
