@@ -167,6 +167,12 @@ static int kdat_cq_iop(struct irq_poll *iop, int budget)
 	return done;
 }
 
+/* A task with interrupts off: irq_poll_sched() here would wake ksoftirqd. */
+static bool kdat_cq_task_irqs_off(void)
+{
+	return irqs_disabled() && !in_interrupt();
+}
+
 /* In the interrupt the irq_work raised: irq_poll without ksoftirqd. */
 static void kdat_cq_iw(struct irq_work *iw)
 {
@@ -189,7 +195,7 @@ void kdat_cq_reap(struct kdat_cq *kcq)
 	/* Never made, or going: kdat_cq_destroy() may have disabled iop. */
 	if (READ_ONCE(kcq->dead))
 		return;
-	if (irqs_disabled() && !in_interrupt()) {
+	if (kdat_cq_task_irqs_off()) {
 		irq_work_queue(&kcq->iw);
 		return;
 	}
@@ -248,7 +254,7 @@ static void kdat_cq_comp(struct ib_cq *cq, void *context)
 		return;
 	kdat_cq_count(in_hardirq() || irqs_disabled() ? KDAT_CQ_SIG_IRQ :
 			KDAT_CQ_SIG_INLINE);
-	if (irqs_disabled() && !in_interrupt())
+	if (kdat_cq_task_irqs_off())
 		kdat_cq_count(KDAT_CQ_SIG_IRQ_WORK);
 	kdat_dev_signalled(kcq->kdev);
 	kdat_cq_reap(kcq);
