@@ -70,7 +70,8 @@ DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 	     tests/dat/ring_test tests/dat/interop_cm tests/dat/registry_unit \
 	     tests/dat/libregfake.so tests/dat/registry_two \
 	     tests/twohost/dat_xfer tests/dat/readme_hello \
-	     tests/dat/retcodes tests/dat/retcodes_ofa
+	     tests/dat/retcodes tests/dat/retcodes_ofa \
+	     tests/dat/kdat-bench-dat2
 TEST_HELPERS := tests/selftests/kdat_hold_ia
 FUZZER := tests/fuzz/kdat_fuzz
 
@@ -174,6 +175,12 @@ tests/dat/interop_cm: tests/dat/interop_cm.c | $(SETUP_STAMP)
 # to compare with tests/dat/retcodes (-ldat).
 tests/dat/retcodes_ofa: tests/dat/retcodes.c | $(SETUP_STAMP)
 	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -ldat2
+
+# kdat-bench against OFA's registry (-ldat2): scripts/bench's threads
+# rows run it over OFA's provider and over kdat's, beside kdat-bench.
+tests/dat/kdat-bench-dat2: user/kdat-bench.c user/kdat_tool.h | $(SETUP_STAMP)
+	$(CC) $(CFLAGS) $(TOOL_CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< \
+		-ldat2
 
 # The registry's host test, and the DAT provider it loads through dat.conf
 # (not linked to libdat: it finds the registry's functions at load, as

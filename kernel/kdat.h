@@ -49,6 +49,7 @@
  *   kdat_pollers_lock              mutex   the pollers (kdat_poll.c)
  *   kdat_poller.lock               mutex   a poller's files, for a pass
  *   kdat_file.ring_lock            mutex   the queues' submission rings
+ *   kdat_ring.drain_lock           mutex   one submission ring's drain
  *   kdat_cr.reply_lock             mutex   one reply to a CR
  *   kdat_device.rwsem              rwsem   the device, against removal
  *     (the RDMA CM's handler lock: rdma_lock_handler(), its handlers)
@@ -179,8 +180,9 @@ struct kdat_file {
 
 	/*
 	 * Rings (kdat_poll.c). @ring_lock protects @sq_rings, the submission
-	 * rings the poller drains (it holds the lock while it drains), and
-	 * the ring fields of the queues. @rings maps mmap cookies to rings.
+	 * rings the poller drains (it holds the lock for a pass, each ring's
+	 * drain_lock while it drains that ring), and the ring fields of the
+	 * queues. @rings maps mmap cookies to rings.
 	 */
 	struct mutex ring_lock;
 	struct list_head sq_rings;

@@ -350,7 +350,7 @@ static void kdat_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct kdat_srq_resize) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_ep_modify) != 48);
 	BUILD_BUG_ON(sizeof(struct kdat_ring_create) != 72);
-	BUILD_BUG_ON(sizeof(struct kdat_ring_wake) != 8);
+	BUILD_BUG_ON(sizeof(struct kdat_ring_wake) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_poller_set) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_sqe) != 40);
 	BUILD_BUG_ON(sizeof(struct kdat_ring_offsets) != 32);

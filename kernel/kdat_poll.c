@@ -6,9 +6,12 @@
  * DTO layer (kdat_dto.c) in batches; it calls nothing else above the ring
  * memory (kdat_ring.h).
  *
- * The poller only reaches rings on the file's sq_rings list, under the
- * file's ring_lock, and a queue takes its ring off that list (under the
- * same lock) before it goes: the poller never sees a queue that is gone.
+ * A drain (a pass of the poller over the file's sq_rings list, under the
+ * file's ring_lock, or a doorbell for one ring) takes a ring's entries
+ * under the ring's drain_lock, and only while the ring is on that list; a
+ * queue takes its ring off the list, under both locks, before it goes: no
+ * drain sees a queue that is gone. Doorbells of several threads, each for
+ * its own queue's ring, drain side by side.
  */
 #include <linux/cgroup.h>
 #include <linux/cred.h>
@@ -114,8 +117,9 @@ static u32 kdat_sq_pending(struct kdat_ring *r, u32 tail)
 /*
  * Take up to a batch from submission ring @r: each entry copied once, its
  * ring format checked here, the DTO handed to the DTO layer, which checks
- * it as the ioctl does and posts the good ones as one chain. The file's
- * ring_lock held (so @r's queue is alive). Returns the entries taken.
+ * it as the ioctl does and posts the good ones as one chain. @r's
+ * drain_lock held, @r on sq_rings (so its queue is alive). Returns the
+ * entries taken.
  */
 static u32 kdat_sq_drain(struct kdat_ring *r, u32 tail)
 {
@@ -132,6 +136,7 @@ static u32 kdat_sq_drain(struct kdat_ring *r, u32 tail)
 	u32 pending, taken, max_iov, op;
 	int err;
 
+	lockdep_assert_held(&r->drain_lock);
 	pending = kdat_sq_pending(r, tail);
 	if (!pending)
 		return 0;
@@ -174,7 +179,7 @@ static u32 kdat_sq_drain(struct kdat_ring *r, u32 tail)
 			kdat_batch_refuse(b, op, sqe->cookie, err);
 	}
 
-	r->khead += taken;
+	WRITE_ONCE(r->khead, r->khead + taken);
 	/*
 	 * The entries are copied: the process may reuse their slots. Said
 	 * before the chain is posted, so a slot is free before the process
@@ -198,13 +203,34 @@ void kdat_sq_ring_flush(struct kdat_ring *r)
 
 	if (!r)
 		return;
-	mutex_lock(&r->kfile->ring_lock);
+	mutex_lock(&r->drain_lock);
 	if (!list_empty(&r->node)) {
 		tail = kdat_ring_tail(r);
 		while (kdat_sq_drain(r, tail))
 			cond_resched();
 	}
-	mutex_unlock(&r->kfile->ring_lock);
+	mutex_unlock(&r->drain_lock);
+}
+
+/*
+ * A pass's drain of @r, up to the tail it read at its start (r->snap). A
+ * doorbell for @r alone may have taken past it since: then there is
+ * nothing older left, unless the tail the process shows now is not sane
+ * (kdat_sq_drain() says so in the ring). ring_lock held.
+ */
+static u32 kdat_sq_drain_snap(struct kdat_ring *r)
+{
+	u32 done = 0, n;
+
+	mutex_lock(&r->drain_lock);
+	if ((s32)(r->snap - r->khead) < 0 &&
+	    kdat_ring_span(r->khead, kdat_ring_tail(r), r->entries) !=
+	    KDAT_RING_INSANE)
+		r->snap = r->khead;
+	while ((n = kdat_sq_drain(r, r->snap)))
+		done += n;
+	mutex_unlock(&r->drain_lock);
+	return done;
 }
 
 /*
@@ -219,7 +245,7 @@ void kdat_sq_ring_flush(struct kdat_ring *r)
 static u32 kdat_rings_pass(struct kdat_file *kfile)
 {
 	struct kdat_ring *r;
-	u32 done = 0, n;
+	u32 done = 0;
 
 	list_for_each_entry(r, &kfile->sq_rings, node)
 		if (r->kind == KDAT_RING_SEND)
@@ -229,12 +255,10 @@ static u32 kdat_rings_pass(struct kdat_file *kfile)
 			r->snap = kdat_ring_tail(r);
 	list_for_each_entry(r, &kfile->sq_rings, node)
 		if (r->kind != KDAT_RING_SEND)
-			while ((n = kdat_sq_drain(r, r->snap)))
-				done += n;
+			done += kdat_sq_drain_snap(r);
 	list_for_each_entry(r, &kfile->sq_rings, node)
 		if (r->kind == KDAT_RING_SEND)
-			while ((n = kdat_sq_drain(r, r->snap)))
-				done += n;
+			done += kdat_sq_drain_snap(r);
 	return done;
 }
 
@@ -289,7 +313,8 @@ static bool kdat_rings_at_device(struct kdat_file *kfile, u32 *completed)
 	list_for_each_entry(r, &kfile->sq_rings, node) {
 		c = READ_ONCE(r->kcompleted);
 		*completed += c;
-		if (r->kind == KDAT_RING_SEND && (s32)(r->khead - c) > 0)
+		if (r->kind == KDAT_RING_SEND &&
+		    (s32)(READ_ONCE(r->khead) - c) > 0)
 			out = true;
 	}
 	return out;
@@ -619,10 +644,35 @@ static int kdat_poller_fn(void *data)
 }
 
 /*
+ * KDAT_RING_WAKE_SUBMIT for one ring: take what it published before the
+ * call. The file's ring table holds a reference while the ring is in it:
+ * ours is taken under the table's lock. -EBADF: no submission ring of the
+ * file has that id.
+ */
+static int kdat_sq_ring_take(struct kdat_file *kfile, u32 id)
+{
+	struct kdat_ring *r;
+
+	xa_lock(&kfile->rings);
+	r = xa_load(&kfile->rings, id);
+	if (r && r->kind != KDAT_RING_EVD)
+		kref_get(&r->ref);
+	else
+		r = NULL;
+	xa_unlock(&kfile->rings);
+	if (!r)
+		return -EBADF;
+	kdat_sq_ring_flush(r);
+	kdat_ring_put(r);
+	return 0;
+}
+
+/*
  * The doorbell. The poller is woken unless it backs off; with
- * KDAT_RING_WAKE_SUBMIT, or when no poller is to be woken, one pass over
- * the file's rings is made in the caller's context first (everything
- * published before the call is taken when it returns).
+ * KDAT_RING_WAKE_SUBMIT, or when no poller is to be woken, what was
+ * published before the call is taken in the caller's context (on the one
+ * ring @ring names, or on every ring of the file), outside the poller's
+ * lock: threads ringing for their own rings take them side by side.
  */
 int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 {
@@ -631,18 +681,21 @@ int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 	struct kdat_poller *p;
 	bool wake;
 
-	if (cmd->flags & ~KDAT_RING_WAKE_SUBMIT)
+	if ((cmd->flags & ~KDAT_RING_WAKE_SUBMIT) || cmd->__reserved)
 		return -EINVAL;
 	mutex_lock(&kfile->poller_lock);
 	p = kfile->poller;
 	wake = p && time_after_eq(jiffies, READ_ONCE(p->resume));
-	if (!wake || (cmd->flags & KDAT_RING_WAKE_SUBMIT))
-		kdat_rings_take(kfile);
 	if (wake) {
 		WRITE_ONCE(p->woken, true);
 		wake_up_process(p->task);
 	}
 	mutex_unlock(&kfile->poller_lock);
+	if (wake && !(cmd->flags & KDAT_RING_WAKE_SUBMIT))
+		return 0;
+	if (cmd->ring)
+		return kdat_sq_ring_take(kfile, cmd->ring);
+	kdat_rings_take(kfile);
 	return 0;
 }
 
@@ -838,7 +891,9 @@ void kdat_sq_ring_stop(struct kdat_ring *r)
 	if (!r)
 		return;
 	mutex_lock(&r->kfile->ring_lock);
+	mutex_lock(&r->drain_lock);
 	list_del_init(&r->node);
+	mutex_unlock(&r->drain_lock);
 	mutex_unlock(&r->kfile->ring_lock);
 }
 
@@ -984,7 +1039,9 @@ static int kdat_sq_ring_create(struct kdat_file *kfile, u32 kind, u32 hdr,
 	if (ep)
 		kdat_ring_set_ep_state(r, ep->state);
 	spin_unlock_irqrestore(lock, flags);
+	mutex_lock(&r->drain_lock);
 	list_add_tail(&r->node, &kfile->sq_rings);
+	mutex_unlock(&r->drain_lock);
 	if (kfile->poller) {
 		/* A sleeping poller would not look at a ring it has not flagged. */
 		WRITE_ONCE(kfile->poller->woken, true);

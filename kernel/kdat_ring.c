@@ -66,6 +66,7 @@ static void kdat_ring_free(struct kref *ref)
 		free_uid(r->user);
 	}
 	kdat_ring_mem_free(r);
+	mutex_destroy(&r->drain_lock);
 	kfree(r);
 }
 
@@ -116,6 +117,7 @@ struct kdat_ring *kdat_ring_alloc(struct kdat_file *kfile,
 		return ERR_PTR(-ENOMEM);
 	kref_init(&r->ref);
 	INIT_LIST_HEAD(&r->node);
+	mutex_init(&r->drain_lock);
 	r->kfile = kfile;
 	r->kind = kind;
 	r->entries = roundup_pow_of_two(want);

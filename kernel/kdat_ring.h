@@ -100,17 +100,26 @@ struct kdat_ring {
 
 	/* Kernel-private copies of the indices it owns. */
 	u32 khead;			/* submission: next entry to take */
+					/* (drain_lock; read locklessly by */
+					/* the poller) */
 	u32 ktail;			/* completion: next slot to fill */
 	u32 snap;			/* submission: the tail this pass takes */
 	u32 kcompleted;			/* submission: under the queue lock */
 					/* (read locklessly by the poller) */
 
-	/* Submission rings (kdat_poll.c): on kfile->sq_rings; the queue. */
+	/*
+	 * Submission rings (kdat_poll.c): on kfile->sq_rings, under the
+	 * file's ring_lock and @drain_lock both; the queue. One drain at a
+	 * time (@drain_lock): the poller's pass or a doorbell for the ring
+	 * alone; it owns @khead, @sqe and @batch, and finds the queue alive
+	 * while the ring is on the list.
+	 */
 	struct list_head node;
+	struct mutex drain_lock;
 	struct kdat_ep *ep;
 	struct kdat_srq *srq;
-	void *sqe;			/* one entry's copy (the poller only) */
-	struct kdat_batch batch;	/* the poller only */
+	void *sqe;			/* one entry's copy */
+	struct kdat_batch batch;
 };
 
 static inline u32 *kdat_ring_u32(struct kdat_ring *r, unsigned int off)

@@ -73,7 +73,8 @@ DAT_RETURN kd_psp_create(DAT_IA_HANDLE ia_handle,
 	}
 	psp->evd = evd_handle;
 	psp->conn_qual = conn_qual;
-	kd_obj_init(&psp->obj, ia, DAT_HANDLE_TYPE_PSP, c.out_psp_handle);
+	if (!kd_obj_init(&psp->obj, ia, DAT_HANDLE_TYPE_PSP, c.out_psp_handle))
+		return kd_obj_abandon(&psp->obj);
 	*psp_handle = psp;
 	return DAT_SUCCESS;
 }
@@ -112,7 +113,8 @@ DAT_RETURN kd_rsp_create(DAT_IA_HANDLE ia_handle,
 	rsp->evd = evd_handle;
 	rsp->conn_qual = conn_qual;
 	rsp->ep = ep_handle;
-	kd_obj_init(&rsp->obj, ia, DAT_HANDLE_TYPE_RSP, c.out_psp_handle);
+	if (!kd_obj_init(&rsp->obj, ia, DAT_HANDLE_TYPE_RSP, c.out_psp_handle))
+		return kd_obj_abandon(&rsp->obj);
 	*rsp_handle = rsp;
 	return DAT_SUCCESS;
 }

@@ -223,7 +223,8 @@ DAT_RETURN kd_cno_create(DAT_IA_HANDLE ia_handle,
 			return ret;
 		}
 	}
-	kd_obj_init(&cno->obj, ia, DAT_HANDLE_TYPE_CNO, c.out_cno_handle);
+	if (!kd_obj_init(&cno->obj, ia, DAT_HANDLE_TYPE_CNO, c.out_cno_handle))
+		return kd_obj_abandon(&cno->obj);
 	*cno_handle = cno;
 	return DAT_SUCCESS;
 }

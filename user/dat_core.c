@@ -6,6 +6,7 @@
  * context, handle type) or code (dat_strerror).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -95,62 +96,253 @@ struct kd_proc kd_proc = {
 	.fd = -1,
 };
 
-static unsigned int kd_ptr_hash(const void *p)
-{
-	uintptr_t v = (uintptr_t)p;
+/*
+ * The tables: open addressing with linear probing, at most half full, so
+ * that a probe ends at a free slot; a deletion shifts the probe chain back
+ * (no tombstones, so a table only grows). Readers take no lock (see
+ * struct kd_proc): a slot's fields are read and written as relaxed atomics
+ * inside kd_proc.seq's sections, and a reader whose section a writer
+ * overlapped looks again. A table a bigger one replaced may still be read
+ * by a reader that loaded its address before: it is kept (on ->retired)
+ * until the process exits; the tables only double, so what is kept is
+ * less than what is in use.
+ */
+#define KD_TAB_MIN	256
 
-	return (unsigned int)((v >> 4) ^ (v >> 12)) % KD_TABLE_SIZE;
+enum { KD_BY_KH, KD_BY_PTR };
+
+static uint32_t kd_hash(uintptr_t key, uint32_t mask)
+{
+	/* Fibonacci hashing: the multiplier's high bits mix every key bit. */
+	return (uint32_t)(((uint64_t)key * 0x9e3779b97f4a7c15ULL) >> 32) &
+	       mask;
 }
 
-static void kd_table_add(struct kd_obj *o)
+static uintptr_t kd_slot_key(const struct kd_slot *sl, int by)
 {
-	struct kd_obj **b = &kd_proc.by_kh[o->kh % KD_TABLE_SIZE];
-	struct kd_obj **p = &kd_proc.by_ptr[kd_ptr_hash(o)];
+	return by == KD_BY_KH ?
+	       __atomic_load_n(&sl->kh, __ATOMIC_RELAXED) :
+	       (uintptr_t)__atomic_load_n(&sl->obj, __ATOMIC_RELAXED);
+}
+
+static unsigned int kd_read_begin(void)
+{
+	unsigned int s;
+
+	while ((s = __atomic_load_n(&kd_proc.seq, __ATOMIC_ACQUIRE)) & 1)
+		sched_yield();		/* a writer, under kd_proc.lock */
+	return s;
+}
+
+static bool kd_read_retry(unsigned int s)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&kd_proc.seq, __ATOMIC_RELAXED) != s;
+}
+
+/* A writer's section: kd_proc.lock held. */
+static void kd_write_begin(void)
+{
+	__atomic_store_n(&kd_proc.seq, kd_proc.seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void kd_write_end(void)
+{
+	__atomic_store_n(&kd_proc.seq, kd_proc.seq + 1, __ATOMIC_RELEASE);
+}
+
+static void kd_slot_set(struct kd_slot *sl, const void *obj, uint32_t kh,
+			uint32_t type)
+{
+	__atomic_store_n(&sl->kh, kh, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->type, type, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->obj, obj, __ATOMIC_RELAXED);
+}
+
+/*
+ * A reader's probe for @key in the table @by: the slot's object and type,
+ * or false. Inside a read section; it gives up after as many slots as the
+ * table has, which only a writer's overlap can make it see.
+ */
+static bool kd_probe(int by, uintptr_t key, const void **obj, uint32_t *type)
+{
+	struct kd_tab *t = __atomic_load_n(by == KD_BY_KH ? &kd_proc.by_kh :
+					   &kd_proc.by_ptr, __ATOMIC_ACQUIRE);
+	uint32_t i, n;
+
+	if (!t)
+		return false;
+	for (i = kd_hash(key, t->mask), n = 0; n <= t->mask;
+	     i = (i + 1) & t->mask, n++) {
+		const struct kd_slot *sl = &t->slot[i];
+		const void *o = __atomic_load_n(&sl->obj, __ATOMIC_RELAXED);
+
+		if (!o)
+			return false;
+		if (kd_slot_key(sl, by) == key) {
+			*obj = o;
+			*type = __atomic_load_n(&sl->type, __ATOMIC_RELAXED);
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool kd_lookup(int by, uintptr_t key, const void **obj,
+		      uint32_t *type)
+{
+	unsigned int s;
+	bool found;
+
+	do {
+		s = kd_read_begin();
+		found = kd_probe(by, key, obj, type);
+	} while (kd_read_retry(s));
+	return found;
+}
+
+static void kd_tab_put(struct kd_tab *t, int by, const void *obj,
+		       uint32_t kh, uint32_t type)
+{
+	uintptr_t key = by == KD_BY_KH ? kh : (uintptr_t)obj;
+	uint32_t i = kd_hash(key, t->mask);
+
+	while (t->slot[i].obj)
+		i = (i + 1) & t->mask;
+	kd_slot_set(&t->slot[i], obj, kh, type);
+	t->used++;
+}
+
+/*
+ * Room in table @by for one more: a table twice the size replaces a half
+ * full one (the old is retired, not freed). kd_proc.lock held, outside a
+ * write section (it may allocate). Without memory for it the table takes
+ * entries until one slot is left, which ends every probe; false: it is
+ * that full.
+ */
+static bool kd_tab_reserve(int by)
+{
+	struct kd_tab **tp = by == KD_BY_KH ? &kd_proc.by_kh : &kd_proc.by_ptr;
+	struct kd_tab *t = *tp, *nt;
+	uint32_t size = t ? 2 * (t->mask + 1) : KD_TAB_MIN, i;
+
+	if (t && t->used + 1 <= (t->mask + 1) / 2)
+		return true;
+	nt = calloc(1, sizeof(*nt) + size * sizeof(nt->slot[0]));
+	if (!nt)
+		return t && t->used + 1 < t->mask + 1;
+	nt->mask = size - 1;
+	nt->retired = t;
+	for (i = 0; t && i <= t->mask; i++)
+		if (t->slot[i].obj)
+			kd_tab_put(nt, by, t->slot[i].obj, t->slot[i].kh,
+				   t->slot[i].type);
+	__atomic_store_n(tp, nt, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* Take slot @i of @t out, shifting back the probe chain after it. */
+static void kd_tab_drop_at(struct kd_tab *t, int by, uint32_t i)
+{
+	uint32_t j = i, home;
+
+	for (;;) {
+		j = (j + 1) & t->mask;
+		if (!t->slot[j].obj)
+			break;
+		home = kd_hash(kd_slot_key(&t->slot[j], by), t->mask);
+		/* Is home cyclically in (i, j]? Then j stays where it is. */
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		kd_slot_set(&t->slot[i], t->slot[j].obj, t->slot[j].kh,
+			    t->slot[j].type);
+		i = j;
+	}
+	kd_slot_set(&t->slot[i], NULL, 0, 0);
+	t->used--;
+}
+
+static void kd_tab_drop(int by, uintptr_t key)
+{
+	struct kd_tab *t = by == KD_BY_KH ? kd_proc.by_kh : kd_proc.by_ptr;
+	uint32_t i;
+
+	for (i = kd_hash(key, t->mask); t->slot[i].obj; i = (i + 1) & t->mask) {
+		if (kd_slot_key(&t->slot[i], by) == key) {
+			kd_tab_drop_at(t, by, i);
+			return;
+		}
+	}
+}
+
+/* false: no room, and no memory for a bigger table. */
+static bool kd_table_add(struct kd_obj *o)
+{
+	bool ok;
 
 	pthread_mutex_lock(&kd_proc.lock);
-	o->hnext = *b;
-	*b = o;
-	o->pnext = *p;
-	*p = o;
+	ok = kd_tab_reserve(KD_BY_KH) && kd_tab_reserve(KD_BY_PTR);
+	if (ok) {
+		kd_write_begin();
+		kd_tab_put(kd_proc.by_kh, KD_BY_KH, o, o->kh, o->type);
+		kd_tab_put(kd_proc.by_ptr, KD_BY_PTR, o, o->kh, o->type);
+		kd_write_end();
+	}
 	pthread_mutex_unlock(&kd_proc.lock);
+	return ok;
 }
 
-/* Caller holds kd_proc.lock. */
-void kd_table_del_locked(struct kd_obj *o)
+static void kd_table_del_locked(const void *obj, uint32_t kh)
 {
-	struct kd_obj **p;
-
-	for (p = &kd_proc.by_kh[o->kh % KD_TABLE_SIZE]; *p; p = &(*p)->hnext) {
-		if (*p == o) {
-			*p = o->hnext;
-			break;
-		}
-	}
-	for (p = &kd_proc.by_ptr[kd_ptr_hash(o)]; *p; p = &(*p)->pnext) {
-		if (*p == o) {
-			*p = o->pnext;
-			break;
-		}
-	}
+	kd_write_begin();
+	kd_tab_drop(KD_BY_KH, kh);
+	kd_tab_drop(KD_BY_PTR, (uintptr_t)obj);
+	kd_write_end();
 }
 
 void kd_table_del(struct kd_obj *o)
 {
 	pthread_mutex_lock(&kd_proc.lock);
-	kd_table_del_locked(o);
+	kd_table_del_locked(o, o->kh);
 	pthread_mutex_unlock(&kd_proc.lock);
+}
+
+/*
+ * Every object in the tables, kd_proc.lock held: @fn's answer
+ * (KD_WALK_*) may drop it. A drop shifts later slots back into this one,
+ * so the walk looks at the same slot again; what a shift brings from the
+ * table's start was seen already and is seen once more.
+ */
+void kd_table_walk_locked(int (*fn)(struct kd_obj *o, void *arg), void *arg)
+{
+	struct kd_tab *t = kd_proc.by_kh;
+	uint32_t i = 0;
+	int r;
+
+	while (t && i <= t->mask) {
+		struct kd_slot *sl = &t->slot[i];
+
+		if (!sl->obj) {
+			i++;
+			continue;
+		}
+		r = fn((struct kd_obj *)sl->obj, arg);
+		if (r & KD_WALK_DROP)
+			kd_table_del_locked(sl->obj, sl->kh);
+		else
+			i++;
+		if (r & KD_WALK_STOP)
+			break;
+	}
 }
 
 struct kd_obj *kd_table_find(uint32_t kh)
 {
-	struct kd_obj *o;
+	const void *o;
+	uint32_t type;
 
-	pthread_mutex_lock(&kd_proc.lock);
-	for (o = kd_proc.by_kh[kh % KD_TABLE_SIZE]; o; o = o->hnext)
-		if (o->kh == kh)
-			break;
-	pthread_mutex_unlock(&kd_proc.lock);
-	return o;
+	return kd_lookup(KD_BY_KH, kh, &o, &type) ? (struct kd_obj *)o : NULL;
 }
 
 /* The process's /dev/kdat file, opened for its first IA; -errno. */
@@ -184,7 +376,8 @@ void kd_proc_put(void)
 	pthread_mutex_unlock(&kd_proc.lock);
 }
 
-void kd_obj_init(struct kd_obj *o, struct kd_ia *ia,
+/* false: no memory to keep it in the tables; it is in none. */
+bool kd_obj_init(struct kd_obj *o, struct kd_ia *ia,
 		 DAT_HANDLE_TYPE type, uint32_t kh)
 {
 	/* The provider the IA was opened through (see dat_provider_init). */
@@ -192,8 +385,10 @@ void kd_obj_init(struct kd_obj *o, struct kd_ia *ia,
 	o->type = type;
 	o->ia = ia;
 	o->kh = kh;
-	kd_table_add(o);
+	if (!kd_table_add(o))
+		return false;
 	kd_count_obj(o, true);
+	return true;
 }
 
 /*
@@ -203,20 +398,12 @@ void kd_obj_init(struct kd_obj *o, struct kd_ia *ia,
  */
 bool kd_check(const void *h, int type)
 {
-	const struct kd_obj *o;
-	bool ok = false;
+	const void *o;
+	uint32_t t;
 
-	if (!h)
+	if (!h || !kd_lookup(KD_BY_PTR, (uintptr_t)h, &o, &t))
 		return false;
-	pthread_mutex_lock(&kd_proc.lock);
-	for (o = kd_proc.by_ptr[kd_ptr_hash(h)]; o; o = o->pnext) {
-		if (o == h) {
-			ok = type < 0 || o->type == (DAT_HANDLE_TYPE)type;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&kd_proc.lock);
-	return ok;
+	return type < 0 || t == (uint32_t)type;
 }
 
 static bool kd_ours(const void *h)
@@ -248,6 +435,17 @@ void kd_obj_free(struct kd_obj *o)
 		break;
 	}
 	free(o);
+}
+
+/*
+ * An object the tables had no room for (kd_obj_init() said false): its
+ * kernel half goes, then its user-space half; what its create answers.
+ */
+DAT_RETURN kd_obj_abandon(struct kd_obj *o)
+{
+	kd_destroy_kh(o->ia, o->kh);
+	kd_obj_free(o);
+	return DAT_INSUFFICIENT_RESOURCES;
 }
 
 /* Undo a create whose user-space half failed. */

@@ -48,28 +48,13 @@ static int kd_ring_segment(void *arg, __u32 i, __u32 need, __u64 *len)
 }
 
 /*
- * The queue looks full, but the kernel may not have taken every entry yet
- * (entries flushed at once on a DISCONNECTED EP, or refused, leave the
- * queue as soon as it does): let it catch up, then decide as the ioctl
- * path would. Rare; may make system calls. @r->lock held. True when room
- * appeared.
+ * Where a post waits for room: the queue looks full, but the kernel may
+ * not have taken every entry yet (entries flushed at once on a
+ * DISCONNECTED EP, or refused, leave the queue as soon as it does). Rare:
+ * it lets the kernel catch up, at most this many times, then decides as
+ * the ioctl path would. Never under the ring's lock.
  */
-static bool kd_ring_settle(struct kd_ring *r, int fd, uint32_t depth)
-{
-	uint32_t tail = kd_sq_tail(r);
-	int spins;
-
-	for (spins = 0; spins < 100000; spins++) {
-		if (kd_sq_room(r, tail, depth))
-			return true;
-		if (kd_sq_all_taken(r, tail))
-			return false;	/* all taken: truly full */
-		if (kd_sq_need_wakeup(r))
-			kd_ring_wake(fd, KDAT_RING_WAKE_SUBMIT);
-		sched_yield();
-	}
-	return false;
-}
+#define KD_SETTLE_TRIES 100000
 
 /*
  * What a ring post is refused for, before it takes a place: the kernel's
@@ -129,7 +114,10 @@ static DAT_RETURN kd_ring_post_check(struct kd_ring *r, struct kd_pz *pz,
 /*
  * The ring path of a post: check, write the entry at tail, publish it,
  * and ring the doorbell only if the poller said it sleeps. Full barrier
- * between publishing tail and reading flags: see kd_sq_publish().
+ * between publishing tail and reading flags: see kd_sq_publish(). The
+ * ring's lock is held only to take a place and fill it (DAT lets threads
+ * post to one queue); the checks, the doorbell and a wait for room are
+ * outside it.
  */
 static DAT_RETURN kd_ring_post(struct kd_ring *r, struct kd_pz *pz,
 			       struct kd_ep *ep, uint32_t op,
@@ -140,7 +128,8 @@ static DAT_RETURN kd_ring_post(struct kd_ring *r, struct kd_pz *pz,
 			       const struct kdat_dto_ext *ext)
 {
 	int fd = ep ? ep->obj.ia->fd : kd_proc.fd;
-	uint32_t tail, state = 0;
+	uint32_t tail, state = 0, tries;
+	bool full, wake;
 	DAT_RETURN ret;
 
 	ret = kd_ring_post_check(r, pz, ep, op, num, iov, remote, flags, ext,
@@ -149,11 +138,19 @@ static DAT_RETURN kd_ring_post(struct kd_ring *r, struct kd_pz *pz,
 		return ret;
 	if (depth > r->mask + 1)
 		depth = r->mask + 1;	/* never more than the ring holds */
-	pthread_mutex_lock(&r->lock);
-	tail = kd_sq_tail(r);
-	if (!kd_sq_room(r, tail, depth) && !kd_ring_settle(r, fd, depth)) {
+	for (tries = 0;; tries++) {
+		pthread_mutex_lock(&r->lock);
+		tail = kd_sq_tail(r);
+		if (kd_sq_room(r, tail, depth))
+			break;
+		/* All taken: truly full. */
+		full = kd_sq_all_taken(r, tail) || tries == KD_SETTLE_TRIES;
 		pthread_mutex_unlock(&r->lock);
-		return DAT_INSUFFICIENT_RESOURCES;
+		if (full)
+			return DAT_INSUFFICIENT_RESOURCES;
+		if (kd_sq_need_wakeup(r))
+			kd_ring_wake(fd, r, KDAT_RING_WAKE_SUBMIT);
+		sched_yield();
 	}
 	kd_sq_prep(r, kd_sq_entry(r, tail), op, num, iov, cookie, remote,
 		   flags, ext);
@@ -163,12 +160,15 @@ static DAT_RETURN kd_ring_post(struct kd_ring *r, struct kd_pz *pz,
 	 * now, from our context, without a thread hop; the kernel wakes the
 	 * poller for the next ones if it may run. On a DISCONNECTED EP the
 	 * entry is flushed at once, as the spec says: taken now, its event
-	 * is queued when we return.
+	 * is queued when we return. The doorbell is rung after the lock is
+	 * dropped: it may take the entries of the threads that post behind
+	 * us too.
 	 */
-	if ((ep && state == KDAT_EP_STATE_DISCONNECTED) ||
-	    kd_sq_need_wakeup(r))
-		kd_ring_wake(fd, KDAT_RING_WAKE_SUBMIT);
+	wake = (ep && state == KDAT_EP_STATE_DISCONNECTED) ||
+	       kd_sq_need_wakeup(r);
 	pthread_mutex_unlock(&r->lock);
+	if (wake)
+		kd_ring_wake(fd, r, KDAT_RING_WAKE_SUBMIT);
 	return DAT_SUCCESS;
 }
 

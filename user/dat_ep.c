@@ -192,7 +192,8 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 		ep->attr.max_rdma_read_iov = 0;
 		ep->attr.max_rdma_write_iov = 0;
 	}
-	kd_obj_init(&ep->obj, ia, DAT_HANDLE_TYPE_EP, c.out_ep_handle);
+	if (!kd_obj_init(&ep->obj, ia, DAT_HANDLE_TYPE_EP, c.out_ep_handle))
+		return kd_obj_abandon(&ep->obj);
 	if (kd_rings_wanted()) {
 		ep->sq = kd_ring_map(ia, ep->obj.kh, KDAT_RING_SEND, NULL);
 		if (ep->sq && !srq)

@@ -45,7 +45,8 @@ DAT_RETURN kd_evd_create(DAT_IA_HANDLE ia_handle,
 	evd->qlen = c.out_qlen;
 	evd->flags = flags;
 	evd->cno = cno;
-	kd_obj_init(&evd->obj, ia, DAT_HANDLE_TYPE_EVD, c.out_evd_handle);
+	if (!kd_obj_init(&evd->obj, ia, DAT_HANDLE_TYPE_EVD, c.out_evd_handle))
+		return kd_obj_abandon(&evd->obj);
 	if (kd_rings_wanted()) {
 		bool made;
 
@@ -291,6 +292,15 @@ static bool kd_cr_spare_ready(void)
 	return true;
 }
 
+/* A request we cannot keep (no memory for it) is refused. */
+static DAT_RETURN kd_cr_refuse(struct kd_ia *ia, uint32_t cr_handle)
+{
+	struct kdat_cr_reply c = { .size = sizeof(c), .cr_handle = cr_handle };
+
+	kd_ioctl(ia, KDAT_IOCTL_CR_REJECT, &c);
+	return DAT_INSUFFICIENT_RESOURCES;
+}
+
 /* The calling thread's spare CR, now the caller's; NULL if it has none. */
 static struct kd_cr *kd_cr_spare_take(void)
 {
@@ -344,14 +354,8 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 		psp = (struct kd_psp *)kd_table_find(k->handle);
 		/* Made ready before the event was taken (kd_evd_take()). */
 		cr = kd_cr_spare_take();
-		if (!cr) {
-			/* Not ours to keep: the request is refused. */
-			struct kdat_cr_reply c = { .size = sizeof(c),
-						   .cr_handle = k->cr_handle };
-
-			kd_ioctl(ia, KDAT_IOCTL_CR_REJECT, &c);
-			return DAT_INSUFFICIENT_RESOURCES;
-		}
+		if (!cr)
+			return kd_cr_refuse(ia, k->cr_handle);
 		if (kd_ioctl(ia, KDAT_IOCTL_CR_QUERY, &q) == DAT_SUCCESS) {
 			cr->pdata_len = q.private_data_len;
 			memcpy(cr->pdata, q.private_data, sizeof(cr->pdata));
@@ -360,7 +364,11 @@ static DAT_RETURN kd_event(struct kd_evd *evd, const struct kdat_event *k,
 		cr->psp = psp;
 		/* The qualifier the PSP was created with, not its port. */
 		cr->conn_qual = psp ? psp->conn_qual : k->conn_qual;
-		kd_obj_init(&cr->obj, ia, DAT_HANDLE_TYPE_CR, k->cr_handle);
+		if (!kd_obj_init(&cr->obj, ia, DAT_HANDLE_TYPE_CR,
+				 k->cr_handle)) {
+			free(cr);
+			return kd_cr_refuse(ia, k->cr_handle);
+		}
 		/*
 		 * DAT: an RSP is gone once it produced its request, so the
 		 * event names none; it goes when the CR is answered.

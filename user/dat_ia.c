@@ -17,6 +17,25 @@
 #include "dat_internal.h"
 
 /* Destroy an IA with everything built on it; 0 or -errno. */
+/* An EVD of @arg's IA is closing: true in *busy when a call is inside. */
+struct kd_ia_walk {
+	struct kd_ia *ia;
+	bool busy;
+};
+
+static int kd_ia_evd_close(struct kd_obj *o, void *arg)
+{
+	struct kd_ia_walk *w = arg;
+	struct kd_evd *evd = (struct kd_evd *)o;
+
+	if (o->ia != w->ia || o->type != DAT_HANDLE_TYPE_EVD)
+		return KD_WALK_NEXT;
+	__atomic_store_n(&evd->closing, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&evd->takers, __ATOMIC_SEQ_CST))
+		w->busy = true;
+	return KD_WALK_NEXT;
+}
+
 /*
  * The kernel destroyed @ia's objects and woke whoever waited on its EVDs:
  * let the calls still inside a ring dequeue or wait leave before their
@@ -24,31 +43,40 @@
  */
 static void kd_ia_evds_quiesce(struct kd_ia *ia)
 {
-	bool busy;
-	int i;
+	struct kd_ia_walk w = { .ia = ia };
 
 	do {
-		busy = false;
+		w.busy = false;
 		pthread_mutex_lock(&kd_proc.lock);
-		for (i = 0; i < KD_TABLE_SIZE; i++) {
-			struct kd_obj *o;
-
-			for (o = kd_proc.by_kh[i]; o; o = o->hnext) {
-				struct kd_evd *evd = (struct kd_evd *)o;
-
-				if (o->ia != ia || o->type != DAT_HANDLE_TYPE_EVD)
-					continue;
-				__atomic_store_n(&evd->closing, 1,
-						 __ATOMIC_SEQ_CST);
-				if (__atomic_load_n(&evd->takers,
-						    __ATOMIC_SEQ_CST))
-					busy = true;
-			}
-		}
+		kd_table_walk_locked(kd_ia_evd_close, &w);
 		pthread_mutex_unlock(&kd_proc.lock);
-		if (busy)
+		if (w.busy)
 			sched_yield();
-	} while (busy);
+	} while (w.busy);
+}
+
+/* Does @arg's IA have an object but itself and its async EVD? */
+static int kd_ia_in_use(struct kd_obj *o, void *arg)
+{
+	struct kd_ia_walk *w = arg;
+
+	if (o->ia != w->ia || o == &w->ia->obj ||
+	    o == (struct kd_obj *)w->ia->async_evd)
+		return KD_WALK_NEXT;
+	w->busy = true;
+	return KD_WALK_STOP;
+}
+
+/* @arg's IA is closed: its objects leave the tables, all but it are freed. */
+static int kd_ia_obj_drop(struct kd_obj *o, void *arg)
+{
+	struct kd_ia_walk *w = arg;
+
+	if (o->ia != w->ia)
+		return KD_WALK_NEXT;
+	if (o != &w->ia->obj)
+		kd_obj_free(o);
+	return KD_WALK_DROP;
 }
 
 static int kd_ia_destroy(int fd, uint32_t kh)
@@ -198,7 +226,12 @@ DAT_RETURN kd_ia_open(DAT_PROVIDER *provider, const DAT_NAME_PTR name,
 	snprintf(ia->ia_name, sizeof(ia->ia_name), "%s", name);
 	ia->thread_safe = thread_safety;
 	kd_find_address(ia);
-	kd_obj_init(&ia->obj, ia, DAT_HANDLE_TYPE_IA, kh);
+	if (!kd_obj_init(&ia->obj, ia, DAT_HANDLE_TYPE_IA, kh)) {
+		kd_ia_destroy(fd, kh);
+		kd_proc_put();
+		free(ia);
+		return DAT_INSUFFICIENT_RESOURCES;
+	}
 
 	if (async_evd_handle) {
 		if (*async_evd_handle == DAT_HANDLE_NULL) {
@@ -423,7 +456,8 @@ DAT_RETURN kd_ia_close(DAT_IA_HANDLE ia_handle,
 		       DAT_CLOSE_FLAGS flags)
 {
 	struct kd_ia *ia = ia_handle;
-	int i, ret;
+	struct kd_ia_walk w = { .ia = ia };
+	int ret;
 
 	if (!kd_check(ia, DAT_HANDLE_TYPE_IA))
 		return DAT_INVALID_HANDLE;
@@ -436,19 +470,10 @@ DAT_RETURN kd_ia_close(DAT_IA_HANDLE ia_handle,
 	 * EVDs (DAT_INVALID_STATE too: they would be left dangling).
 	 */
 	if (flags == DAT_CLOSE_GRACEFUL_FLAG) {
-		bool busy = false;
-
 		pthread_mutex_lock(&kd_proc.lock);
-		for (i = 0; i < KD_TABLE_SIZE && !busy; i++) {
-			struct kd_obj *o;
-
-			for (o = kd_proc.by_kh[i]; o; o = o->hnext)
-				if (o->ia == ia && o != &ia->obj &&
-				    o != (struct kd_obj *)ia->async_evd)
-					busy = true;
-		}
+		kd_table_walk_locked(kd_ia_in_use, &w);
 		pthread_mutex_unlock(&kd_proc.lock);
-		if (busy)
+		if (w.busy)
 			return DAT_INVALID_STATE | DAT_INVALID_STATE_IA_IN_USE;
 	}
 	ret = kd_ia_destroy(ia->fd, ia->obj.kh);
@@ -456,18 +481,7 @@ DAT_RETURN kd_ia_close(DAT_IA_HANDLE ia_handle,
 		return kd_from_errno(-ret);
 	kd_ia_evds_quiesce(ia);
 	pthread_mutex_lock(&kd_proc.lock);
-	for (i = 0; i < KD_TABLE_SIZE; i++) {
-		struct kd_obj *o, *next;
-
-		for (o = kd_proc.by_kh[i]; o; o = next) {
-			next = o->hnext;
-			if (o->ia != ia)
-				continue;
-			kd_table_del_locked(o);
-			if (o != &ia->obj)
-				kd_obj_free(o);
-		}
-	}
+	kd_table_walk_locked(kd_ia_obj_drop, &w);
 	pthread_mutex_unlock(&kd_proc.lock);
 	kd_proc_put();
 	free(ia);

@@ -7,7 +7,7 @@
  * kdat's DAT_PROVIDER, as the DAT 2.0 ABI requires of providers. An IA owns
  * an open file of /dev/kdat; every object created under it lives in that
  * file and is named in the kernel by a 32-bit handle. Events name kernel
- * handles; a per-IA table maps them back to the DAT handles.
+ * handles; the process's tables map them back to the DAT handles.
  *
  * DAT return codes: the kernel answers with the errno of the uapi table,
  * which maps one to one onto DAT's major codes (kd_from_errno()). The
@@ -73,29 +73,46 @@ struct kd_obj {
 	DAT_CONTEXT context;
 	struct kd_ia *ia;
 	uint32_t kh;			/* kernel handle */
-	struct kd_obj *hnext;		/* in kd_proc.by_kh */
-	struct kd_obj *pnext;		/* in kd_proc.by_ptr */
 };
 
-#define KD_TABLE_SIZE 256
 #define KD_IA_SPEC_ATTRS 16	/* provider-specific attributes, at most */
 
 /*
  * One /dev/kdat file per process, shared by its IAs: DAT lets objects of
  * one IA use another's (dapltest gives EPs of several IAs one connection
  * EVD), and the kernel allows that within a file. The file is opened with
- * the first IA and closed with the last. Every live object is in two hash
- * tables: by kernel handle (events name objects by it) and by address (a
- * handle is checked by finding it there, never by reading through it, so
- * a stale or foreign handle is refused without touching freed memory).
+ * the first IA and closed with the last.
+ *
+ * Every live object is in two tables (dat_core.c): by kernel handle
+ * (events name objects by it) and by address (a handle is checked by
+ * finding it there, never by reading through it, so a stale or foreign
+ * handle is refused without touching freed memory). Their slots hold the
+ * object's address, kernel handle and type, so that a lookup reads the
+ * table and never an object. @lock serialises the writers (and @fd,
+ * @nr_ia); the readers (every post, dequeue and handle check) take no
+ * lock: they read inside @seq's read side and look again if a writer ran
+ * meanwhile (a seqcount, as the kernel's).
  */
+struct kd_slot {
+	const void *obj;	/* NULL: free */
+	uint32_t kh;
+	uint32_t type;		/* DAT_HANDLE_TYPE */
+};
+
+struct kd_tab {
+	uint32_t mask;		/* slots - 1, a power of two less one */
+	uint32_t used;		/* at most half the slots */
+	struct kd_tab *retired;	/* the smaller one this replaced */
+	struct kd_slot slot[];
+};
+
 struct kd_proc {
 	pthread_mutex_t lock;
 	int fd;
 	unsigned int nr_ia;
 	uint32_t poller_mode;		/* KDAT_POLLER_*, as the kernel took it */
-	struct kd_obj *by_kh[KD_TABLE_SIZE];
-	struct kd_obj *by_ptr[KD_TABLE_SIZE];
+	unsigned int seq;		/* odd while the tables change */
+	struct kd_tab *by_kh, *by_ptr;
 };
 
 struct kd_ia {
@@ -416,13 +433,18 @@ static inline DAT_RETURN kd_status(DAT_RETURN r)
 /* dat_core.c */
 DAT_RETURN kd_from_errno(int err);
 DAT_RETURN kd_ioctl(struct kd_ia *ia, unsigned long cmd, void *arg);
-void kd_table_del_locked(struct kd_obj *o);
 void kd_table_del(struct kd_obj *o);
 struct kd_obj *kd_table_find(uint32_t kh);
+/* What a walk's function answers: go on, drop the object, stop. */
+#define KD_WALK_NEXT	0
+#define KD_WALK_DROP	1	/* out of the tables (@fn may have freed it) */
+#define KD_WALK_STOP	2
+void kd_table_walk_locked(int (*fn)(struct kd_obj *o, void *arg), void *arg);
 int kd_proc_get(void);
 void kd_proc_put(void);
-void kd_obj_init(struct kd_obj *o, struct kd_ia *ia,
+bool kd_obj_init(struct kd_obj *o, struct kd_ia *ia,
 		 DAT_HANDLE_TYPE type, uint32_t kh);
+DAT_RETURN kd_obj_abandon(struct kd_obj *o);
 bool kd_check(const void *h, int type);
 
 /*

@@ -28,7 +28,8 @@ DAT_RETURN kd_pz_create(DAT_IA_HANDLE ia_handle,
 		kd_destroy_kh(ia, c.out_pz_handle);
 		return DAT_INSUFFICIENT_RESOURCES;
 	}
-	kd_obj_init(&pz->obj, ia, DAT_HANDLE_TYPE_PZ, c.out_pz_handle);
+	if (!kd_obj_init(&pz->obj, ia, DAT_HANDLE_TYPE_PZ, c.out_pz_handle))
+		return kd_obj_abandon(&pz->obj);
 	*pz_handle = pz;
 	return DAT_SUCCESS;
 }
@@ -119,7 +120,8 @@ DAT_RETURN kd_lmr_create(DAT_IA_HANDLE ia_handle,
 	lmr->priv = privileges;
 	lmr->lmr_context = c.out_lmr_context;
 	lmr->rmr_context = c.out_rmr_context;
-	kd_obj_init(&lmr->obj, ia, DAT_HANDLE_TYPE_LMR, c.out_lmr_handle);
+	if (!kd_obj_init(&lmr->obj, ia, DAT_HANDLE_TYPE_LMR, c.out_lmr_handle))
+		return kd_obj_abandon(&lmr->obj);
 	*lmr_handle = lmr;
 	if (lmr_context)
 		*lmr_context = lmr->lmr_context;
@@ -205,8 +207,9 @@ DAT_RETURN kd_rmr_create(DAT_PZ_HANDLE pz_handle,
 	}
 	rmr->pz = pz;
 	pthread_mutex_init(&rmr->lock, NULL);
-	kd_obj_init(&rmr->obj, pz->obj.ia, DAT_HANDLE_TYPE_RMR,
-		    c.out_rmr_handle);
+	if (!kd_obj_init(&rmr->obj, pz->obj.ia, DAT_HANDLE_TYPE_RMR,
+			 c.out_rmr_handle))
+		return kd_obj_abandon(&rmr->obj);
 	*rmr_handle = rmr;
 	return DAT_SUCCESS;
 }

@@ -156,6 +156,8 @@ struct kd_ring *kd_ring_map_at(struct kd_ia *ia, uint32_t kh,
 	}
 	r->map = m;
 	r->map_size = c.out_map_size;
+	r->id = (uint32_t)(c.out_mmap_offset /
+			   (uint64_t)sysconf(_SC_PAGESIZE));
 	r->head = (uint32_t *)(m + c.out_off.head);
 	r->tail = (uint32_t *)(m + c.out_off.tail);
 	r->flags = (uint32_t *)(m + c.out_off.flags);

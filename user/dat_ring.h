@@ -17,6 +17,7 @@
 #ifndef DAT_RING_H
 #define DAT_RING_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,6 +44,7 @@ struct kd_ring {
 	uint32_t *head, *tail, *flags, *completed, *ep_state;
 	uint8_t *entries;
 	uint32_t mask, entry_size, max_iov;
+	uint32_t id;			/* the kernel's, for the doorbell */
 	bool ext;
 	pthread_mutex_t lock;
 };
@@ -61,13 +63,24 @@ static inline uint32_t kd_ring_flags(const struct kd_ring *r)
 }
 
 /*
- * The doorbell: wake the file's poller, or (KDAT_RING_WAKE_SUBMIT) have the
- * published entries taken now, in our context.
+ * The doorbell: wake the file's poller, or (KDAT_RING_WAKE_SUBMIT) have
+ * @r's published entries taken now, in our context, @r's alone: another
+ * thread's doorbell for its own ring does not wait for ours. A kernel
+ * that predates the ring's id in the doorbell (E2BIG) takes every ring's.
  */
-static inline void kd_ring_wake(int fd, uint32_t flags)
+static inline void kd_ring_wake(int fd, const struct kd_ring *r,
+				uint32_t flags)
 {
+	static int whole_file;
 	struct kdat_ring_wake w = { .size = sizeof(w), .flags = flags };
 
+	if (!__atomic_load_n(&whole_file, __ATOMIC_RELAXED))
+		w.ring = r->id;
+	if (!ioctl(fd, KDAT_IOCTL_RING_WAKE, &w) || errno != E2BIG || !w.ring)
+		return;
+	__atomic_store_n(&whole_file, 1, __ATOMIC_RELAXED);
+	w.ring = 0;
+	w.size = offsetof(struct kdat_ring_wake, ring);
 	ioctl(fd, KDAT_IOCTL_RING_WAKE, &w);
 }
 

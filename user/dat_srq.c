@@ -42,7 +42,8 @@ DAT_RETURN kd_srq_create(DAT_IA_HANDLE ia_handle,
 	srq->pz = pz_handle;
 	srq->attr = *attr;
 	srq->attr.max_recv_iov = c.max_recv_iov;
-	kd_obj_init(&srq->obj, ia, DAT_HANDLE_TYPE_SRQ, c.out_srq_handle);
+	if (!kd_obj_init(&srq->obj, ia, DAT_HANDLE_TYPE_SRQ, c.out_srq_handle))
+		return kd_obj_abandon(&srq->obj);
 	if (kd_rings_wanted()) {
 		srq->ring = kd_ring_map(ia, srq->obj.kh, KDAT_RING_SRQ, NULL);
 		if (!srq->ring) {

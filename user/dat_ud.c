@@ -184,7 +184,12 @@ DAT_RETURN kd_ud_event(struct kd_ia *ia, const struct kdat_event *k,
 		a->qpn = q.remote_qpn;
 		memcpy(a->pdata, q.private_data, sizeof(a->pdata));
 		kd_sockaddr_from_kdat(&q.remote, &a->remote);
-		kd_obj_init(&a->obj, ia, KD_HANDLE_TYPE_AH, k->ah_handle);
+		if (!kd_obj_init(&a->obj, ia, KD_HANDLE_TYPE_AH,
+				 k->ah_handle)) {
+			free(a);
+			kd_destroy_kh(ia, k->ah_handle);
+			return DAT_INSUFFICIENT_RESOURCES;
+		}
 		d->private_data = a->pdata;
 		d->private_data_size = q.private_data_len;
 		x->type = q.flags & KDAT_AH_PASSIVE ?

@@ -17,7 +17,11 @@
  * loop reads no clock but a cycle counter, which is no system call.
  *
  * With --loopback both Endpoints are in this process, connected through
- * the IA's device to its own address. Otherwise they are in two
+ * the IA's device to its own address. With --threads=T as well (--bw
+ * only), T threads of the process each send over a connection of their
+ * own, the two IAs and their PZs shared by all (a DAT_THREADSAFE
+ * program's shape): the report adds the slowest thread's rate to the
+ * aggregate one. Otherwise they are in two
  * processes, on two hosts or one: the server (no address) listens on
  * the qualifier (-p, default 7473) and serves one client, whose connect
  * tells it the test; it keeps its receives posted (--bw) or answers each
@@ -34,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,11 +82,17 @@ static const char usage[] =
 	"  -e, --events         wait for each completion (dat_evd_wait), not\n"
 	"                       poll (also KDAT_BENCH_WAIT=1)\n"
 	"      --loopback       both Endpoints in this process\n"
+	"  -T, --threads=T      with --loopback and --bw: T threads, 1-64,\n"
+	"                       each with a connection of its own\n"
 	"  -h, --help           print this and exit\n"
 	"  -V, --version        print the version and exit\n"
 	"  A server serves the test its client asks for: -s, -n, -t, --bw\n"
 	"  and --lat are the client's. Exit: 0 done, 1 failed, 2 usage.\n";
 
+/*
+ * One end of a connection: its IA, PZ and CR EVD (side_open(); shared by
+ * the threads of --threads), then its own EP, EVDs and buffer (side_ep()).
+ */
 struct side {
 	DAT_IA_HANDLE ia;
 	DAT_EVD_HANDLE aevd, dto, conn, cr;
@@ -100,7 +111,8 @@ struct test {
 	long n, warm;
 };
 
-static long posted, reaped;
+/* Each thread's own counts (--threads). */
+static __thread long posted, reaped;
 
 static void check(DAT_RETURN r, const char *what)
 {
@@ -115,6 +127,15 @@ static void check(DAT_RETURN r, const char *what)
 
 static void side_open(struct side *s, char *name)
 {
+	s->aevd = DAT_HANDLE_NULL;
+	check(dat_ia_open(name, 8, &s->aevd, &s->ia), "dat_ia_open");
+	check(dat_pz_create(s->ia, &s->pz), "dat_pz_create");
+	check(dat_evd_create(s->ia, 8, NULL, DAT_EVD_CR_FLAG, &s->cr),
+	      "dat_evd_create");
+}
+
+static void side_ep(struct side *s)
+{
 	DAT_EP_ATTR a = {
 		.service_type = DAT_SERVICE_TYPE_RC,
 		.max_recv_dtos = 2 * MAXQD, .max_request_dtos = MAXQD,
@@ -126,15 +147,10 @@ static void side_open(struct side *s, char *name)
 	DAT_VLEN len;
 	DAT_VADDR va;
 
-	s->aevd = DAT_HANDLE_NULL;
-	check(dat_ia_open(name, 8, &s->aevd, &s->ia), "dat_ia_open");
-	check(dat_pz_create(s->ia, &s->pz), "dat_pz_create");
 	check(dat_evd_create(s->ia, 4 * MAXQD, NULL, DAT_EVD_DTO_FLAG,
 			     &s->dto), "dat_evd_create");
 	check(dat_evd_create(s->ia, 8, NULL, DAT_EVD_CONNECTION_FLAG,
 			     &s->conn), "dat_evd_create");
-	check(dat_evd_create(s->ia, 8, NULL, DAT_EVD_CR_FLAG, &s->cr),
-	      "dat_evd_create");
 	check(dat_ep_create(s->ia, s->pz, s->dto, s->dto, s->conn, &a, &s->ep),
 	      "dat_ep_create");
 	s->buf = mmap(NULL, BUF, PROT_READ | PROT_WRITE,
@@ -534,6 +550,7 @@ static int server_main(char *ia, DAT_CONN_QUAL qual)
 	long i;
 
 	side_open(&b, ia);
+	side_ep(&b);
 	check(dat_psp_create(b.ia, qual, b.cr, DAT_PSP_CONSUMER_FLAG, &psp),
 	      "dat_psp_create");
 	printf("listening on %llu\n", (unsigned long long)qual);
@@ -591,6 +608,7 @@ static int client_main(char *ia, const struct test *t,
 	struct side a;
 
 	side_open(&a, ia);
+	side_ep(&a);
 	if (t->lat)
 		post_recv(&a);
 	check(dat_ep_connect(a.ep, (DAT_IA_ADDRESS_PTR)addr, qual, TMO,
@@ -612,41 +630,146 @@ static int client_main(char *ia, const struct test *t,
 	return 0;
 }
 
-static int loopback_main(char *ia, const struct test *t,
-			 struct sockaddr_in *addr, DAT_CONN_QUAL qual)
-{
-	char role[80], ip[INET_ADDRSTRLEN];
+/* A connection of --loopback: a sends, b receives; its thread's result. */
+struct pair {
 	struct side a, b;
-	DAT_PSP_HANDLE psp;
+	const struct test *t;
+	pthread_t thread;
+	double secs;		/* its measured loop */
+	long posted, reaped;
+};
+
+static pthread_barrier_t start_line;
+
+/* Connect @p's ends through the PSP on @qual of b's IA. */
+static void pair_connect(struct pair *p, struct sockaddr_in *addr,
+			 DAT_CONN_QUAL qual)
+{
 	DAT_EVENT ev;
 	int i;
 
+	side_ep(&p->a);
+	side_ep(&p->b);
+	check(dat_ep_connect(p->a.ep, (DAT_IA_ADDRESS_PTR)addr, qual, TMO, 0,
+			     NULL, DAT_QOS_BEST_EFFORT,
+			     DAT_CONNECT_DEFAULT_FLAG), "dat_ep_connect");
+	ev = wait_ev(p->b.cr);
+	check(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
+			    p->b.ep, 0, NULL), "dat_cr_accept");
+	if (wait_ev(p->a.conn).event_number !=
+	    DAT_CONNECTION_EVENT_ESTABLISHED ||
+	    wait_ev(p->b.conn).event_number !=
+	    DAT_CONNECTION_EVENT_ESTABLISHED) {
+		fprintf(stderr, PROG ": the connection was not established\n");
+		exit(1);
+	}
+	for (i = 0; i < p->t->qd; i++)
+		post_recv(&p->b);
+	post_recv(&p->a);
+}
+
+/* A thread of --threads: the warm-up, then its loop from the start line. */
+static void *pair_run(void *arg)
+{
+	struct pair *p = arg;
+	double t0;
+
+	rate(&p->a, &p->b, p->t->len, p->t->qd, p->t->warm);
+	posted = reaped = 0;
+	pthread_barrier_wait(&start_line);
+	t0 = now();
+	rate(&p->a, &p->b, p->t->len, p->t->qd, p->t->n);
+	p->secs = now() - t0;
+	p->posted = posted;
+	p->reaped = reaped;
+	return NULL;
+}
+
+/*
+ * --threads: @nthreads threads, each over its own connection, start
+ * together; the aggregate rate from the first start to the last end,
+ * and the slowest thread's own.
+ */
+static void measure_threads(struct pair *p, int nthreads)
+{
+	double t0, t1, slowest = 0;
+	struct table r;
+	int i, err;
+
+	err = pthread_barrier_init(&start_line, NULL, nthreads + 1);
+	for (i = 0; i < nthreads && !err; i++)
+		err = pthread_create(&p[i].thread, NULL, pair_run, &p[i]);
+	if (err) {
+		fprintf(stderr, PROG ": threads: %s\n", strerror(err));
+		exit(1);
+	}
+	pthread_barrier_wait(&start_line);
+	t0 = now();
+	getppid();		/* marker: the measured loops start */
+	for (i = 0; i < nthreads; i++)
+		pthread_join(p[i].thread, NULL);
+	getppid();		/* marker: they end */
+	t1 = now();
+	posted = reaped = 0;
+	for (i = 0; i < nthreads; i++) {
+		posted += p[i].posted;
+		reaped += p[i].reaped;
+		if (p[i].secs > slowest)
+			slowest = p[i].secs;
+	}
+	table_start(&r, p->t);
+	column(&r, "BW average[MB/sec]", "%.2f", (double)p->t->len *
+	       p->t->n * nthreads / (t1 - t0) / (1 << 20));
+	column(&r, "MsgRate[Mpps]", "%.6f",
+	       p->t->n * nthreads / (t1 - t0) / 1e6);
+	column(&r, "#threads", "%d", nthreads);
+	column(&r, "SlowestThread[Mpps]", "%.6f", p->t->n / slowest / 1e6);
+	print_table(&r);
+}
+
+/* --loopback: @nthreads connections (0: one, no thread of its own). */
+static int loopback_main(char *ia, const struct test *t,
+			 struct sockaddr_in *addr, DAT_CONN_QUAL qual,
+			 int nthreads)
+{
+	char role[96], ip[INET_ADDRSTRLEN];
+	struct pair *p;
+	struct side a, b;
+	DAT_PSP_HANDLE psp;
+	int i, n = nthreads ? nthreads : 1;
+
+	p = calloc(n, sizeof(*p));
+	if (!p) {
+		perror(PROG);
+		return 1;
+	}
 	side_open(&a, ia);
 	side_open(&b, ia);
 	check(dat_psp_create(b.ia, qual, b.cr, DAT_PSP_CONSUMER_FLAG, &psp),
 	      "dat_psp_create");
-	check(dat_ep_connect(a.ep, (DAT_IA_ADDRESS_PTR)addr, qual, TMO, 0,
-			     NULL, DAT_QOS_BEST_EFFORT,
-			     DAT_CONNECT_DEFAULT_FLAG), "dat_ep_connect");
-	ev = wait_ev(b.cr);
-	check(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
-			    b.ep, 0, NULL), "dat_cr_accept");
-	if (wait_ev(a.conn).event_number != DAT_CONNECTION_EVENT_ESTABLISHED ||
-	    wait_ev(b.conn).event_number != DAT_CONNECTION_EVENT_ESTABLISHED) {
-		fprintf(stderr, PROG ": the connection was not established\n");
-		return 1;
+	for (i = 0; i < n; i++) {
+		p[i].a = a;
+		p[i].b = b;
+		p[i].t = t;
+		pair_connect(&p[i], addr, qual);
 	}
-	for (i = 0; i < t->qd; i++)
-		post_recv(&b);
-	post_recv(&a);
 	inet_ntop(AF_INET, &addr->sin_addr, ip, sizeof(ip));
-	snprintf(role, sizeof(role),
-		 "both in this process, to %s, qualifier %llu", ip,
-		 (unsigned long long)qual);
+	if (nthreads)
+		snprintf(role, sizeof(role),
+			 "%d pairs in %d threads of this process, to %s, qualifier %llu",
+			 n, n, ip, (unsigned long long)qual);
+	else
+		snprintf(role, sizeof(role),
+			 "both in this process, to %s, qualifier %llu", ip,
+			 (unsigned long long)qual);
 	banner(t, ia, role);
-	measure(&a, &b, t);
+	if (nthreads)
+		measure_threads(p, nthreads);
+	else
+		measure(&p->a, &p->b, t);
 	check(dat_ia_close(a.ia, DAT_CLOSE_ABRUPT_FLAG), "dat_ia_close");
 	check(dat_ia_close(b.ia, DAT_CLOSE_ABRUPT_FLAG), "dat_ia_close");
+	free(p);
 	return 0;
 }
 
@@ -684,17 +807,18 @@ int main(int argc, char **argv)
 		{ "bw", no_argument, NULL, OPT_BW },
 		{ "lat", no_argument, NULL, OPT_LAT },
 		{ "loopback", no_argument, NULL, OPT_LOOPBACK },
+		{ "threads", required_argument, NULL, 'T' },
 		KDAT_TOOL_LONGOPTS,
 		{}
 	};
 	struct sockaddr_in addr = { .sin_family = AF_INET };
 	struct test t = { .lat = -1, .qd = 0, .n = 1000 };
 	long long size = -1, qual = 0;
-	int c, port = 0, loopback = 0, events = 0, len;
+	int c, port = 0, loopback = 0, events = 0, len, threads = 0;
 	const char *dev = NULL, *e;
 	char ia[DAT_NAME_MAX_LENGTH];
 
-	while ((c = getopt_long(argc, argv, "d:i:p:s:n:t:ehV", longopts,
+	while ((c = getopt_long(argc, argv, "d:i:p:s:n:t:T:ehV", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -717,6 +841,9 @@ int main(int argc, char **argv)
 			break;
 		case 'e':
 			events = 1;
+			break;
+		case 'T':
+			threads = parse_number("-T/--threads", optarg, 1, 64);
 			break;
 		case OPT_BW:
 		case OPT_LAT:
@@ -766,6 +893,8 @@ int main(int argc, char **argv)
 		usage_error("%s: not an IPv4 address", argv[optind]);
 	if (loopback && argc == optind)
 		usage_error("--loopback: wants the IA's own IPv4 address");
+	if (threads && (!loopback || t.lat))
+		usage_error("-T/--threads: with --loopback and --bw only");
 
 	e = getenv("KDAT_BENCH_WAIT");
 	wait_reap = events || (e && atoi(e) > 0);
@@ -773,6 +902,6 @@ int main(int argc, char **argv)
 		return server_main(ia, qual ? qual : QUAL_SERVER);
 	if (loopback)
 		return loopback_main(ia, &t, &addr,
-				     qual ? qual : QUAL_LOOPBACK);
+				     qual ? qual : QUAL_LOOPBACK, threads);
 	return client_main(ia, &t, &addr, qual ? qual : QUAL_SERVER);
 }

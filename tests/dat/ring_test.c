@@ -144,6 +144,7 @@ struct ring {
 	uint32_t *head, *tail, *flags, *completed;
 	uint8_t *ent;
 	uint32_t mask, esz;
+	uint32_t id;			/* the doorbell's name for it */
 };
 
 static void ring_map_flags(void *dat_handle, uint32_t kind, uint32_t flags,
@@ -167,6 +168,7 @@ static void ring_map_flags(void *dat_handle, uint32_t kind, uint32_t flags,
 	r->ent = r->m + c.out_off.entries;
 	r->mask = c.out_entries - 1;
 	r->esz = c.out_entry_size;
+	r->id = (uint32_t)(c.out_mmap_offset / (uint64_t)sysconf(_SC_PAGESIZE));
 	KTAP_EXPECT(c.out_entries && !(c.out_entries & r->mask));
 }
 
@@ -1215,6 +1217,71 @@ static void test_no_poller(void)
 }
 
 /*
+ * A doorbell that names a submission ring takes that ring's entries alone
+ * (libdat names the ring it posted to); one that names no submission ring
+ * of the file, or whose reserved field is not 0, is refused.
+ */
+static void test_wake_one_ring(void)
+{
+	struct kdat_ring_wake w = {
+		.size = sizeof(w), .flags = KDAT_RING_WAKE_SUBMIT,
+	};
+	struct rawpair p;
+	uint32_t t, rt;
+	int fd;
+
+	rawpair_open(&p, 16, 64);
+	fd = p.csq.fd;
+	prime(&p);
+	ping(&p, 1);
+	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_NONE, KDAT_POLLER_ANY_CPU,
+				  0), 0);
+	poller_wait(false);
+	/* A receive on s's ring and a send on c's, published, no doorbell. */
+	rt = *p.srq.tail;
+	sqe_fill(slot(&p.srq, rt), KDAT_DTO_RECEIVE, 1000000 + p.rx_next++,
+		 p.s.lctx, p.s.buf, 64);
+	__atomic_store_n(p.srq.tail, rt + 1, __ATOMIC_RELEASE);
+	t = *p.csq.tail;
+	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 2, p.c.lctx, p.c.buf, 8);
+	__atomic_store_n(p.csq.tail, t + 1, __ATOMIC_RELEASE);
+	usleep(100000);
+	KTAP_EXPECT_EQ(ld(p.srq.head), rt);
+	KTAP_EXPECT_EQ(ld(p.csq.head), t);
+	/* s's receive ring alone... */
+	w.ring = p.srq.id;
+	KTAP_EXPECT(!ioctl(fd, KDAT_IOCTL_RING_WAKE, &w));
+	KTAP_EXPECT_EQ(ld(p.srq.head), rt + 1);
+	KTAP_EXPECT_EQ(ld(p.csq.head), t);
+	usleep(100000);
+	KTAP_EXPECT_EQ(ld(p.csq.head), t);
+	/* ...then c's send ring. */
+	w.ring = p.csq.id;
+	KTAP_EXPECT(!ioctl(fd, KDAT_IOCTL_RING_WAKE, &w));
+	KTAP_EXPECT_EQ(ld(p.csq.head), t + 1);
+	expect_dto(&p.ccq, 2, KDAT_DTO_SUCCESS, 0);
+	expect_dto(&p.scq, 1000000 + p.rx_done++, KDAT_DTO_SUCCESS, 0);
+
+	/* An EVD's ring, an id no ring has, a reserved field not 0. */
+	w.ring = p.ccq.id;
+	errno = 0;
+	KTAP_EXPECT(ioctl(fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
+		    errno == EBADF);
+	w.ring = 0x7ffff;
+	errno = 0;
+	KTAP_EXPECT(ioctl(fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
+		    errno == EBADF);
+	w.ring = p.csq.id;
+	w.__reserved = 1;
+	errno = 0;
+	KTAP_EXPECT(ioctl(fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
+		    errno == EINVAL);
+	/* Nothing refused was taken; the rings still work. */
+	KTAP_EXPECT_EQ(ld(p.csq.head), t + 1);
+	ping_rings(&p, 3);
+}
+
+/*
  * Receives published on an EP's ring before its connect or accept are in
  * its QP when the call goes out: the peer may send as soon as it hears,
  * and a UD message that finds no receive is lost (dtestx -u over kdat
@@ -2026,6 +2093,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_exit_with_full_rings),
 	KTAP_CASE(test_fdinfo),
 	KTAP_CASE(test_no_poller),
+	KTAP_CASE(test_wake_one_ring),
 	KTAP_CASE(test_connect_takes_recvs),
 	KTAP_CASE(test_poller_unpaid),
 	KTAP_CASE(test_poller_yields_cpu),

@@ -1616,10 +1616,18 @@ struct kdat_ring_create {
  *     the poller would (posted, refused or flushed: an entry flushed at
  *     once has its event queued when the call returns); the poller is
  *     woken too unless it is backing off (see Rings above)
+ * @ring: 0, every submission ring of the file; or the id of one (the
+ *     out_mmap_offset KDAT_IOCTL_RING_CREATE gave, shifted right by the
+ *     page shift), whose entries alone are taken: the doorbells of threads
+ *     posting to their own queues do not wait for each other. EBADF: no
+ *     submission ring of the file has that id
+ * @__reserved: 0
  */
 struct kdat_ring_wake {
 	__u32 size;
 	__u32 flags;
+	__u32 ring;
+	__u32 __reserved;
 };
 
 #define KDAT_RING_WAKE_SUBMIT	(1U << 0)
