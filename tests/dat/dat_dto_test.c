@@ -1301,6 +1301,89 @@ static void test_err_invalid_lmr(void)
 	pair_close(&p);
 }
 
+/*
+ * libdat's handle tables are read without a lock while other threads
+ * create and free objects, and grow past their first size meanwhile: a
+ * thread that makes 300 LMRs and frees them, over and over, never makes
+ * a live handle look invalid, nor a pointer that was never a handle look
+ * valid, to the thread that posts and checks beside it.
+ */
+#define CHURN_LMRS 300
+
+struct churn {
+	struct side *s;
+	struct buf *b;
+	int stop;
+	int rounds;
+	DAT_RETURN err;
+};
+
+static void *churn_thread(void *arg)
+{
+	static DAT_LMR_HANDLE l[CHURN_LMRS];
+	struct churn *c = arg;
+	DAT_REGION_DESCRIPTION r = { .for_va = c->b->p };
+	DAT_LMR_CONTEXT lc;
+	DAT_RMR_CONTEXT rc;
+	DAT_VADDR va;
+	DAT_VLEN len;
+	DAT_RETURN ret = DAT_SUCCESS;
+	int i;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED) && !ret) {
+		for (i = 0; i < CHURN_LMRS && !ret; i++)
+			ret = dat_lmr_create(c->s->ia, DAT_MEM_TYPE_VIRTUAL, r,
+					     c->b->len, c->s->pz,
+					     DAT_MEM_PRIV_ALL_FLAG,
+					     DAT_VA_TYPE_VA, &l[i], &lc, &rc,
+					     &len, &va);
+		while (i-- > 0)
+			if (dat_lmr_free(l[i]) && !ret)
+				ret = DAT_INTERNAL_ERROR;
+		__atomic_add_fetch(&c->rounds, 1, __ATOMIC_RELAXED);
+	}
+	c->err = ret;
+	return NULL;
+}
+
+static void test_tables_under_churn(void)
+{
+	struct churn c = { 0 };
+	DAT_HANDLE_TYPE type;
+	struct pair p;
+	pthread_t th;
+	double t0;
+	int loops = 0, bad = 0, stranger;
+
+	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	c.s = &p.c;
+	c.b = &p.cb;
+	KTAP_EXPECT(!pthread_create(&th, NULL, churn_thread, &c));
+	t0 = now_s();
+	while ((__atomic_load_n(&c.rounds, __ATOMIC_RELAXED) < 3 ||
+		loops < 50) && now_s() - t0 < 60) {
+		pair_still_works(&p);
+		if (dat_get_handle_type(p.c.ep, &type) ||
+		    type != DAT_HANDLE_TYPE_EP ||
+		    dat_get_handle_type(p.cb.lmr, &type) ||
+		    type != DAT_HANDLE_TYPE_LMR ||
+		    dat_get_handle_type(p.s.dto_evd, &type) ||
+		    type != DAT_HANDLE_TYPE_EVD)
+			bad++;
+		if (dat_get_handle_type(&stranger, &type) == DAT_SUCCESS)
+			bad++;
+		loops++;
+	}
+	__atomic_store_n(&c.stop, 1, __ATOMIC_RELAXED);
+	KTAP_EXPECT(!pthread_join(th, NULL));
+	ktap_diag("%d checks beside %d rounds of %d LMRs made and freed",
+		  loops, c.rounds, CHURN_LMRS);
+	KTAP_EXPECT_EQ(c.err, DAT_SUCCESS);
+	KTAP_EXPECT_EQ(bad, 0);
+	KTAP_EXPECT(c.rounds >= 3 && loops >= 50);
+	pair_close(&p);
+}
+
 /* UNSIGNALLED on an EP not configured for it: DAT_INVALID_PARAMETER. */
 static void test_err_unsignalled_not_configured(void)
 {
@@ -5801,6 +5884,7 @@ static const struct ktap_case cases[] = {
 	KTAP_CASE(test_err_recv_needs_local_write),
 	KTAP_CASE(test_err_rdma_read_needs_local_write),
 	KTAP_CASE(test_err_invalid_lmr),
+	KTAP_CASE(test_tables_under_churn),
 	KTAP_CASE(test_foreign_lmr),
 	KTAP_CASE(test_err_unsignalled_not_configured),
 	KTAP_CASE(test_unsignalled_configured),
