@@ -1106,7 +1106,7 @@ int kdat_cmd_evd_modify_cno(struct kdat_ucmd *ucmd);
 int kdat_cmd_ep_modify(struct kdat_ucmd *ucmd);
 void kdat_evd_uncommit(struct kdat_evd *evd, u32 n);
 
-/* kdat_ep.c */
+/* kdat_ep*.c: Endpoints (kdat_ep.h lists what their files share) */
 int kdat_cmd_ep_create(struct kdat_ucmd *ucmd);
 int kdat_cmd_ep_query(struct kdat_ucmd *ucmd);
 int kdat_cmd_ep_connect(struct kdat_ucmd *ucmd);
