@@ -69,6 +69,7 @@
  *   kdat_srq.lock                  spin    its EPs' map, slots, ring
  *   kdat_ep.ud_lock                spin    its UD connections
  *   kdat_conn_lock                 spin    the connect turns
+ *   kdat_ring.flags_lock           spin    a ring's flags word (a leaf)
  *
  * Posts take none of the mutexes or the rwsem: they run in
  * kdat_post_srcu's read side, which a device's removal waits for under

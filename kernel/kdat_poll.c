@@ -222,6 +222,7 @@ static u32 kdat_sq_drain_snap(struct kdat_ring *r)
 {
 	u32 done = 0, n;
 
+	lockdep_assert_held(&r->kfile->ring_lock);
 	mutex_lock(&r->drain_lock);
 	if ((s32)(r->snap - r->khead) < 0 &&
 	    kdat_ring_span(r->khead, kdat_ring_tail(r), r->entries) !=
@@ -644,12 +645,11 @@ static int kdat_poller_fn(void *data)
 }
 
 /*
- * KDAT_RING_WAKE_SUBMIT for one ring: take what it published before the
- * call. The file's ring table holds a reference while the ring is in it:
- * ours is taken under the table's lock. -EBADF: no submission ring of the
- * file has that id.
+ * The submission ring @id of @kfile, with a reference (the file's ring
+ * table holds one while the ring is in it: ours is taken under the
+ * table's lock), or NULL: no submission ring of the file has that id.
  */
-static int kdat_sq_ring_take(struct kdat_file *kfile, u32 id)
+static struct kdat_ring *kdat_sq_ring_get(struct kdat_file *kfile, u32 id)
 {
 	struct kdat_ring *r;
 
@@ -660,11 +660,7 @@ static int kdat_sq_ring_take(struct kdat_file *kfile, u32 id)
 	else
 		r = NULL;
 	xa_unlock(&kfile->rings);
-	if (!r)
-		return -EBADF;
-	kdat_sq_ring_flush(r);
-	kdat_ring_put(r);
-	return 0;
+	return r;
 }
 
 /*
@@ -673,16 +669,23 @@ static int kdat_sq_ring_take(struct kdat_file *kfile, u32 id)
  * published before the call is taken in the caller's context (on the one
  * ring @ring names, or on every ring of the file), outside the poller's
  * lock: threads ringing for their own rings take them side by side.
+ * -EBADF: @ring names no submission ring of the file.
  */
 int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 {
 	struct kdat_ring_wake *cmd = ucmd->cmd;
 	struct kdat_file *kfile = ucmd->kfile;
+	struct kdat_ring *r = NULL;
 	struct kdat_poller *p;
 	bool wake;
 
 	if ((cmd->flags & ~KDAT_RING_WAKE_SUBMIT) || cmd->__reserved)
 		return -EINVAL;
+	if (cmd->ring) {
+		r = kdat_sq_ring_get(kfile, cmd->ring);
+		if (!r)
+			return -EBADF;
+	}
 	mutex_lock(&kfile->poller_lock);
 	p = kfile->poller;
 	wake = p && time_after_eq(jiffies, READ_ONCE(p->resume));
@@ -691,11 +694,14 @@ int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 		wake_up_process(p->task);
 	}
 	mutex_unlock(&kfile->poller_lock);
-	if (wake && !(cmd->flags & KDAT_RING_WAKE_SUBMIT))
-		return 0;
-	if (cmd->ring)
-		return kdat_sq_ring_take(kfile, cmd->ring);
-	kdat_rings_take(kfile);
+	if (!wake || (cmd->flags & KDAT_RING_WAKE_SUBMIT)) {
+		if (r)
+			kdat_sq_ring_flush(r);
+		else
+			kdat_rings_take(kfile);
+	}
+	if (r)
+		kdat_ring_put(r);
 	return 0;
 }
 
@@ -946,7 +952,7 @@ void kdat_rings_show(struct seq_file *m, struct kdat_file *kfile)
 		seq_printf(m, "sq:\t%s %u entries %u head %u tail %u completed %u flags %#x\n",
 			   kinds[r->kind],
 			   r->srq ? r->srq->obj.handle : r->ep->obj.handle,
-			   r->entries, r->khead,
+			   r->entries, READ_ONCE(r->khead),
 			   READ_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_TAIL)),
 			   READ_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_COMPLETED)),
 			   flags);

@@ -118,6 +118,7 @@ struct kdat_ring *kdat_ring_alloc(struct kdat_file *kfile,
 	kref_init(&r->ref);
 	INIT_LIST_HEAD(&r->node);
 	mutex_init(&r->drain_lock);
+	spin_lock_init(&r->flags_lock);
 	r->kfile = kfile;
 	r->kind = kind;
 	r->entries = roundup_pow_of_two(want);

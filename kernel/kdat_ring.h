@@ -106,6 +106,14 @@ struct kdat_ring {
 	u32 snap;			/* submission: the tail this pass takes */
 	u32 kcompleted;			/* submission: under the queue lock */
 					/* (read locklessly by the poller) */
+	/*
+	 * KDAT_RING_F_*: the kernel's copy, the one it reads; written under
+	 * @flags_lock together with the ring's flags word, which the process
+	 * may scribble on: the poller's NEED_WAKEUP (ring_lock) and a
+	 * drain's BAD_TAIL (drain_lock) never undo each other.
+	 */
+	spinlock_t flags_lock;
+	u32 kflags;
 
 	/*
 	 * Submission rings (kdat_poll.c): on kfile->sq_rings, under the
@@ -148,15 +156,20 @@ static inline u32 kdat_ring_head(struct kdat_ring *r)
 
 static inline bool kdat_ring_flag(struct kdat_ring *r, u32 flag)
 {
-	return READ_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_FLAGS)) & flag;
+	return READ_ONCE(r->kflags) & flag;
 }
 
+/* Any context. Never reads back the flags word the process can write. */
 static inline void kdat_ring_set_flag(struct kdat_ring *r, u32 flag, bool on)
 {
-	u32 *f = kdat_ring_u32(r, KDAT_RING_OFF_FLAGS);
+	unsigned long irqf;
+	u32 f;
 
-	/* The kernel is the only writer of flags. */
-	WRITE_ONCE(*f, on ? (READ_ONCE(*f) | flag) : (READ_ONCE(*f) & ~flag));
+	spin_lock_irqsave(&r->flags_lock, irqf);
+	f = on ? r->kflags | flag : r->kflags & ~flag;
+	WRITE_ONCE(r->kflags, f);
+	WRITE_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_FLAGS), f);
+	spin_unlock_irqrestore(&r->flags_lock, irqf);
 }
 
 struct kdat_ring *kdat_ring_alloc(struct kdat_file *kfile,

@@ -125,15 +125,6 @@ static uintptr_t kd_slot_key(const struct kd_slot *sl, int by)
 	       (uintptr_t)__atomic_load_n(&sl->obj, __ATOMIC_RELAXED);
 }
 
-static unsigned int kd_read_begin(void)
-{
-	unsigned int s;
-
-	while ((s = __atomic_load_n(&kd_proc.seq, __ATOMIC_ACQUIRE)) & 1)
-		sched_yield();		/* a writer, under kd_proc.lock */
-	return s;
-}
-
 static bool kd_read_retry(unsigned int s)
 {
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -189,16 +180,33 @@ static bool kd_probe(int by, uintptr_t key, const void **obj, uint32_t *type)
 	return false;
 }
 
+/*
+ * How often a lookup looks again while writers overlap it before it waits
+ * for them on kd_proc.lock: a writer preempted inside its section by a
+ * reader of higher priority on the same CPU would otherwise never finish
+ * (sched_yield() does not give way to a lower priority).
+ */
+#define KD_READ_TRIES	64
+
 static bool kd_lookup(int by, uintptr_t key, const void **obj,
 		      uint32_t *type)
 {
-	unsigned int s;
+	unsigned int s, tries;
 	bool found;
 
-	do {
-		s = kd_read_begin();
+	for (tries = 0; tries < KD_READ_TRIES; tries++) {
+		s = __atomic_load_n(&kd_proc.seq, __ATOMIC_ACQUIRE);
+		if (s & 1) {
+			sched_yield();	/* a writer, under kd_proc.lock */
+			continue;
+		}
 		found = kd_probe(by, key, obj, type);
-	} while (kd_read_retry(s));
+		if (!kd_read_retry(s))
+			return found;
+	}
+	pthread_mutex_lock(&kd_proc.lock);
+	found = kd_probe(by, key, obj, type);
+	pthread_mutex_unlock(&kd_proc.lock);
 	return found;
 }
 
@@ -263,13 +271,19 @@ static void kd_tab_drop_at(struct kd_tab *t, int by, uint32_t i)
 	t->used--;
 }
 
-static void kd_tab_drop(int by, uintptr_t key)
+/*
+ * Take @obj's slot out of @by's table. By the object too, not only the
+ * key: a stale kernel handle kept by an object whose kernel half is gone
+ * may come back as another object's.
+ */
+static void kd_tab_drop(int by, uintptr_t key, const void *obj)
 {
 	struct kd_tab *t = by == KD_BY_KH ? kd_proc.by_kh : kd_proc.by_ptr;
 	uint32_t i;
 
 	for (i = kd_hash(key, t->mask); t->slot[i].obj; i = (i + 1) & t->mask) {
-		if (kd_slot_key(&t->slot[i], by) == key) {
+		if (kd_slot_key(&t->slot[i], by) == key &&
+		    t->slot[i].obj == obj) {
 			kd_tab_drop_at(t, by, i);
 			return;
 		}
@@ -296,8 +310,8 @@ static bool kd_table_add(struct kd_obj *o)
 static void kd_table_del_locked(const void *obj, uint32_t kh)
 {
 	kd_write_begin();
-	kd_tab_drop(KD_BY_KH, kh);
-	kd_tab_drop(KD_BY_PTR, (uintptr_t)obj);
+	kd_tab_drop(KD_BY_KH, kh, obj);
+	kd_tab_drop(KD_BY_PTR, (uintptr_t)obj, obj);
 	kd_write_end();
 }
 
@@ -317,6 +331,7 @@ void kd_table_del(struct kd_obj *o)
 void kd_table_walk_locked(int (*fn)(struct kd_obj *o, void *arg), void *arg)
 {
 	struct kd_tab *t = kd_proc.by_kh;
+	struct kd_obj *o;
 	uint32_t i = 0;
 	int r;
 
@@ -327,11 +342,16 @@ void kd_table_walk_locked(int (*fn)(struct kd_obj *o, void *arg), void *arg)
 			i++;
 			continue;
 		}
-		r = fn((struct kd_obj *)sl->obj, arg);
-		if (r & KD_WALK_DROP)
-			kd_table_del_locked(sl->obj, sl->kh);
-		else
+		o = (struct kd_obj *)sl->obj;
+		r = fn(o, arg);
+		if (r & KD_WALK_DROP) {
+			/* Out of the tables before it is freed. */
+			kd_table_del_locked(o, sl->kh);
+			if (r & KD_WALK_FREE)
+				kd_obj_free(o);
+		} else {
 			i++;
+		}
 		if (r & KD_WALK_STOP)
 			break;
 	}
@@ -343,6 +363,17 @@ struct kd_obj *kd_table_find(uint32_t kh)
 	uint32_t type;
 
 	return kd_lookup(KD_BY_KH, kh, &o, &type) ? (struct kd_obj *)o : NULL;
+}
+
+/* The object of kernel handle @kh if it is a @type, by its table slot. */
+struct kd_obj *kd_table_find_type(uint32_t kh, uint32_t type)
+{
+	const void *o;
+	uint32_t t;
+
+	if (!kd_lookup(KD_BY_KH, kh, &o, &t) || t != type)
+		return NULL;
+	return (struct kd_obj *)o;
 }
 
 /* The process's /dev/kdat file, opened for its first IA; -errno. */

@@ -36,16 +36,27 @@ static int kd_ring_segment(void *arg, __u32 i, __u32 need, __u64 *len)
 {
 	const struct kd_ring_segs *w = arg;
 	const DAT_LMR_TRIPLET *seg = &w->iov[i];
-	const struct kd_obj *o = kd_table_find(seg->lmr_context);
-	const struct kd_lmr *lmr = (const struct kd_lmr *)o;
+	const struct kd_lmr *lmr = (const struct kd_lmr *)
+		kd_table_find_type(seg->lmr_context, DAT_HANDLE_TYPE_LMR);
 
 	*len = seg->segment_length;
-	if (!o || o->type != DAT_HANDLE_TYPE_LMR)
+	if (!lmr)
 		return -EACCES;		/* an invalid LMR */
 	return kdat_rule_dto_segment(lmr->priv, lmr->pz == w->pz, lmr->addr,
 				     lmr->length, need, seg->virtual_address,
 				     seg->segment_length);
 }
+
+/*
+ * The file (IA) on which this thread published a receive that no doorbell
+ * has taken, or -1: the poller was running then, but may have gone to
+ * sleep before taking it. Its next send's doorbell on that file takes
+ * every ring of the file,
+ * receives first (as a poller's pass does), not the send's ring alone:
+ * a receive published before a send reaches the device before it, so the
+ * send's peer does not find the receive its reply needs missing.
+ */
+static __thread int kd_recv_unrung = -1;
 
 /*
  * Where a post waits for room: the queue looks full, but the kernel may
@@ -167,8 +178,17 @@ static DAT_RETURN kd_ring_post(struct kd_ring *r, struct kd_pz *pz,
 	wake = (ep && state == KDAT_EP_STATE_DISCONNECTED) ||
 	       kd_sq_need_wakeup(r);
 	pthread_mutex_unlock(&r->lock);
-	if (wake)
-		kd_ring_wake(fd, r, KDAT_RING_WAKE_SUBMIT);
+	if (op == KDAT_DTO_RECEIVE) {
+		if (wake)
+			kd_ring_wake(fd, r, KDAT_RING_WAKE_SUBMIT);
+		else
+			kd_recv_unrung = fd;
+	} else if (wake) {
+		kd_ring_wake(fd, kd_recv_unrung == fd ? NULL : r,
+			     KDAT_RING_WAKE_SUBMIT);
+		if (kd_recv_unrung == fd)
+			kd_recv_unrung = -1;
+	}
 	return DAT_SUCCESS;
 }
 

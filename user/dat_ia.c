@@ -16,7 +16,6 @@
 
 #include "dat_internal.h"
 
-/* Destroy an IA with everything built on it; 0 or -errno. */
 /* An EVD of @arg's IA is closing: true in *busy when a call is inside. */
 struct kd_ia_walk {
 	struct kd_ia *ia;
@@ -74,9 +73,7 @@ static int kd_ia_obj_drop(struct kd_obj *o, void *arg)
 
 	if (o->ia != w->ia)
 		return KD_WALK_NEXT;
-	if (o != &w->ia->obj)
-		kd_obj_free(o);
-	return KD_WALK_DROP;
+	return o == &w->ia->obj ? KD_WALK_DROP : KD_WALK_DROP | KD_WALK_FREE;
 }
 
 static int kd_ia_destroy(int fd, uint32_t kh)

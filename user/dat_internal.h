@@ -435,10 +435,12 @@ DAT_RETURN kd_from_errno(int err);
 DAT_RETURN kd_ioctl(struct kd_ia *ia, unsigned long cmd, void *arg);
 void kd_table_del(struct kd_obj *o);
 struct kd_obj *kd_table_find(uint32_t kh);
+struct kd_obj *kd_table_find_type(uint32_t kh, uint32_t type);
 /* What a walk's function answers: go on, drop the object, stop. */
 #define KD_WALK_NEXT	0
-#define KD_WALK_DROP	1	/* out of the tables (@fn may have freed it) */
+#define KD_WALK_DROP	1	/* out of the tables */
 #define KD_WALK_STOP	2
+#define KD_WALK_FREE	4	/* with DROP: then kd_obj_free() */
 void kd_table_walk_locked(int (*fn)(struct kd_obj *o, void *arg), void *arg);
 int kd_proc_get(void);
 void kd_proc_put(void);

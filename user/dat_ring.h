@@ -64,9 +64,10 @@ static inline uint32_t kd_ring_flags(const struct kd_ring *r)
 
 /*
  * The doorbell: wake the file's poller, or (KDAT_RING_WAKE_SUBMIT) have
- * @r's published entries taken now, in our context, @r's alone: another
- * thread's doorbell for its own ring does not wait for ours. A kernel
- * that predates the ring's id in the doorbell (E2BIG) takes every ring's.
+ * @r's published entries taken now, in our context, @r's alone (@r NULL:
+ * every ring's, receives first): another thread's doorbell for its own
+ * ring does not wait for ours. A kernel that predates the ring's id in
+ * the doorbell (E2BIG) takes every ring's.
  */
 static inline void kd_ring_wake(int fd, const struct kd_ring *r,
 				uint32_t flags)
@@ -74,7 +75,7 @@ static inline void kd_ring_wake(int fd, const struct kd_ring *r,
 	static int whole_file;
 	struct kdat_ring_wake w = { .size = sizeof(w), .flags = flags };
 
-	if (!__atomic_load_n(&whole_file, __ATOMIC_RELAXED))
+	if (r && !__atomic_load_n(&whole_file, __ATOMIC_RELAXED))
 		w.ring = r->id;
 	if (!ioctl(fd, KDAT_IOCTL_RING_WAKE, &w) || errno != E2BIG || !w.ring)
 		return;

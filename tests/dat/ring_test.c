@@ -1271,6 +1271,12 @@ static void test_wake_one_ring(void)
 	errno = 0;
 	KTAP_EXPECT(ioctl(fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
 		    errno == EBADF);
+	/* Without SUBMIT too: the id is checked before the poller wakes. */
+	w.flags = 0;
+	errno = 0;
+	KTAP_EXPECT(ioctl(fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
+		    errno == EBADF);
+	w.flags = KDAT_RING_WAKE_SUBMIT;
 	w.ring = p.csq.id;
 	w.__reserved = 1;
 	errno = 0;

@@ -47,9 +47,9 @@
  *                                                    DAT_INVALID_STATE
  *   ENOMEM      out of memory, or over a queue's     DAT_INSUFFICIENT_RESOURCES
  *               depth, or over RLIMIT_MEMLOCK, the
- *               caller's memory or RDMA cgroup, or a
- *               kdat limit (module parameter
- *               max_objects)
+ *               caller's memory or RDMA cgroup, or
+ *               kdat's limit of objects per file
+ *               (kdat(4))
  *   EMSGSIZE    output array too small; the count    - (DEVICE_LIST)
  *               needed is returned
  *               local buffer too small for the data  DAT_LENGTH_ERROR (DTOs)
@@ -1424,15 +1424,19 @@ struct kdat_ep_modify {
  * queue) carries struct kdat_sqe entries (a send ring created with
  * KDAT_RING_CREATE_SQE_EXT: struct kdat_sqe_ext). The process writes entries at
  * tail, then publishes tail with a release store. A kernel poller thread
- * (running in the opener's cgroups; it serves up to poller_files files,
- * module parameter, all of one effective user in the same cgroups and
- * with the same CPU setting, each with its opener's credentials) reads tail with an acquire load, copies each entry once, checks the copy
+ * (running in the opener's cgroups; it serves a few files, all of one
+ * effective user in the same cgroups and with the same CPU setting, each
+ * with its opener's credentials) reads tail with an acquire load, copies
+ * each entry once, checks the copy
  * exactly as KDAT_IOCTL_POST checks its arguments, and posts the good ones
  * in one chain per batch. It publishes head past the entries it has
  * copied before posting them, so once a DTO's completion is seen its slot
  * is free. Each ring keeps its order; across rings of the
  * file, a receive (EP or SRQ) published before a send by the same thread
- * is posted before it, as with ioctls. An entry it refuses completes at
+ * is posted before it, as with ioctls, by the poller and by a doorbell
+ * for every ring (a doorbell for one ring takes that ring alone: a
+ * process that published a receive no doorbell took rings for every
+ * ring with its next send). An entry it refuses completes at
  * once on the queue's EVD with the errno KDAT_IOCTL_POST would have
  * returned in struct kdat_event.post_error; nothing is posted for it. A tail more than
  * ring_entries past head is not consumed (KDAT_RING_F_BAD_TAIL is set
@@ -1440,12 +1444,12 @@ struct kdat_ep_modify {
  * and ep_state; what the process writes there is ignored.
  *
  * The poller spins only while it has its CPU to itself. When it has had
- * nothing to do for its idle time (module parameter poll_idle_us), or
+ * nothing to do for its idle time (kdat(4)), or
  * when other tasks have wanted its CPU for half a millisecond, it sets
  * KDAT_RING_F_NEED_WAKEUP in every submission ring it serves, takes
  * what is published once more, then sleeps. A file without a poller
- * (KDAT_IOCTL_POLLER_SET, or none to be had: module parameter
- * max_pollers) has the flag set in every submission ring at all times.
+ * (KDAT_IOCTL_POLLER_SET, or none to be had: kdat's number of pollers
+ * is bounded, kdat(4)) has the flag set in every submission ring at all times.
  * The process rings the doorbell (KDAT_IOCTL_RING_WAKE) only when it sees
  * that flag after publishing a tail. No wake-up is lost: the process
  * stores tail, issues a full memory barrier, loads flags; the poller
@@ -1654,8 +1658,7 @@ enum kdat_poller_mode {
  * @size: sizeof(struct kdat_poller_set)
  * @mode: enum kdat_poller_mode; KDAT_POLLER_ADAPTIVE is a file's default
  *     (a poller starts with the first submission ring; it backs off while
- *     less than the module parameter poll_busy_pct of its time goes to
- *     taking entries); KDAT_POLLER_SPIN's poller does not back off for
+ *     less than a share of its time (kdat(4)) goes to taking entries); KDAT_POLLER_SPIN's poller does not back off for
  *     that, and is shared only with files of the same mode;
  *     KDAT_POLLER_NONE stops the poller, after taking what is published
  * @cpu: KDAT_POLLER_ANY_CPU, or the CPU the poller runs on: online and
