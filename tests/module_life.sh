@@ -18,10 +18,8 @@ DEV=${KDAT_TEST_DEV:-}
 PORT=${KDAT_TEST_PORT:-1}
 OBJS=/sys/kernel/debug/kdat/objects
 
-skip_all() {
-	echo "1..0 # SKIP $*"
-	exit 4
-}
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tap.sh"	# skip_all, diag
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (insmod/rmmod)"
 [ -f "$KO" ] || skip_all "$KO not built"
@@ -31,7 +29,6 @@ skip_all() {
 
 ncase=0
 nfail=0
-diag() { printf '# %s\n' "$@"; }
 
 # run_case NAME FUNCTION: FUNCTION returns 0 (pass), 4 (skipped; it set
 # skip_reason) or anything else (fail).

@@ -30,13 +30,13 @@ KO=${KDAT_KO:-$TOP/kdat.ko}
 DEV=${KDAT_TEST_DEV:-}
 PORT=${KDAT_TEST_PORT:-1}
 
-diag() { printf '# %s\n' "$@"; }
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tap.sh"	# skip_all, diag
 
 if [ "$(id -u)" != 0 ] || [ ! -c /dev/kdat ] || [ -z "$DEV" ] ||
 	[ -z "${KDAT_TEST_IP:-}" ] || [ -z "${KDAT_TEST_NETDEV:-}" ] ||
 	[ ! -r "$OBJS" ]; then
-	echo "1..0 # SKIP needs root, kdat.ko, debugfs and the testbed's rxe device"
-	exit 4
+	skip_all "needs root, kdat.ko, debugfs and the testbed's rxe device"
 fi
 
 seed=${STORM_SEED:-${KDAT_T_STORM_SEED:-$RANDOM}}

@@ -40,12 +40,8 @@ read -r -a EXTRA <<< "${FUZZ_ARGS:-${KDAT_T_FUZZ_ARGS:-}}"
 OBJS=/sys/kernel/debug/kdat/objects
 NOBODY=65534
 
-skip_all() {
-	echo "1..0 # SKIP $*"
-	exit 4
-}
-
-diag() { printf '# %s\n' "$@"; }
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"	# skip_all, diag
 
 case $SECS in
 '' | *[!0-9]*) skip_all "FUZZ_S=$SECS is not a number of seconds" ;;
