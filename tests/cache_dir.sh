@@ -14,22 +14,9 @@ set -uo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CD=$TOP/scripts/cache-dir
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tap.sh"	# result, totals
 n=0 fail=0 skip=0
-
-result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-		fail=$((fail + 1))
-	fi
-}
-
-skip_case() {
-	n=$((n + 1)) skip=$((skip + 1))
-	echo "ok $n $1 # SKIP $2"
-}
 
 # refused ROOT: cache-dir refuses ROOT (exit 1, no path printed).
 refused() {
@@ -66,7 +53,7 @@ if [ "$(id -u)" = 0 ]; then
 	refused "$work/theirs"
 	result $? "a cache root another user owns (made first) is refused"
 else
-	skip_case "a cache root another user owns is refused" \
+	result skip "a cache root another user owns is refused" \
 		"needs root to make a directory of another user's"
 fi
 
@@ -96,5 +83,4 @@ for f in "$TOP"/scripts/* "$TOP"/Makefile; do
 done
 result $r "no script names a fixed path in /tmp or /var/tmp"
 
-echo "# Totals: pass:$((n - fail - skip)) fail:$fail skip:$skip"
-[ "$fail" = 0 ]
+totals

@@ -8,7 +8,8 @@
 # through a dat.conf written by the installed kdat-datconf, kdat-stat
 # reads the module's netlink family, and the module unloads.
 set -uo pipefail
-skip_all() { echo "1..0 # SKIP $*"; exit 4; }
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tap.sh"	# skip_all, result, totals
 [ "$(id -u)" = 0 ] || skip_all "needs root"
 [ -n "${KDAT_TEST_DEV:-}" ] && [ -n "${KDAT_TEST_IP:-}" ] ||
 	skip_all "not in the testbed (KDAT_TEST_DEV, KDAT_TEST_IP)"
@@ -18,10 +19,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 port=${KDAT_TEST_PORT:-1}
 n=0 fail=0
-result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fail=$((fail + 1)); fi
-}
 echo "TAP version 13"
 echo "1..6"
 
@@ -84,5 +81,4 @@ result $r "/usr/bin/kdat-stat reads the module's netlink family"
 
 rmmod kdat
 result $? "rmmod kdat"
-echo "# Totals: pass:$((n - fail)) fail:$fail skip:0"
-[ $fail = 0 ]
+totals

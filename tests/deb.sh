@@ -17,6 +17,8 @@
 set -uo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tap.sh"	# skip_cases, result, diag
 DEBS=${KDAT_DEB_DIR:-$TOP/build/deb}
 PKGS=(kdat-dkms libdat-kdat libdat-kdat-dev kdat-utils)
 # 17 on the host; 6 in the guest, and its status and kernel log
@@ -27,32 +29,17 @@ fail=0
 echo "TAP version 13"
 echo "1..$NCASES"
 
-skip_all() {
-	for ((i = 1; i <= NCASES; i++)); do echo "ok $i # SKIP $*"; done
-	exit 4
-}
-check() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-		fail=$((fail + 1))
-	fi
-}
-diag() { sed 's/^/# /'; }
-
-[ "$(id -u)" = 0 ] || skip_all "needs root (dpkg -i, dpkg --purge)"
-command -v dpkg > /dev/null || skip_all "no dpkg: not a Debian system"
-command -v dkms > /dev/null || skip_all "no dkms (scripts/setup)"
+[ "$(id -u)" = 0 ] || skip_cases "$NCASES" "needs root (dpkg -i, dpkg --purge)"
+command -v dpkg > /dev/null || skip_cases "$NCASES" "no dpkg: not a Debian system"
+command -v dkms > /dev/null || skip_cases "$NCASES" "no dkms (scripts/setup)"
 debs=()
 for p in "${PKGS[@]}"; do
 	f=$(ls "$DEBS/${p}"_*.deb 2> /dev/null | sort -V | tail -n1)
-	[ -n "$f" ] || skip_all "$DEBS/${p}_*.deb: not built (make deb)"
+	[ -n "$f" ] || skip_cases "$NCASES" "$DEBS/${p}_*.deb: not built (make deb)"
 	debs+=("$f")
 	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2> /dev/null)
 	[ "$st" = not-installed ] || [ -z "$st" ] ||
-		skip_all "$p is installed already ($st): the test would purge it"
+		skip_cases "$NCASES" "$p is installed already ($st): the test would purge it"
 done
 
 # The kernels DKMS builds for: the running one if it has headers, else
@@ -65,7 +52,7 @@ else
 		[ -e "$d/build/include" ] && kernels+=("${d##*/}")
 	done
 fi
-[ ${#kernels[@]} -gt 0 ] || skip_all "no kernel headers in /lib/modules/*/build"
+[ ${#kernels[@]} -gt 0 ] || skip_cases "$NCASES" "no kernel headers in /lib/modules/*/build"
 echo "# kernels: ${kernels[*]}"
 
 work=$(mktemp -d /var/tmp/kdat-deb.XXXXXX)
@@ -85,7 +72,7 @@ r=0
 if command -v lintian > /dev/null; then
 	lintian --fail-on error,warning "${debs[@]}" > "$work/lintian" 2>&1 || r=1
 	grep -v 'running with root privileges' "$work/lintian" | diag
-	check $r "lintian: the four packages, no error or warning"
+	result $r "lintian: the four packages, no error or warning"
 else
 	n=$((n + 1))
 	echo "ok $n lintian # SKIP no lintian (scripts/setup)"
@@ -96,7 +83,7 @@ installed=1
 dpkg -i "${debs[@]}" > "$work/install" 2>&1
 r=$?
 [ $r = 0 ] || tail -n 30 "$work/install" | diag
-check $r "dpkg -i the four packages"
+result $r "dpkg -i the four packages"
 dpkg -L "${PKGS[@]}" > "$work/files" 2> /dev/null
 ver=$(dpkg-query -W -f='${Version}' kdat-dkms)
 ver=${ver%%-*}
@@ -108,7 +95,7 @@ for k in "${kernels[@]}"; do
 	grep -q ': installed' <<< "$st" ||
 		{ echo "# $k: dkms status: ${st:-none}"; r=1; }
 done
-check $r "DKMS built and installed kdat/$ver for ${kernels[*]}"
+result $r "DKMS built and installed kdat/$ver for ${kernels[*]}"
 
 # 3: modinfo finds it among the kernel's modules, the DKMS copy.
 r=0
@@ -122,7 +109,7 @@ for k in "${kernels[@]}"; do
 	grep -q "^$k " <<< "$(modinfo -k "$k" -F vermagic kdat)" ||
 		{ echo "# $k: vermagic is not $k's"; r=1; }
 done
-check $r "modinfo -k KERNEL kdat: the DKMS module, that kernel's vermagic"
+result $r "modinfo -k KERNEL kdat: the DKMS module, that kernel's vermagic"
 
 # 3b: a kernel installed after kdat: its package's postinst runs the
 # hooks of /etc/kernel/postinst.d (run-parts --exit-on-error: a failing
@@ -147,7 +134,7 @@ dkms remove -m kdat -v "$ver" -k "$newk" > "$work/dkms-rm" 2>&1 ||
 run_hooks "$newk" || r=1
 grep -q ': installed' <<< "$(dkms status -m kdat -v "$ver" -k "$newk" 2>&1)" ||
 	{ echo "# $newk: not built by the hooks"; r=1; }
-check $r "a new kernel's hooks ($newk): kdat built for it, each hook succeeds"
+result $r "a new kernel's hooks ($newk): kdat built for it, each hook succeeds"
 
 # 3c: a kernel kdat does not support (a release outside dkms.conf's
 # BUILD_EXCLUSIVE_KERNEL, here 9.9.9 with 6.1's headers) is declined, not
@@ -168,7 +155,7 @@ else
 		{ echo "# dkms built for $fake"; r=1; }
 	rm -rf "/lib/modules/$fake" "/var/lib/dkms/kdat/$ver/$fake"
 fi
-check $r "a kernel outside 6.1 and 6.12 is declined (dkms status 77), the kernel's hooks succeed"
+result $r "a kernel outside 6.1 and 6.12 is declined (dkms status 77), the kernel's hooks succeed"
 
 # 4: the modprobe.d file lists every parameter of the module.
 conf=/etc/modprobe.d/kdat.conf
@@ -182,7 +169,7 @@ for p in $params; do
 	grep -q "^#options kdat $p=" "$conf" 2> /dev/null ||
 		{ echo "# $conf: no $p"; r=1; }
 done
-check $r "$conf, a conffile, documents each of the $(wc -w <<< "$params") parameters"
+result $r "$conf, a conffile, documents each of the $(wc -w <<< "$params") parameters"
 
 # 5: the udev rule, and its group.
 rule=/lib/udev/rules.d/60-kdat.rules
@@ -190,7 +177,7 @@ r=0
 grep -q '^KERNEL=="kdat", SUBSYSTEM=="misc", GROUP="rdma", MODE="0660"' \
 	"$rule" 2> /dev/null || { echo "# $rule: no rule for /dev/kdat"; r=1; }
 getent group rdma > /dev/null || { echo "# no group rdma"; r=1; }
-check $r "$rule gives /dev/kdat to group rdma, mode 0660"
+result $r "$rule gives /dev/kdat to group rdma, mode 0660"
 
 # 5b: /etc/kdat/dat.conf for the ports present, and the udev rule that
 # writes it again.
@@ -206,7 +193,7 @@ fi
 grep -q 'SUBSYSTEM=="infiniband", RUN+="/usr/bin/kdat-datconf -o /etc/kdat/dat.conf"' \
 	/lib/udev/rules.d/*kdat-utils.rules 2> /dev/null ||
 	{ echo "# no udev rule that rewrites $dc"; r=1; }
-check $r "$dc: kdat's IAs for the ports present ($(grep -vc '^#' "$dc" 2> /dev/null) lines), rewritten by udev when a device comes or goes"
+result $r "$dc: kdat's IAs for the ports present ($(grep -vc '^#' "$dc" 2> /dev/null) lines), rewritten by udev when a device comes or goes"
 
 # 6: the tools, from /usr/bin, on the installed library.
 r=0
@@ -224,7 +211,7 @@ for t in /usr/bin/kdat-info /usr/bin/kdat-stat /usr/bin/kdat-bench \
 		{ echo "# $t --version: '$v', want ${t##*/} (kdat) ${pkgver%%-*}"; r=1; }
 done
 /usr/bin/kdat-datconf > "$work/datconf" 2>&1 || { diag < "$work/datconf"; r=1; }
-check $r "kdat-info -h, kdat-datconf run from /usr/bin on the installed libdat; every tool's --version the packages'"
+result $r "kdat-info -h, kdat-datconf run from /usr/bin on the installed libdat; every tool's --version the packages'"
 
 # 7: a DAT program builds with pkg-config against the installed libdat.
 r=0
@@ -238,7 +225,7 @@ if command -v cc > /dev/null && command -v pkg-config > /dev/null; then
 		grep -q 'libdat\.so\.2 => /' <<< "$linked" ||
 			{ diag <<< "$linked"; r=1; }
 	fi
-	check $r "a DAT program builds with pkg-config libdat, links to it"
+	result $r "a DAT program builds with pkg-config libdat, links to it"
 else
 	n=$((n + 1))
 	echo "ok $n a DAT program builds with pkg-config libdat # SKIP no cc or pkg-config"
@@ -250,7 +237,7 @@ for page in kdat-info kdat-datconf dat_ep_post_send kdat; do
 	[ -n "$(MANPATH=/usr/share/man man -w "$page" 2> /dev/null)" ] ||
 		{ echo "# man finds no $page"; r=1; }
 done
-check $r "man finds kdat-info(1), kdat-datconf(1), dat_ep_post_send(3DAT), kdat(4)"
+result $r "man finds kdat-info(1), kdat-datconf(1), dat_ep_post_send(3DAT), kdat(4)"
 
 # 9-15: in a testbed guest (the host's root is the guest's): modprobe
 # loads the DKMS module, the tools and Debian's dtest run over kdat
@@ -291,14 +278,14 @@ else
 		esac
 		got=$((got + 1))
 		[ $got -lt $GUEST_CASES ] || break
-		check $st "guest ($gk): $(sed -E 's/^(not )?ok [0-9]+ //' <<< "$line")"
+		result $st "guest ($gk): $(sed -E 's/^(not )?ok [0-9]+ //' <<< "$line")"
 	done < <(grep -E '^(not )?ok [0-9]+ ' "$work/guest")
 	while [ $got -lt $((GUEST_CASES - 1)) ]; do
 		got=$((got + 1))
-		check 1 "guest ($gk): case $got did not run (vm-run status $grc)"
+		result 1 "guest ($gk): case $got did not run (vm-run status $grc)"
 	done
 	grep -q '^kdat-vm: kernel log: clean' "$work/guest" && [ $grc = 0 ]
-	check $? "guest ($gk): vm-run status 0, kernel log clean"
+	result $? "guest ($gk): vm-run status 0, kernel log clean"
 fi
 
 # 15b: kdat-libdat2 puts libdat in the place of Debian's libdat2 (after
@@ -315,7 +302,7 @@ else
 	grep -q ' is libdat;' <<< "$(/usr/sbin/kdat-libdat2 status)" || r=1
 	cmp -s "$libdat2" /usr/lib/*/kdat/libdat2.so.2 || { echo "# $libdat2 is not libdat's copy"; r=1; }
 	grep -q 'local diversion' <<< "$(dpkg-divert --list "$libdat2")" || r=1
-	check $r "kdat-libdat2 install: $libdat2 is libdat (a local diversion)"
+	result $r "kdat-libdat2 install: $libdat2 is libdat (a local diversion)"
 fi
 
 # 16: purge.
@@ -323,7 +310,7 @@ purge
 r=$?
 [ $r = 0 ] && installed=0
 [ $r = 0 ] || tail -n 30 "$work/purge" | diag
-check $r "dpkg --purge the four packages"
+result $r "dpkg --purge the four packages"
 
 # 17: none of their files is left.
 r=0
@@ -336,7 +323,7 @@ while read -r f; do
 		r=1
 	fi
 done < "$work/files"
-check $r "none of their $(wc -l < "$work/files") files is left"
+result $r "none of their $(wc -l < "$work/files") files is left"
 
 # 17b: the purge undid kdat-libdat2 and took /etc/kdat with it.
 r=0
@@ -345,7 +332,7 @@ if [ "$divert" = 1 ]; then
 	dpkg -V libdapl2 > "$work/verify" 2>&1 || { diag < "$work/verify"; r=1; }
 fi
 [ ! -e /etc/kdat ] || { echo "# left: /etc/kdat"; r=1; }
-check $r "the purge undid kdat-libdat2 (Debian's libdat2 back, dpkg -V libdapl2 clean) and removed /etc/kdat"
+result $r "the purge undid kdat-libdat2 (Debian's libdat2 back, dpkg -V libdapl2 clean) and removed /etc/kdat"
 
 # 18: nor anything of DKMS's for kdat.
 r=0
@@ -361,7 +348,7 @@ for k in "${kernels[@]}"; do
 	! grep -q '^updates/dkms/kdat\.ko' "/lib/modules/$k/modules.dep" ||
 		{ echo "# $k: modules.dep still names kdat.ko"; r=1; }
 done
-check $r "DKMS: no kdat in dkms status, /var/lib/dkms, /usr/src, the kernels' modules"
+result $r "DKMS: no kdat in dkms status, /var/lib/dkms, /usr/src, the kernels' modules"
 
 echo "# Totals: pass:$((n - fail)) fail:$fail"
 [ "$fail" = 0 ]

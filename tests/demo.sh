@@ -10,8 +10,10 @@
 set -uo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-[ -c /dev/kdat ] || { echo "1..0 # SKIP no /dev/kdat"; exit 4; }
-[ -n "${KDAT_TEST_DEV:-}" ] || { echo "1..0 # SKIP no KDAT_TEST_DEV"; exit 4; }
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tap.sh"	# skip_all
+[ -c /dev/kdat ] || skip_all "no /dev/kdat"
+[ -n "${KDAT_TEST_DEV:-}" ] || skip_all "no KDAT_TEST_DEV"
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

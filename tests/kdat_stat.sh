@@ -28,7 +28,8 @@
 # KDAT_TEST_IP).
 set -uo pipefail
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-skip_all() { echo "1..0 # SKIP $*"; exit 4; }
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tap.sh"	# skip_all, result, totals
 [ "$(id -u)" = 0 ] || skip_all "needs root"
 [ -c /dev/kdat ] || skip_all "no /dev/kdat"
 [ -n "${KDAT_TEST_DEV:-}" ] && [ -n "${KDAT_TEST_IP:-}" ] ||
@@ -49,10 +50,6 @@ cleanup() {
 trap cleanup EXIT
 ia=$KDAT_TEST_DEV:${KDAT_TEST_PORT:-1}
 n=0 fail=0
-result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fail=$((fail + 1)); fi
-}
 echo "TAP version 13"
 echo "1..13"
 
@@ -416,5 +413,4 @@ grep -q "^pid \($bench\|$other\) " <<< "$("$STAT")" && r=1
 left=$("$STAT" | grep -c '^pid ')
 [ "$left" = 0 ] || { "$STAT" | sed 's/^/# left: /'; r=1; }
 result $r "the killed programs' objects are gone; nothing is listed"
-echo "# Totals: pass:$((n - fail)) fail:$fail skip:0"
-[ $fail = 0 ]
+totals

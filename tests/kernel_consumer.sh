@@ -19,10 +19,8 @@ KO=${KDAT_TEST_CONSUMER_KO:-$TOP/tests/kernel/kdat_consumer.ko}
 DEV=${KDAT_TEST_DEV:-}
 IP=${KDAT_TEST_IP:-}
 
-skip_all() {
-	echo "1..0 # SKIP $*"
-	exit 4
-}
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tap.sh"	# skip_all
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (insmod/rmmod)"
 [ -f "$KO" ] || skip_all "$KO not built"

@@ -13,10 +13,8 @@
 set -uo pipefail
 
 K=/sys/kernel/debug/kmemleak
-skip_all() {
-	echo "1..0 # SKIP $*"
-	exit 4
-}
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tap.sh"	# skip_all
 
 [ "$(id -u)" = 0 ] || skip_all "needs root"
 [ -e $K ] || skip_all "this kernel has no kmemleak (Debian's stock kernel); make check-debug runs it on the debug kernel"

@@ -13,10 +13,8 @@ set -uo pipefail
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KO=${KDAT_KO:-$TOP/kdat.ko}
 
-skip_all() {
-	echo "1..0 # SKIP $*"
-	exit 4
-}
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tap.sh"	# skip_all
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (insmod/rmmod)"
 [ -f "$KO" ] || skip_all "$KO not built"

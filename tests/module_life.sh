@@ -16,12 +16,11 @@ KO=${KDAT_KO:-$TOP/kdat.ko}
 HOLD=$TOP/tests/selftests/kdat_hold_ia
 DEV=${KDAT_TEST_DEV:-}
 PORT=${KDAT_TEST_PORT:-1}
-OBJS=/sys/kernel/debug/kdat/objects
 
-skip_all() {
-	echo "1..0 # SKIP $*"
-	exit 4
-}
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tap.sh"	# skip_all, diag
+# shellcheck source=tests/lib/objects.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/objects.sh"	# $OBJS, pinned_pages
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (insmod/rmmod)"
 [ -f "$KO" ] || skip_all "$KO not built"
@@ -31,7 +30,6 @@ skip_all() {
 
 ncase=0
 nfail=0
-diag() { printf '# %s\n' "$@"; }
 
 # run_case NAME FUNCTION: FUNCTION returns 0 (pass), 4 (skipped; it set
 # skip_reason) or anything else (fail).
@@ -322,13 +320,6 @@ wait_line() {
 	done
 	diag "no '$2' in $1 after $3 s: $(tr '\n' '|' < "$1")"
 	return 1
-}
-
-# Pages pinned with FOLL_PIN, system wide.
-pinned_pages() {
-	awk '$1 == "nr_foll_pin_acquired" { a = $2 }
-	     $1 == "nr_foll_pin_released" { r = $2 }
-	     END { print a - r }' /proc/vmstat
 }
 
 # kill -9 of a process with a connection, posted DTOs and 64 MiB

@@ -25,35 +25,24 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KILLS=${1:-${KDAT_T_STORM_KILLS:-1000}}
 ROUNDS=${2:-${KDAT_T_STORM_ROUNDS:-50}}
 LIFE=$TOP/tests/dat/dat_life_helper
-OBJS=/sys/kernel/debug/kdat/objects
 KO=${KDAT_KO:-$TOP/kdat.ko}
 DEV=${KDAT_TEST_DEV:-}
 PORT=${KDAT_TEST_PORT:-1}
 
-diag() { printf '# %s\n' "$@"; }
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tap.sh"	# skip_all, diag
+# shellcheck source=tests/lib/objects.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/objects.sh"	# $OBJS, objects_left, pinned_pages
 
 if [ "$(id -u)" != 0 ] || [ ! -c /dev/kdat ] || [ -z "$DEV" ] ||
 	[ -z "${KDAT_TEST_IP:-}" ] || [ -z "${KDAT_TEST_NETDEV:-}" ] ||
 	[ ! -r "$OBJS" ]; then
-	echo "1..0 # SKIP needs root, kdat.ko, debugfs and the testbed's rxe device"
-	exit 4
+	skip_all "needs root, kdat.ko, debugfs and the testbed's rxe device"
 fi
 
 seed=${STORM_SEED:-${KDAT_T_STORM_SEED:-$RANDOM}}
 RANDOM=$seed
 diag "seed: $seed (STORM_SEED=$seed replays the kill points)"
-
-# Pages pinned with FOLL_PIN, system wide.
-pinned_pages() {
-	awk '$1 == "nr_foll_pin_acquired" { a = $2 }
-	     $1 == "nr_foll_pin_released" { r = $2 }
-	     END { print a - r }' /proc/vmstat
-}
-
-# The live counters that are not 0, but devices.
-objects_left() {
-	awk '$1 != "devices" && $2 != 0 { printf "%s %s ", $1, $2 }' "$OBJS"
-}
 
 pollers() { pgrep -c '^kdat-poll' || true; }
 

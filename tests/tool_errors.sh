@@ -10,7 +10,8 @@
 set -uo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-skip_all() { echo "1..0 # SKIP $*"; exit 4; }
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tap.sh"	# skip_all
 [ -c /dev/kdat ] || skip_all "no /dev/kdat"
 [ -n "${KDAT_TEST_DEV:-}" ] || skip_all "no KDAT_TEST_DEV"
 [ "$(id -u)" = 0 ] || skip_all "needs root (runs a command as nobody)"

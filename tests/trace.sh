@@ -12,7 +12,8 @@
 # Needs root, perf (linux-perf), kdat.ko loaded, the testbed's device.
 set -uo pipefail
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-skip_all() { echo "1..0 # SKIP $*"; exit 4; }
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/tap.sh"	# skip_all, result, totals
 [ "$(id -u)" = 0 ] || skip_all "needs root"
 command -v perf > /dev/null || skip_all "no perf (linux-perf)"
 [ -c /dev/kdat ] || skip_all "no /dev/kdat"
@@ -28,10 +29,6 @@ trap 'rm -rf "$work"' EXIT
 ia=$KDAT_TEST_DEV:${KDAT_TEST_PORT:-1}
 N=200
 n=0 fail=0
-result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fail=$((fail + 1)); fi
-}
 echo "TAP version 13"
 echo "1..5"
 
@@ -68,5 +65,4 @@ perf script -i "$work/ref.data" > "$work/ref.txt" 2> /dev/null
 grep -m3 'kdat:kdat_refuse:' "$work/ref.txt" | sed 's/^/# /'
 grep -q 'kdat:kdat_refuse:.* err=-13' "$work/ref.txt"
 result $? "kdat_refuse: a DTO with an invalid LMR, refused with EACCES"
-echo "# Totals: pass:$((n - fail)) fail:$fail skip:0"
-[ $fail = 0 ]
+totals

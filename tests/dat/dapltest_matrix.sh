@@ -28,6 +28,8 @@
 # KDAT_T_MATRIX=subset turns the level given into the subset.
 set -uo pipefail
 
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"	# result, totals
 # shellcheck source=tests/dat/providers.sh
 . "$(dirname "${BASH_SOURCE[0]}")/providers.sh"
 providers_setup dapltest
@@ -106,20 +108,15 @@ n=0 fail=0 skip=0
 echo "TAP version 13"
 echo "1..$((2 * (${#tcases[@]} + ${#pcases[@]} + 2)))"
 
-# result P STATUS NAME: kdat's failures fail; the reference's are skips.
-# kdat's verdicts, in order, for the reference to look up.
+# provider_result P STATUS NAME: kdat's failures fail; the reference's
+# are skips. kdat's verdicts, in order, for the reference to look up.
 declare -a kdat_r=()
-result() {
+provider_result() {
 	[ "$1" = "$KDAT" ] && kdat_r+=("$2")
-	n=$((n + 1))
-	if [ "$2" = 0 ]; then
-		echo "ok $n $3 over $1"
-	elif [ "$1" = "$OFA" ]; then
-		echo "ok $n $3 over $1 # SKIP the reference provider fails it on this device"
-		skip=$((skip + 1))
+	if [ "$2" != 0 ] && [ "$1" = "$OFA" ]; then
+		result skip "$3 over $1" "the reference provider fails it on this device"
 	else
-		echo "not ok $n $3 over $1"
-		fail=$((fail + 1))
+		result "$2" "$3 over $1"
 	fi
 }
 
@@ -144,9 +141,7 @@ server_down() {
 for p in "$KDAT" "$OFA"; do
 	if [ "$p" = "$OFA" ] && ! reference_wanted; then
 		for ((i = 0; i < ${#tcases[@]} + ${#pcases[@]} + 2; i++)); do
-			n=$((n + 1))
-			skip=$((skip + 1))
-			echo "ok $n dapltest over $p # SKIP $NO_REFERENCE"
+			result skip "dapltest over $p" "$NO_REFERENCE"
 		done
 		continue
 	fi
@@ -171,9 +166,8 @@ for p in "$KDAT" "$OFA"; do
 			# failed, to tell a kdat bug from what rxe cannot do.
 			if [ "$p" = "$OFA" ] && [ "$level" = check ] &&
 				[ "${kdat_r[$((n - ${#kdat_r[@]}))]}" = 0 ]; then
-				n=$((n + 1))
-				skip=$((skip + 1))
-				echo "ok $n dapltest $name over $p # SKIP kdat passed it; make check runs the reference only where kdat fails (make compat runs every case)"
+				result skip "dapltest $name over $p" \
+					"kdat passed it; make check runs the reference only where kdat fails (make compat runs every case)"
 				continue
 			fi
 			server_up "$p"
@@ -201,14 +195,14 @@ for p in "$KDAT" "$OFA"; do
 					head -5 | sed 's/^/# /'
 			fi
 			grep -h 'WQE/Sec' "$work/cli" | sed "s/^/# $p: /"
-			result "$p" $r "dapltest $name"
+			provider_result "$p" $r "dapltest $name"
 		done
 	done
 	r=0
 	server_up "$p"
 	server_down "$p" || r=1
 	grep -qi 'error\|fail' "$work/srv" && r=1
-	result "$p" $r "dapltest -T Q: the server ends, no failure on its side"
+	provider_result "$p" $r "dapltest -T Q: the server ends, no failure on its side"
 	r=0
 	# shellcheck disable=SC2086 # a list of words
 	timeout $((2 * limit)) dapltest -T L -D "$p" -w 2 -m 16 $limits \
@@ -218,8 +212,7 @@ for p in "$KDAT" "$OFA"; do
 		sed "s/^/# $p: /"
 	[ $r = 0 ] || grep -hi 'error\|fail' "$work/lim" | head -5 |
 		sed 's/^/# /'
-	result "$p" $r "dapltest -T L -w 2 -m 16 $limits"
+	provider_result "$p" $r "dapltest -T L -w 2 -m 16 $limits"
 	echo "# $p: $((SECONDS - t0)) s"
 done
-echo "# Totals: pass:$((n - fail - skip)) fail:$fail skip:$skip"
-[ "$fail" = 0 ]
+totals

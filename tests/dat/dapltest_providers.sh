@@ -16,6 +16,8 @@
 # runs and by dtest.
 set -uo pipefail
 
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"	# result, totals
 # shellcheck source=tests/dat/providers.sh
 . "$(dirname "${BASH_SOURCE[0]}")/providers.sh"
 providers_setup dapltest
@@ -46,9 +48,7 @@ skip=0
 # no_reference P WHAT: P is OFA's provider and it is left out: a skip.
 no_reference() {
 	[ "$1" = "$OFA" ] && ! reference_wanted || return 1
-	n=$((n + 1))
-	skip=$((skip + 1))
-	echo "ok $n $2 over $1 # SKIP $NO_REFERENCE"
+	result skip "$2 over $1" "$NO_REFERENCE"
 }
 echo "TAP version 13"
 echo "1..$(((${#tests[@]} + 1) * ${#providers[@]}))"
@@ -104,5 +104,4 @@ for p in "${providers[@]}"; do
 		fail=$((fail + 1))
 	fi
 done
-echo "# Totals: pass:$((n - fail - skip)) fail:$fail skip:$skip"
-[ "$fail" = 0 ]
+totals

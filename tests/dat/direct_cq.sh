@@ -30,10 +30,8 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bench=$TOP/user/kdat-bench
 count=1000
 
-skip_all() {
-	echo "1..0 # SKIP $*"
-	exit 4
-}
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"	# skip_all, result, totals
 [ -c /dev/kdat ] || skip_all "no /dev/kdat (kdat.ko not loaded)"
 [ -n "${KDAT_TEST_DEV:-}" ] || skip_all "no RDMA device (KDAT_TEST_DEV)"
 [ -n "${KDAT_TEST_IP:-}" ] || skip_all "no address (KDAT_TEST_IP)"
@@ -77,15 +75,6 @@ ksoftirqd_runs() {	# times the ksoftirqd threads got a CPU, so far
 row() { grep -m1 -E '^ *[0-9]+ ' <<< "$1" || tail -n1 <<< "$1"; }
 
 n=0 fail=0
-result() {	# STATUS NAME
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-		fail=$((fail + 1))
-	fi
-}
 
 report_devices() {	# what kdat saw the devices do (kernel/kdat_device.c)
 	sed 's/^/# kdat devices: /' /sys/kernel/debug/kdat/devices
@@ -134,5 +123,4 @@ for m in "${modes[@]}"; do
 	result "$r" "$label: 20000 sends at depth 64, all reaped"
 done
 report_devices
-echo "# Totals: pass:$((n - fail)) fail:$fail skip:0"
-[ "$fail" = 0 ]
+totals

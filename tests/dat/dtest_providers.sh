@@ -11,6 +11,8 @@
 # (OFA's provider names the netdev), dtest, kdat.ko loaded.
 set -uo pipefail
 
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"	# result, totals
 # shellcheck source=tests/dat/providers.sh
 . "$(dirname "${BASH_SOURCE[0]}")/providers.sh"
 providers_setup dtest
@@ -18,6 +20,7 @@ providers_setup dtest
 modes=("-b 65536 -B 10" "-p -b 65536 -B 10" "-b 1048576 -B 4")
 n=0
 fail=0
+skip=0
 echo "TAP version 13"
 echo "1..$((${#modes[@]} * 3))"
 
@@ -68,20 +71,6 @@ shape() {
 			s/^(SERVER: RCV RDMA read buffer contains: )(server RDMA write|client RDMA read) data\.\.\.$/\1the client'"'"'s buffer/'
 }
 
-skip=0
-case_result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	elif [ "$1" = skip ]; then
-		echo "ok $n $2 # SKIP $3"
-		skip=$((skip + 1))
-	else
-		echo "not ok $n $2"
-		fail=$((fail + 1))
-	fi
-}
-
 for mode in "${modes[@]}"; do
 	tag=$(echo "$mode" | tr -d ' -')
 	r=skip
@@ -100,12 +89,12 @@ for mode in "${modes[@]}"; do
 	fi
 	ref=$r
 	if [ $ref = 0 ]; then
-		case_result 0 "dtest $mode over OFA's provider"
+		result 0 "dtest $mode over OFA's provider"
 	elif [ $ref = skip ]; then
-		case_result skip "dtest $mode over OFA's provider" "$NO_REFERENCE"
+		result skip "dtest $mode over OFA's provider" "$NO_REFERENCE"
 	else
 		sed 's/^/# ofa: /' "$work/ofa-$tag.cli" | tail -5
-		case_result skip "dtest $mode over OFA's provider" \
+		result skip "dtest $mode over OFA's provider" \
 			"the reference provider itself failed twice (above)"
 	fi
 	run "$KDAT" "$mode" "$work/kdat-$tag"
@@ -119,7 +108,7 @@ for mode in "${modes[@]}"; do
 		tail -5 "$work/kdat-$tag.srv" | sed 's/^/# kdat srv: /'
 		tail -5 "$work/kdat-$tag.cli" | sed 's/^/# kdat: /'
 	fi
-	case_result $r "dtest $mode over kdat"
+	result $r "dtest $mode over kdat"
 	why=
 	if [ $ref != 0 ]; then
 		r=skip
@@ -136,8 +125,7 @@ for mode in "${modes[@]}"; do
 		grep -h 'PingPong\|RDMA write (' "$work/ofa-$tag.cli" |
 		sed 's/^/# ofa:  /'
 	grep -h 'PingPong\|RDMA write (' "$work/kdat-$tag.cli" | sed 's/^/# kdat: /'
-	case_result $r "dtest $mode: kdat's run has OFA's phases and results" \
+	result $r "dtest $mode: kdat's run has OFA's phases and results" \
 		"$why"
 done
-echo "# Totals: pass:$((n - fail - skip)) fail:$fail skip:$skip"
-[ "$fail" = 0 ]
+totals

@@ -20,6 +20,8 @@
 # the default).
 set -uo pipefail
 
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"	# skip_all, result, totals
 # shellcheck source=tests/dat/providers.sh
 . "$(dirname "${BASH_SOURCE[0]}")/providers.sh"
 providers_setup dtestcm
@@ -115,30 +117,17 @@ srq_race() {
 		[ "$(grep -cE '(^| )(ERROR|Error):? ' "$out.srv")" = 1 ]
 }
 
-case_result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	elif [ "$1" = skip ]; then
-		echo "ok $n $2 # SKIP $3"
-		skip=$((skip + 1))
-	else
-		echo "not ok $n $2"
-		fail=$((fail + 1))
-	fi
-}
-
 for r in "${runs[@]}"; do
 	tag=$(echo "$r" | tr -d ' -')
 	if ! reference_wanted; then
-		case_result skip "$r over OFA's provider" "$NO_REFERENCE"
+		result skip "$r over OFA's provider" "$NO_REFERENCE"
 	elif [ "$level" = check ] && [ "${r%% *}" = dtestsrq ]; then
-		case_result skip "$r over OFA's provider" \
+		result skip "$r over OFA's provider" \
 			"make check's level: OFA's dtestsrq hangs on rxe at its first accept (make compat runs it)"
 	elif run "$OFA" "$r" "$work/ofa-$tag"; then
-		case_result 0 "$r over OFA's provider"
+		result 0 "$r over OFA's provider"
 	else
-		case_result skip "$r over OFA's provider" \
+		result skip "$r over OFA's provider" \
 			"the reference provider itself failed on this device (above)"
 	fi
 	run "$KDAT" "$r" "$work/kdat-$tag"
@@ -148,7 +137,6 @@ for r in "${runs[@]}"; do
 		run "$KDAT" "$r" "$work/kdat-$tag.2"
 		rc=$?
 	fi
-	case_result $rc "$r over kdat"
+	result $rc "$r over kdat"
 done
-echo "# Totals: pass:$((n - fail - skip)) fail:$fail skip:$skip"
-[ "$fail" = 0 ]
+totals

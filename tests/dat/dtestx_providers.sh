@@ -26,6 +26,8 @@
 # (OFA's provider names the netdev), dtestx, kdat.ko loaded.
 set -uo pipefail
 
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"	# result, totals
 # shellcheck source=tests/dat/providers.sh
 . "$(dirname "${BASH_SOURCE[0]}")/providers.sh"
 providers_setup dtestx
@@ -38,19 +40,6 @@ echo "1..12"
 
 # Each side's wall-clock limit: dtestx sleeps about 6 s by itself.
 limit=$((90 * ${KDAT_T_SLOW:-1}))
-
-case_result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	elif [ "$1" = skip ]; then
-		echo "ok $n $2 # SKIP $3"
-		skip=$((skip + 1))
-	else
-		echo "not ok $n $2"
-		fail=$((fail + 1))
-	fi
-}
 
 # run PROVIDER MODE OUT: server and client; 0 when both passed.
 run() {
@@ -137,12 +126,12 @@ for mode in "" "-p"; do
 	ref=skip
 	reference_wanted && { run "$OFA" "$mode" "$work/ofa-$tag"; ref=$?; }
 	if [ $ref = skip ]; then
-		case_result skip "dtestx $mode over OFA's provider" "$NO_REFERENCE"
+		result skip "dtestx $mode over OFA's provider" "$NO_REFERENCE"
 	else
-		case_result $ref "dtestx $mode over OFA's provider"
+		result $ref "dtestx $mode over OFA's provider"
 	fi
 	run "$KDAT" "$mode" "$work/kdat-$tag"
-	case_result $? "dtestx $mode over kdat"
+	result $? "dtestx $mode over kdat"
 	shape "$work/kdat-$tag.cli" | sed 's/^/# kdat: /'
 	why=
 	if [ $ref = skip ]; then
@@ -159,7 +148,7 @@ for mode in "" "-p"; do
 		r=1
 		sed 's/^/# /' "$work/diff" | head -20
 	fi
-	case_result $r "dtestx $mode: kdat runs OFA's extension tests with its results" "$why"
+	result $r "dtestx $mode: kdat runs OFA's extension tests with its results" "$why"
 	[ "$mode" = -p ] || continue
 	[ $ref = 0 ] && grep -h 'counters' "$work/ofa-$tag.cli" |
 		sed 's/^/# ofa: /'
@@ -178,7 +167,7 @@ for mode in "" "-p"; do
 	done
 	grep -h -m3 ': DCNT_EP_POST_WRITE_IMM\|: DCNT_EP_RECV_RDMA_IMM' \
 		"$work/kdat-$tag.cli" | sed 's/^/# kdat: /'
-	case_result $r "dtestx -p over kdat: the counters are what the run did"
+	result $r "dtestx -p over kdat: the counters are what the run did"
 done
 
 # -q: the provider is opened for its attributes alone.
@@ -197,9 +186,9 @@ if reference_wanted; then
 	query "$OFA" "$work/ofa-q"
 	ref=$?
 	[ $ref = 0 ] || sed 's/^/# ofa: /' "$work/ofa-q" | tail -5
-	case_result $ref "dtestx -q over OFA's provider"
+	result $ref "dtestx -q over OFA's provider"
 else
-	case_result skip "dtestx -q over OFA's provider" "$NO_REFERENCE"
+	result skip "dtestx -q over OFA's provider" "$NO_REFERENCE"
 fi
 query "$KDAT" "$work/kdat-q"
 r=$?
@@ -212,7 +201,7 @@ for a in DAT_EXTENSION_INTERFACE=TRUE DAT_IB_IMMED_DATA=TRUE DAT_COUNTERS=TRUE \
 		r=1
 	}
 done
-case_result $r "dtestx -q over kdat: the extension attributes and the IA's address"
+result $r "dtestx -q over kdat: the extension attributes and the IA's address"
 why=
 if [ $ref = skip ]; then
 	r=skip
@@ -230,7 +219,7 @@ else
 	r=1
 	sed 's/^/# /' "$work/diff"
 fi
-case_result $r "dtestx -q: kdat's extension attributes are OFA's (and DAT_IB_UD)" "$why"
+result $r "dtestx -q: kdat's extension attributes are OFA's (and DAT_IB_UD)" "$why"
 
 # -u: UD, 4 EPs a side, each side both connecting and accepting.
 run_ud() {
@@ -262,10 +251,9 @@ run_ud() {
 	return $rc
 }
 
-case_result skip "dtestx -u over OFA's provider" \
+result skip "dtestx -u over OFA's provider" \
 	"OFA's cma provider has no UD (no DAT_IB_UD attribute; its UD is the ucm and scm providers'), and on rxe its UD EP's create_qp fails with EINVAL (issue 15)"
 run_ud "$KDAT" "$work/kdat-u"
-case_result $? "dtestx -u over kdat"
+result $? "dtestx -u over kdat"
 
-echo "# Totals: pass:$((n - fail - skip)) fail:$fail skip:$skip"
-[ "$fail" = 0 ]
+totals

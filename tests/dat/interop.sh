@@ -31,6 +31,8 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"	# skip_all, result, totals
 # shellcheck source=tests/dat/providers.sh
 . "$here/providers.sh"
 providers_setup dtest
@@ -74,14 +76,6 @@ ofa_line "$dtx" > "$work/dtx-ofa.conf"
 cat "$work/more.conf" >> "$work/dat.conf"
 
 n=0 fail=0 skip=0
-result() { # STATUS NAME [SKIP REASON]
-	n=$((n + 1))
-	case $1 in
-	0) echo "ok $n $2" ;;
-	skip) echo "ok $n $2 # SKIP $3"; skip=$((skip + 1)) ;;
-	*) echo "not ok $n $2"; fail=$((fail + 1)) ;;
-	esac
-}
 
 # The cases that need OFA's provider; their count for the plan.
 dtest_modes=("-b 65536 -B 10" "-b 1048576 -B 2")
@@ -262,5 +256,4 @@ OFA's: $o"
 	fi
 	hog_stop
 done
-echo "# Totals: pass:$((n - fail - skip)) fail:$fail skip:$skip"
-[ "$fail" = 0 ]
+totals

@@ -7,7 +7,8 @@
 # DAT_OVERRIDE, and sets $work (removed at exit), $KDAT and $OFA (the
 # two IA names).
 
-skip_all() { echo "1..0 # SKIP $*"; exit 4; }
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"	# skip_all, result, totals
 
 providers_setup() {
 	local top dev=${KDAT_TEST_DEV:-} port=${KDAT_TEST_PORT:-1}

@@ -17,6 +17,8 @@
 # dtest and dapltest, kdat.ko loaded.
 set -uo pipefail
 
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"	# skip_all, result, totals
 # shellcheck source=tests/dat/providers.sh
 . "$(dirname "${BASH_SOURCE[0]}")/providers.sh"
 providers_setup dtest
@@ -34,19 +36,6 @@ fail=0
 skip=0
 echo "TAP version 13"
 echo "1..$((1 + 2 * 2 + two_cases))"
-
-result() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	elif [ "$1" = skip ]; then
-		echo "ok $n $2 # SKIP $3"
-		skip=$((skip + 1))
-	else
-		echo "not ok $n $2"
-		fail=$((fail + 1))
-	fi
-}
 
 # The binaries resolve libdat2.so.2 to libdat.
 r=0
@@ -139,5 +128,4 @@ for ((; seen < two_cases; seen++)); do
 	result 1 "registry_two: a case that never reported"
 done
 
-echo "# Totals: pass:$((n - fail - skip)) fail:$fail skip:$skip"
-[ "$fail" = 0 ]
+totals

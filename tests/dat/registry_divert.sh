@@ -10,28 +10,17 @@
 set -uo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"	# skip_cases, result
+NCASES=6
 n=0
 fail=0
 echo "TAP version 13"
-echo "1..6"
+echo "1..$NCASES"
 
-skip_all() {
-	for ((i = 1; i <= 6; i++)); do echo "ok $i # SKIP $*"; done
-	exit 4
-}
-check() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-		fail=$((fail + 1))
-	fi
-}
-
-command -v dpkg-divert > /dev/null || skip_all "no dpkg-divert"
+command -v dpkg-divert > /dev/null || skip_cases "$NCASES" "no dpkg-divert"
 real=$(ldconfig -p | awk '$1 == "libdat2.so.2" { print $NF; exit }')
-[ -n "$real" ] || skip_all "no libdat2.so.2 (libdapl2)"
+[ -n "$real" ] || skip_cases "$NCASES" "no libdat2.so.2 (libdapl2)"
 real=$(readlink -f "$real")
 ma=$(basename "$(dirname "$real")")
 [ -f "$TOP/user/libdat2.so.2" ] || { echo "# user/libdat2.so.2: not built"; exit 1; }
@@ -55,14 +44,14 @@ cmp -s "$TOP/user/libdat2.so.2" "$root$LIBDAT2_FILE" || r=1
 cmp -s "$real" "$libdir/kdat-libdat2/$(basename "$real")" || r=1
 grep -q "kdat-libdat2" <<< "$(dpkg-divert --root "$root" --list)" || r=1
 sed 's/^/# /' "$root/out"
-check $r "install: libdat in libdat2's place, libdat2 kept aside"
+result $r "install: libdat in libdat2's place, libdat2 kept aside"
 
 # Again: the copy replaced, still one diversion.
 "$TOP/scripts/libdat2-divert" install > "$root/out" 2>&1
 r=$?
 cmp -s "$TOP/user/libdat2.so.2" "$root$LIBDAT2_FILE" || r=1
 [ "$(dpkg-divert --root "$root" --list | grep -c kdat-libdat2)" = 1 ] || r=1
-check $r "install again: the same"
+result $r "install again: the same"
 
 # An unmodified libdat2 binary runs on it: libdat's registry speaks
 # (KDAT_DEBUG) about the dat.conf it was pointed at.
@@ -75,14 +64,14 @@ if [ -n "$bin" ]; then
 	grep -q "libdat: $root/no-such-dat.conf: .*no static registry" \
 		<<< "$out" && r=0
 	[ $r = 0 ] || sed 's/^/# dtest: /' <<< "$out" | head -5
-	check $r "an unmodified $(basename "$bin") runs on libdat"
+	result $r "an unmodified $(basename "$bin") runs on libdat"
 else
 	n=$((n + 1))
 	echo "ok $n an unmodified DAT binary runs on libdat # SKIP no dtest (dapl2-utils)"
 fi
 
 grep -q "is libdat" <<< "$("$TOP/scripts/libdat2-divert" status)" &&
-	check 0 "status: libdat" || check 1 "status: libdat"
+	result 0 "status: libdat" || result 1 "status: libdat"
 
 # uninstall: the package's file back, nothing of ours left.
 "$TOP/scripts/libdat2-divert" uninstall > "$root/out" 2>&1
@@ -91,13 +80,13 @@ cmp -s "$real" "$root$LIBDAT2_FILE" || r=1
 [ "$(tree)" = "$before" ] || { r=1; diff <(echo "$before") <(tree) | sed 's/^/# /'; }
 [ -z "$(dpkg-divert --root "$root" --list)" ] || r=1
 sed 's/^/# /' "$root/out"
-check $r "uninstall: libdat2 back, the tree as before"
+result $r "uninstall: libdat2 back, the tree as before"
 
 "$TOP/scripts/libdat2-divert" uninstall > "$root/out" 2>&1
 r=$?
 grep -q "nothing to do" "$root/out" || r=1
 [ "$(tree)" = "$before" ] || r=1
-check $r "uninstall again: nothing to do"
+result $r "uninstall again: nothing to do"
 
 echo "# Totals: pass:$((n - fail)) fail:$fail"
 [ "$fail" = 0 ]

@@ -9,7 +9,8 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-skip_all() { echo "1..0 # SKIP $*"; exit 4; }
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"	# skip_all
 
 [ -n "${KDAT_T_SIW:-}" ] && [ -f "$KDAT_T_SIW" ] ||
 	skip_all "no siw.ko (KDAT_T_SIW): make check-siw builds one"
@@ -27,7 +28,7 @@ restore() {
 modprobe libcrc32c || skip_all "no libcrc32c"
 grep -qw '^siw' /proc/modules || insmod "$KDAT_T_SIW" ||
 	skip_all "$KDAT_T_SIW does not load into $(uname -r)"
-rdma link delete "$rxe" || { echo "1..0 # SKIP cannot free $netdev"; exit 4; }
+rdma link delete "$rxe" || skip_all "cannot free $netdev"
 trap restore EXIT
 rdma link add siw0 type siw netdev "$netdev" || {
 	echo "Bail out! rdma link add siw0 on $netdev failed"

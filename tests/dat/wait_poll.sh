@@ -32,8 +32,10 @@ T=/sys/kernel/tracing
 ev=$T/events/kdat/kdat_wait_poll
 count=1000
 
+# shellcheck source=tests/lib/tap.sh
+. "$TOP/tests/lib/tap.sh"	# skip_all, result, totals
 # shellcheck source=tests/dat/providers.sh
-. "$TOP/tests/dat/providers.sh"	# skip_all, wait_rdma_listen
+. "$TOP/tests/dat/providers.sh"	# wait_rdma_listen
 # shellcheck source=tests/dat/calls.sh
 . "$TOP/tests/dat/calls.sh"	# calls_arm, calls_disarm
 [ -c /dev/kdat ] || skip_all "no /dev/kdat (kdat.ko not loaded)"
@@ -60,15 +62,6 @@ trap cleanup EXIT
 calls_arm
 
 n=0 fail=0
-result() {	# STATUS NAME
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-		fail=$((fail + 1))
-	fi
-}
 
 # polls HOW: the kdat_wait_poll events of the last run that ended HOW.
 polls() { grep -c "kdat_wait_poll:.* how=$1\$" "$work/trace"; }
@@ -146,5 +139,4 @@ echo "# on one CPU with a busy loop: $hit hit, $miss missed, $shared not polled"
 [ "$hit" = 0 ] && [ "$miss" = 0 ] && [ "$shared" -gt 0 ] || r=1
 result "$r" "a CPU with more to run: 200 round trips, no wait polls"
 
-echo "# Totals: pass:$((n - fail)) fail:$fail skip:0"
-[ "$fail" = 0 ]
+totals

@@ -41,10 +41,8 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bench=$TOP/user/kdat-bench
 work=$(mktemp -d)
 
-skip_all() {
-	echo "1..0 # SKIP $*"
-	exit 4
-}
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"	# skip_all, result, totals
 [ -c /dev/kdat ] || skip_all "no /dev/kdat (kdat.ko not loaded)"
 [ -n "${KDAT_TEST_DEV:-}" ] || skip_all "no RDMA device (KDAT_TEST_DEV)"
 [ -n "${KDAT_TEST_IP:-}" ] || skip_all "no address (KDAT_TEST_IP)"
@@ -79,15 +77,6 @@ traced() {
 }
 
 n=0 fail=0
-result() {	# STATUS NAME
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-		fail=$((fail + 1))
-	fi
-}
 
 # check LABEL ENV ALLOWED MAX_PER_DTO ARGS...: one traced run. ALLOWED:
 # the kinds of call the loop may make (space-separated); MAX_PER_DTO:
@@ -135,13 +124,13 @@ check() {
 # gettimeofday, a system call on a clocksource without a vDSO) and the
 # objects' setup.
 DAPL_I=20000
-skipped=0
+skip=0
 dapltest_check() {
 	local mode=$1 max=$2 spid cpid dog before out r=0 mine=0 kind count wqes
 
 	if ! command -v dapltest > /dev/null; then
 		n=$((n + 1))
-		skipped=$((skipped + 1))
+		skip=$((skip + 1))
 		echo "ok $n # SKIP dapltest client, KDAT_POLLER=$mode: no dapltest (dapl2-utils)"
 		return
 	fi
@@ -216,5 +205,4 @@ check "ioctls" "KDAT_RINGS=0 KDAT_BENCH_WAIT=1" "ioctl_post ioctl_wait" 4 \
 	--lat -s 64 -n 2000
 dapltest_check spin 0.05
 dapltest_check adaptive 1
-echo "# Totals: pass:$((n - fail - skipped)) fail:$fail skip:$skipped"
-[ "$fail" = 0 ]
+totals

@@ -37,15 +37,12 @@ SEED=${FUZZ_SEED:-${KDAT_T_FUZZ_SEED:-}}
 PROCS=${FUZZ_PROCS:-4}
 THREADS=${FUZZ_THREADS:-4}
 read -r -a EXTRA <<< "${FUZZ_ARGS:-${KDAT_T_FUZZ_ARGS:-}}"
-OBJS=/sys/kernel/debug/kdat/objects
 NOBODY=65534
 
-skip_all() {
-	echo "1..0 # SKIP $*"
-	exit 4
-}
-
-diag() { printf '# %s\n' "$@"; }
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"	# skip_all, diag
+# shellcheck source=tests/lib/objects.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/objects.sh"	# $OBJS, objects_left
 
 case $SECS in
 '' | *[!0-9]*) skip_all "FUZZ_S=$SECS is not a number of seconds" ;;
@@ -276,11 +273,6 @@ if [ -s "$pcs" ] && [ -r "$KO" ]; then
 		sed -e 's/^/# kcov /'
 fi
 
-# objects_nonzero: the counters of $OBJS other than "devices" that are not 0.
-objects_nonzero() {
-	awk '$1 != "devices" && $2 != 0 { printf "%s %s ", $1, $2 }' "$OBJS"
-}
-
 if [ ! -r "$OBJS" ]; then
 	echo "ok 3 kdat objects back to zero # SKIP $OBJS not readable"
 	nskip=$((nskip + 1))
@@ -288,7 +280,7 @@ else
 	# Files close and connections tear down asynchronously: 30 s.
 	left=
 	for _ in $(seq 300); do
-		left=$(objects_nonzero)
+		left=$(objects_left)
 		[ -z "$left" ] && break
 		sleep 0.1
 	done

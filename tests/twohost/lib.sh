@@ -7,6 +7,10 @@
 # testbed's variables (tests/dat/providers.sh: it sets $work, $KDAT and
 # $OFA and writes the dat.conf with both providers).
 
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"	# skip_all, result, totals
+# shellcheck source=tests/lib/objects.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/objects.sh"	# $OBJS, objects_left, pinned_pages
 # shellcheck source=tests/dat/providers.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../dat/providers.sh"
 
@@ -51,32 +55,9 @@ get() {
 	return 1
 }
 
+# result's and totals' counts (tests/lib/tap.sh)
 n=0 fail=0 skip=0
-# result STATUS NAME [SKIP REASON]
-result() {
-	n=$((n + 1))
-	case $1 in
-	0) echo "ok $n $2" ;;
-	skip) echo "ok $n $2 # SKIP $3"; skip=$((skip + 1)) ;;
-	*) echo "not ok $n $2"; fail=$((fail + 1)) ;;
-	esac
-}
-totals() {
-	echo "# Totals: pass:$((n - fail - skip)) fail:$fail skip:$skip"
-	[ "$fail" = 0 ]
-}
 
-# What kdat still holds: its live object counters that are not 0 (but
-# devices), and the pages pinned with FOLL_PIN system wide.
-OBJS=/sys/kernel/debug/kdat/objects
-objects_left() {
-	awk '$1 != "devices" && $2 != 0 { printf "%s %s ", $1, $2 }' "$OBJS"
-}
-pinned_pages() {
-	awk '$1 == "nr_foll_pin_acquired" { a = $2 }
-	     $1 == "nr_foll_pin_released" { r = $2 }
-	     END { print a - r }' /proc/vmstat
-}
 # pins_back PINS SECONDS: the pinned pages back at PINS, or say what is
 # pinned still (and what the RDMA core holds).
 pins_back() {
