@@ -31,114 +31,9 @@
 #include "../lib/dat_expect.h"
 #include "../lib/rdma_dev.h"
 #include "../selftests/kdat_objects.h"
-
-static char ia_name[128];
-static struct sockaddr_in peer_addr;
-
-/* Each case runs in its own process: qualifiers from the pid. */
-static DAT_CONN_QUAL new_qual(void)
-{
-	static int n;
-
-	return 10000 + (getpid() * 8 + n++) % 50000;
-}
+#include "../lib/dat_pair.h"
 
 #define TMO (10 * 1000 * 1000)	/* 10 s, in DAT_TIMEOUT microseconds */
-
-
-struct side {
-	DAT_IA_HANDLE ia;
-	DAT_EVD_HANDLE async_evd;
-	DAT_PZ_HANDLE pz;
-	DAT_EVD_HANDLE dto_evd, conn_evd, cr_evd;
-	DAT_EP_HANDLE ep;
-	DAT_PSP_HANDLE psp;
-};
-
-static DAT_EP_ATTR ep_attr(void)
-{
-	DAT_EP_ATTR a = {
-		.service_type = DAT_SERVICE_TYPE_RC,
-		.max_recv_dtos = 16,
-		.max_request_dtos = 16,
-		.max_recv_iov = 4,
-		.max_request_iov = 4,
-		.max_rdma_read_in = 4,
-		.max_rdma_read_out = 4,
-	};
-
-	return a;
-}
-
-static void side_open(struct side *s, const DAT_EP_ATTR *attr)
-{
-	DAT_EP_ATTR a = attr ? *attr : ep_attr();
-
-	memset(s, 0, sizeof(*s));
-	s->async_evd = DAT_HANDLE_NULL;
-	OK(dat_ia_open(ia_name, 8, &s->async_evd, &s->ia));
-	OK(dat_pz_create(s->ia, &s->pz));
-	OK(dat_evd_create(s->ia, 64, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
-			  &s->dto_evd));
-	OK(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG,
-			  &s->conn_evd));
-	OK(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG,
-			  &s->cr_evd));
-	OK(dat_ep_create(s->ia, s->pz, s->dto_evd, s->dto_evd, s->conn_evd,
-			 &a, &s->ep));
-}
-
-struct buf {
-	unsigned char *p;
-	size_t len;
-	DAT_LMR_HANDLE lmr;
-	DAT_LMR_CONTEXT lctx;
-	DAT_RMR_CONTEXT rctx;
-};
-
-static void buf_reg(struct side *s, struct buf *b, size_t len,
-		    DAT_MEM_PRIV_FLAGS priv)
-{
-	DAT_REGION_DESCRIPTION r;
-	DAT_VLEN rlen;
-	DAT_VADDR raddr;
-
-	b->len = len;
-	b->p = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	KTAP_EXPECT(b->p != MAP_FAILED);
-	r.for_va = b->p;
-	OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, r, len ? len : 1, s->pz,
-			  priv, DAT_VA_TYPE_VA, &b->lmr, &b->lctx, &b->rctx,
-			  &rlen, &raddr));
-	KTAP_EXPECT(raddr == (uintptr_t)b->p);
-}
-
-static DAT_LMR_TRIPLET seg(struct buf *b, size_t off, size_t len)
-{
-	DAT_LMR_TRIPLET t = {
-		.virtual_address = (uintptr_t)b->p + off,
-		.segment_length = len,
-		.lmr_context = b->lctx,
-	};
-
-	return t;
-}
-
-static DAT_DTO_COOKIE cookie(uint64_t v)
-{
-	DAT_DTO_COOKIE c;
-
-	c.as_64 = v;
-	return c;
-}
-
-static void wait_event(DAT_EVD_HANDLE evd, DAT_EVENT *ev)
-{
-	DAT_COUNT nmore;
-
-	OK(dat_evd_wait(evd, TMO, 1, ev, &nmore));
-}
 
 /* Is the test device iWARP (tests/lib/rdma_dev.h)? */
 static bool dev_iwarp(void)
@@ -264,44 +159,6 @@ static void expect_dto_pair(DAT_EVD_HANDLE evd, uint64_t a, uint64_t b,
 	}
 }
 
-/*
- * Connect @cli to @srv (same process), with private data both ways
- * checked. @reject: the server rejects instead.
- */
-static void connect_pair(struct side *cli, struct side *srv, bool reject)
-{
-	DAT_CONN_QUAL q = new_qual();
-	DAT_CR_PARAM crp;
-	DAT_EVENT ev;
-	DAT_CR_HANDLE cr;
-
-	OK(dat_psp_create(srv->ia, q, srv->cr_evd, DAT_PSP_CONSUMER_FLAG,
-			  &srv->psp));
-	OK(dat_ep_connect(cli->ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 6,
-			  "hello", DAT_QOS_BEST_EFFORT,
-			  DAT_CONNECT_DEFAULT_FLAG));
-	wait_event(srv->cr_evd, &ev);
-	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
-	KTAP_EXPECT(ev.event_data.cr_arrival_event_data.conn_qual == q);
-	KTAP_EXPECT(ev.event_data.cr_arrival_event_data.sp_handle.psp_handle ==
-		    srv->psp);
-	cr = ev.event_data.cr_arrival_event_data.cr_handle;
-	OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
-	KTAP_EXPECT(crp.private_data_size >= 6);
-	KTAP_EXPECT(!memcmp(crp.private_data, "hello", 6));
-	if (reject) {
-		OK(dat_cr_reject(cr, 5, "nope"));
-		expect_conn_event(cli->conn_evd,
-				  DAT_CONNECTION_EVENT_PEER_REJECTED, "nope");
-		return;
-	}
-	OK(dat_cr_accept(cr, srv->ep, 8, "welcome"));
-	expect_conn_event(cli->conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
-			  "welcome");
-	expect_conn_event(srv->conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
-			  NULL);
-}
-
 static void state_is(DAT_EP_HANDLE ep, DAT_EP_STATE want)
 {
 	DAT_EP_STATE st;
@@ -352,7 +209,7 @@ static void connect_round(struct side *c, DAT_CONN_QUAL q, int round)
 {
 	if (round)
 		OK(dat_ep_reset(c->ep));
-	OK(dat_ep_connect(c->ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
+	OK(dat_ep_connect(c->ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q, TMO, 0,
 			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
 }
 
@@ -504,10 +361,10 @@ static void test_rsp(void)
 	OK(dat_rsp_create(s.ia, q, s.ep, s.cr_evd, &rsp));
 	state_is(s.ep, DAT_EP_STATE_RESERVED);
 	/* A reserved EP cannot connect on its own, nor be reserved twice. */
-	EXPECT_DAT(dat_ep_connect(s.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO,
-				  0, NULL, DAT_QOS_BEST_EFFORT,
+	EXPECT_DAT(dat_ep_connect(s.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q,
+				  TMO, 0, NULL, DAT_QOS_BEST_EFFORT,
 				  DAT_CONNECT_DEFAULT_FLAG), DAT_INVALID_STATE);
-	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 4,
+	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q, TMO, 4,
 			  "rsp", DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
 	wait_event(s.cr_evd, &ev);
 	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
@@ -524,7 +381,7 @@ static void test_rsp(void)
 	/* Only the reserved EP may take it; the CR survives the refusal. */
 	EXPECT_DAT(dat_cr_accept(cr, other, 0, NULL), DAT_INVALID_PARAMETER);
 	/* A second requester on the spent RSP is refused. */
-	OK(dat_ep_connect(c2.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
+	OK(dat_ep_connect(c2.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q, TMO, 0,
 			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
 	wait_event(c2.conn_evd, &ev);
 	KTAP_EXPECT(ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED);
@@ -540,7 +397,7 @@ static void test_rsp(void)
 
 static void test_connect_unreachable(void)
 {
-	struct sockaddr_in nobody = peer_addr;
+	struct sockaddr_in nobody = pair_conf.peer;
 	struct side c;
 	DAT_EVENT ev;
 
@@ -973,31 +830,6 @@ static void test_rdma_write_read(void)
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
-
-/*
- * A connected pair with a 4 KiB LMR on each side, for the error clauses:
- * each its own case.
- */
-struct pair {
-	struct side c, s;
-	struct buf cb, sb;
-};
-
-static void pair_open(struct pair *p, const DAT_EP_ATTR *cattr,
-		      DAT_MEM_PRIV_FLAGS cpriv)
-{
-	side_open(&p->c, cattr);
-	side_open(&p->s, NULL);
-	buf_reg(&p->c, &p->cb, 4096, cpriv);
-	buf_reg(&p->s, &p->sb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&p->c, &p->s, false);
-}
-
-static void pair_close(struct pair *p)
-{
-	OK(dat_ia_close(p->c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(p->s.ia, DAT_CLOSE_ABRUPT_FLAG));
-}
 
 /* Nothing was posted by a refused call: the next DTO is the next event. */
 static void pair_still_works(struct pair *p)
@@ -1761,7 +1593,7 @@ static void test_conn_qual_wide(void)
 		DAT_EP_HANDLE ep;
 		DAT_EP_ATTR a = ep_attr();
 
-		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr,
+		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer,
 				  i ? ofa_port(q) : q, TMO, 0, NULL,
 				  DAT_QOS_BEST_EFFORT,
 				  DAT_CONNECT_DEFAULT_FLAG));
@@ -1953,8 +1785,8 @@ static void test_two_processes(void)
 		side_open(&c, NULL);
 		buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
 		buf_reg(&c, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO,
-				  0, NULL, DAT_QOS_BEST_EFFORT,
+		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q,
+				  TMO, 0, NULL, DAT_QOS_BEST_EFFORT,
 				  DAT_CONNECT_DEFAULT_FLAG));
 		expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
 				  NULL);
@@ -2685,7 +2517,7 @@ static void test_cno_agent(void)
 	DAT_EVENT ev;
 	int base;
 
-	OK(dat_ia_open(ia_name, 8, &aevd, &ia));
+	OK(dat_ia_open(pair_conf.ia_name, 8, &aevd, &ia));
 	base = task_count();
 	OK(dat_cno_create(ia, ag, &cno));
 	KTAP_EXPECT(task_count() == base + 1);	/* the agent's thread */
@@ -3302,14 +3134,14 @@ static void test_ia_query(void)
 	KTAP_EXPECT(aevd == s.async_evd);
 	sin = (const struct sockaddr_in *)ia.ia_address_ptr;
 	KTAP_EXPECT(sin && sin->sin_family == AF_INET);
-	KTAP_EXPECT(sin->sin_addr.s_addr == peer_addr.sin_addr.s_addr);
+	KTAP_EXPECT(sin->sin_addr.s_addr == pair_conf.peer.sin_addr.s_addr);
 	KTAP_EXPECT(ia.max_eps > 0 && ia.max_dto_per_ep > 0);
 	KTAP_EXPECT(ia.max_evd_qlen > 0 && ia.max_iov_segments_per_dto > 0);
 	KTAP_EXPECT(ia.max_lmr_block_size > 0 && ia.max_message_size > 0);
-	KTAP_EXPECT(!strcmp(pa.provider_name, ia_name));
+	KTAP_EXPECT(!strcmp(pa.provider_name, pair_conf.ia_name));
 	KTAP_EXPECT(pa.srq_supported == DAT_TRUE);
 
-	OK(dat_ia_open(ia_name, 8, &exists, &ia2));
+	OK(dat_ia_open(pair_conf.ia_name, 8, &exists, &ia2));
 	KTAP_EXPECT(exists == DAT_EVD_ASYNC_EXISTS);	/* none created */
 	OK(dat_ia_query(ia2, &aevd, 0, NULL, 0, NULL));
 	KTAP_EXPECT(aevd == DAT_EVD_OUT_OF_SCOPE);
@@ -3571,7 +3403,7 @@ static void test_ep_state_errors(void)
 {
 	const DAT_RETURN st = DAT_CLASS_ERROR | DAT_INVALID_STATE;
 	DAT_CONN_QUAL q = new_qual();
-	DAT_IA_ADDRESS_PTR addr = (DAT_IA_ADDRESS_PTR)&peer_addr;
+	DAT_IA_ADDRESS_PTR addr = (DAT_IA_ADDRESS_PTR)&pair_conf.peer;
 	DAT_EP_ATTR a = ep_attr();
 	DAT_RSP_HANDLE rsp;
 	DAT_EP_HANDLE r;
@@ -3660,8 +3492,8 @@ static void test_reject_pdata(void)
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		for (k = 0; k < (DAT_COUNT)sizeof(pd); k++)
 			pd[k] = (unsigned char)(0xa0 + i + k * 3);
-		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO,
-				  0, NULL, DAT_QOS_BEST_EFFORT,
+		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q,
+				  TMO, 0, NULL, DAT_QOS_BEST_EFFORT,
 				  DAT_CONNECT_DEFAULT_FLAG));
 		wait_event(s.cr_evd, &ev);
 		KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
@@ -3689,7 +3521,7 @@ next:
 		OK(dat_ep_reset(c.ep));
 	}
 	/* More than a reject takes. */
-	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
+	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q, TMO, 0,
 			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
 	wait_event(s.cr_evd, &ev);
 	cr = ev.event_data.cr_arrival_event_data.cr_handle;
@@ -3709,12 +3541,12 @@ next:
 	OK(dat_evd_create(s.ia, 1, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr1));
 	OK(dat_psp_free(s.psp));
 	OK(dat_psp_create(s.ia, q, cr1, DAT_PSP_CONSUMER_FLAG, &s.psp));
-	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
+	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q, TMO, 0,
 			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
 	wait_event(cr1, &ev);
 	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
 	cr = ev.event_data.cr_arrival_event_data.cr_handle;
-	OK(dat_ep_connect(c2.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 4,
+	OK(dat_ep_connect(c2.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q, TMO, 4,
 			  "2nd", DAT_QOS_BEST_EFFORT,
 			  DAT_CONNECT_DEFAULT_FLAG));
 	wait_event(c2.conn_evd, &ev);
@@ -3787,7 +3619,7 @@ static void test_connect_given_up_then_rejected(void)
 	side_open(&c, NULL);
 	side_open(&s, NULL);
 	OK(dat_psp_create(s.ia, q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
-	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
+	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q, TMO, 0,
 			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
 	wait_event(s.cr_evd, &ev);
 	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
@@ -3800,7 +3632,7 @@ static void test_connect_given_up_then_rejected(void)
 	EXPECT_DAT(dat_evd_dequeue(c.conn_evd, &ev), DAT_QUEUE_EMPTY);
 	state_is(c.ep, DAT_EP_STATE_DISCONNECTED);
 	OK(dat_ep_reset(c.ep));
-	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
+	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q, TMO, 0,
 			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
 	wait_event(s.cr_evd, &ev);
 	OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s.ep,
@@ -4731,15 +4563,16 @@ static void test_ext_attrs(void)
 	/* An IA of its own, for the query alone, until close_query. */
 	memset(&qa, 0, sizeof(qa));
 	memset(&qp, 0, sizeof(qp));
-	OK(dat_ib_open_query(ia_name, &qia, DAT_IA_FIELD_ALL, &qa,
+	OK(dat_ib_open_query(pair_conf.ia_name, &qia, DAT_IA_FIELD_ALL, &qa,
 			     DAT_PROVIDER_FIELD_ALL, &qp));
 	KTAP_EXPECT(qia && qia != s.ia);
 	check_ext_attrs(&qa, &qp);
 	KTAP_EXPECT_EQ(qp.num_provider_specific_attr,
 		       pa.num_provider_specific_attr);
 	sin = (const struct sockaddr_in *)qa.ia_address_ptr;
-	KTAP_EXPECT(sin && sin->sin_addr.s_addr == peer_addr.sin_addr.s_addr);
-	KTAP_EXPECT(!strcmp(qp.provider_name, ia_name));
+	KTAP_EXPECT(sin &&
+		    sin->sin_addr.s_addr == pair_conf.peer.sin_addr.s_addr);
+	KTAP_EXPECT(!strcmp(qp.provider_name, pair_conf.ia_name));
 	OK(dat_ib_close_query(qia));
 	EXPECT_DAT(dat_ib_close_query(qia), DAT_INVALID_HANDLE);
 	/* The first IA never noticed. */
@@ -4749,8 +4582,8 @@ static void test_ext_attrs(void)
 				     DAT_IA_FIELD_ALL, &qa, 0, NULL),
 		   DAT_PROVIDER_NOT_FOUND);
 	KTAP_EXPECT(qia == DAT_HANDLE_NULL);
-	EXPECT_DAT(dat_ib_open_query(ia_name, &qia, DAT_IA_FIELD_ALL, NULL, 0,
-				     NULL), DAT_INVALID_PARAMETER);
+	EXPECT_DAT(dat_ib_open_query(pair_conf.ia_name, &qia, DAT_IA_FIELD_ALL,
+				     NULL, 0, NULL), DAT_INVALID_PARAMETER);
 
 	/* A datagram on an RC EP: refused as OFA's provider refuses it. */
 	EXPECT_DAT(dat_ib_post_send_ud(s.ep, 0, NULL, NULL, cookie(1), 0),
@@ -5475,7 +5308,7 @@ static void ud_open(struct uside *u, int neps)
 
 	memset(u, 0, sizeof(*u));
 	s->async_evd = DAT_HANDLE_NULL;
-	OK(dat_ia_open(ia_name, 8, &s->async_evd, &s->ia));
+	OK(dat_ia_open(pair_conf.ia_name, 8, &s->async_evd, &s->ia));
 	OK(dat_pz_create(s->ia, &s->pz));
 	OK(dat_evd_create(s->ia, 128, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
 			  &s->dto_evd));
@@ -5523,7 +5356,7 @@ static void expect_ud_ah(DAT_EVD_HANDLE evd, DAT_EP_HANDLE ep,
 	/* The peer's address: this host's, over the loopback of rxe. */
 	sin = (const struct sockaddr_in *)&x->remote_ah.ia_addr;
 	KTAP_EXPECT(sin->sin_family == AF_INET);
-	KTAP_EXPECT(sin->sin_addr.s_addr == peer_addr.sin_addr.s_addr);
+	KTAP_EXPECT(sin->sin_addr.s_addr == pair_conf.peer.sin_addr.s_addr);
 	/* The peer's private data, as big as it sent it, kept with the AH. */
 	KTAP_EXPECT_EQ(d->private_data_size, 4);
 	memcpy(&got, d->private_data, 4);
@@ -5546,8 +5379,8 @@ static void ud_connect(struct uside *a, int ia, struct uside *b, int ib,
 	DAT_CR_PARAM crp;
 	DAT_EVENT ev;
 
-	OK(dat_ep_connect(a->ep[ia], (DAT_IA_ADDRESS_PTR)&peer_addr, b->qual,
-			  TMO, 4, &req, DAT_QOS_BEST_EFFORT,
+	OK(dat_ep_connect(a->ep[ia], (DAT_IA_ADDRESS_PTR)&pair_conf.peer,
+			  b->qual, TMO, 4, &req, DAT_QOS_BEST_EFFORT,
 			  DAT_CONNECT_DEFAULT_FLAG));
 	wait_event(b->s.cr_evd, &ev);
 	d = &ev.event_data.cr_arrival_event_data;
@@ -5812,7 +5645,7 @@ static void test_ud_errors(void)
 	/* A UD request is not for an RC EP: refused, the CR still usable. */
 	OK(dat_ep_create(b.s.ia, b.s.pz, b.s.dto_evd, b.s.dto_evd,
 			 b.s.conn_evd, NULL, &rc));
-	OK(dat_ep_connect(a.ep[0], (DAT_IA_ADDRESS_PTR)&peer_addr, b.qual,
+	OK(dat_ep_connect(a.ep[0], (DAT_IA_ADDRESS_PTR)&pair_conf.peer, b.qual,
 			  TMO, 4, &req, DAT_QOS_BEST_EFFORT,
 			  DAT_CONNECT_DEFAULT_FLAG));
 	wait_event(b.s.cr_evd, &ev);
@@ -5829,7 +5662,7 @@ static void test_ud_errors(void)
 	KTAP_EXPECT(!memcmp(ev.event_data.connect_event_data.private_data,
 			    "nope", 5));
 	/* Nobody listens there: the CM's reject, no private data. */
-	OK(dat_ep_connect(a.ep[0], (DAT_IA_ADDRESS_PTR)&peer_addr,
+	OK(dat_ep_connect(a.ep[0], (DAT_IA_ADDRESS_PTR)&pair_conf.peer,
 			  new_qual(), TMO, 4, &req, DAT_QOS_BEST_EFFORT,
 			  DAT_CONNECT_DEFAULT_FLAG));
 	wait_event(a.s.conn_evd, &ev);
@@ -5948,24 +5781,11 @@ static const struct ktap_case cases[] = {
 
 int main(void)
 {
-	const char *dev = getenv("KDAT_TEST_DEV");
-	const char *port = getenv("KDAT_TEST_PORT");
-	const char *ip = getenv("KDAT_TEST_IP");
+	int skip = pair_test_env();
 
-	if (access("/dev/kdat", R_OK | W_OK)) {
-		printf("1..0 # SKIP no /dev/kdat (kdat.ko not loaded)\n");
-		return KSFT_SKIP;
-	}
-	if (!dev || !ip) {
-		printf("1..0 # SKIP set KDAT_TEST_DEV and KDAT_TEST_IP "
-		       "(an RDMA device and its IPv4 address)\n");
-		return KSFT_SKIP;
-	}
-	snprintf(ia_name, sizeof(ia_name), "%s:%s", dev, port ? port : "1");
-	peer_addr.sin_family = AF_INET;
-	if (inet_pton(AF_INET, ip, &peer_addr.sin_addr) != 1) {
-		printf("1..0 # SKIP KDAT_TEST_IP=%s is not IPv4\n", ip);
-		return KSFT_SKIP;
-	}
+	if (skip)
+		return skip;
+	/* A reject on iWARP may come without its private data. */
+	pair_conf.reject_pdata_lost = reject_pdata_lost;
 	return ktap_run(cases, sizeof(cases) / sizeof(cases[0]));
 }
