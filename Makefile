@@ -198,6 +198,18 @@ tests/dat/registry_unit: tests/dat/registry_unit.c tests/selftests/ktap.h \
 	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -DDAT_EXTENSIONS -o $@ $< \
 		-Luser -ldat -Wl,-rpath,$(TOP)/user
 
+# dat_dto_test: one program, its cases in files by area (tests/dat/dto.h).
+DTO_SRCS := tests/dat/dat_dto_test.c tests/dat/dto_common.c \
+	    tests/dat/dto_connect.c tests/dat/dto_post.c tests/dat/dto_rdma.c \
+	    tests/dat/dto_srq.c tests/dat/dto_evd.c tests/dat/dto_ia.c \
+	    tests/dat/dto_ext.c tests/dat/dto_ud.c
+tests/dat/dat_dto_test: $(DTO_SRCS) tests/dat/dto.h tests/selftests/ktap.h \
+		tests/lib/dat_expect.h tests/lib/rdma_dev.h \
+		tests/selftests/kdat_objects.h $(DAT_PAIR) tests/lib/dat_pair.h \
+		$(LIB)
+	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $(DTO_SRCS) \
+		$(DAT_PAIR) -Luser -ldat -Wl,-rpath,$(TOP)/user
+
 # DAT programs: the DAT 2.0 headers from Debian's libdapl-dev, -ldat.
 tests/dat/%: tests/dat/%.c tests/selftests/ktap.h tests/lib/dat_expect.h \
 		tests/lib/rdma_dev.h tests/selftests/kdat_objects.h \
