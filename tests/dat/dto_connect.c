@@ -56,8 +56,7 @@ void test_connect_accept(void)
 	state_is(s.ep, DAT_EP_STATE_DISCONNECTED);
 	OK(dat_ep_reset(c.ep));
 	state_is(c.ep, DAT_EP_STATE_UNCONNECTED);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 void test_connect_reject(void)
@@ -71,8 +70,7 @@ void test_connect_reject(void)
 	state_is(s.ep, DAT_EP_STATE_UNCONNECTED);
 	/* The PSP stays: the server can take the next request. */
 	OK(dat_psp_free(s.psp));
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /* Connect @c to qualifier @q again, for round @round (reset first). */
@@ -137,8 +135,7 @@ void test_cr_reply_refused_keeps_cr(void)
 	/* No CR is left on the PSP: it goes. */
 	OK(dat_psp_free(s.psp));
 	munmap(gone, 4096);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /*
@@ -191,8 +188,7 @@ void test_cr_no_memory_keeps_request(void)
 		}
 	}
 	OK(dat_psp_free(s.psp));
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /* An RSP: its EP is RESERVED, takes one request, and only that EP. */
@@ -244,8 +240,7 @@ void test_rsp(void)
 	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
 	/* The RSP went with its request. */
 	EXPECT_DAT(dat_rsp_free(rsp), DAT_INVALID_HANDLE);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(c2.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &c2);
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
@@ -333,8 +328,7 @@ void test_conn_qual_wide(void)
 	/* 0 would be the CM's "any port". */
 	EXPECT_DAT(dat_psp_create(s.ia, 0, s.cr_evd, DAT_PSP_CONSUMER_FLAG,
 				  &psp2), DAT_INVALID_PARAMETER);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /* Two processes: the server in a child, ping-pong of 100 messages. */
@@ -427,11 +421,7 @@ void test_graceful_disconnect(void)
 	DAT_RETURN ret;
 	int i;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &b, 65536, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 65536, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
+	sides_open(&c, &b, &s, &rb, 65536);
 	r = seg(&rb, 0, 65536);
 	t = seg(&b, 0, 65536);
 	for (i = 0; i < 8; i++)
@@ -462,8 +452,7 @@ void test_graceful_disconnect(void)
 	/* DISCONNECTED now, whatever the timing: accepted and flushed. */
 	OK(dat_ep_post_send(c.ep, 1, &t, cookie(2), 0));
 	expect_dto(c.dto_evd, 2, DAT_DTO_ERR_FLUSHED, -1);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /* The whole code, subtype included. */
@@ -543,8 +532,7 @@ void test_ep_state_errors(void)
 	/* And UNCONNECTED once more, after a connection. */
 	EXPECT_DAT_FULL(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG),
 			st | DAT_INVALID_STATE_EP_UNCONNECTED);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /*
@@ -641,8 +629,7 @@ next:
 	OK(dat_cr_reject(cr, 3, "no"));
 	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_PEER_REJECTED,
 			  "no");
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(c2.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &c2);
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
@@ -683,8 +670,7 @@ void test_connect_given_up_then_rejected(void)
 			 0, NULL));
 	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
 	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /*
@@ -737,6 +723,5 @@ void test_dup_connect(void)
 	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_PEER_REJECTED,
 			  NULL);
 	EXPECT_DAT(dat_evd_dequeue(c.conn_evd, &ev), DAT_QUEUE_EMPTY);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }

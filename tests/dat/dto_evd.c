@@ -56,8 +56,7 @@ void test_evd_overflow(void)
 		KTAP_EXPECT(ev.event_number == DAT_SOFTWARE_EVENT &&
 			    ev.event_data.software_event_data.pointer == &n);
 	}
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /* dat_evd_wait: the threshold, the timeout, and no spinning meanwhile. */
@@ -73,11 +72,7 @@ void test_evd_wait(void)
 	double wall, cpu;
 	int i;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
+	sides_open(&c, &b, &s, &rb, 4096);
 
 	/* Nothing comes: the wait times out after ~0.5 s, asleep. */
 	getrusage(RUSAGE_SELF, &ru0);
@@ -114,8 +109,7 @@ void test_evd_wait(void)
 	/* A threshold above the EVD's size is invalid. */
 	EXPECT_DAT(dat_evd_wait(s.dto_evd, TMO, 1000, &ev, &nmore),
 		   DAT_INVALID_PARAMETER);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /*
@@ -131,10 +125,7 @@ void test_cno(void)
 	DAT_LMR_TRIPLET t, r;
 	DAT_EVENT ev;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	sides_reg(&c, &b, &s, &rb, 4096);
 	OK(dat_cno_create(s.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
 	/* Nothing yet: the wait times out. */
 	EXPECT_DAT(dat_cno_wait(cno, 200000, &got), DAT_TIMEOUT_EXPIRED);
@@ -153,8 +144,7 @@ void test_cno(void)
 	OK(dat_evd_modify_cno(s.dto_evd, DAT_HANDLE_NULL));
 	OK(dat_evd_free(evd));
 	OK(dat_cno_free(cno));
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 #define SPIN_ROUNDS 200
@@ -268,8 +258,7 @@ static void wait_spin_child(const char *spin_us, int fd)
 	ktap_diag("KDAT_WAIT_SPIN_US=%s: %llu of %d rounds the poller took",
 		  spin_us, (unsigned long long)out[0], i);
 	KTAP_EXPECT(write(fd, out, sizeof(out)) == (ssize_t)sizeof(out));
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /* wait_spin_child() in a child; its counts in @out. */
@@ -587,8 +576,7 @@ void test_solicited_wait(void)
 		    3);
 	KTAP_EXPECT(ev.event_data.dto_completion_event_data.status ==
 		    DAT_DTO_ERR_FLUSHED);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /*

@@ -147,10 +147,7 @@ void test_write_immed(void)
 	DAT_EVENT ev;
 	size_t i, j;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &lb, tlen, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &tb, tlen, DAT_MEM_PRIV_ALL_FLAG);
+	sides_reg(&c, &lb, &s, &tb, tlen);
 	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
 	want = malloc(tlen);
 	KTAP_EXPECT(want);
@@ -238,8 +235,7 @@ void test_write_immed(void)
 	EXPECT_DAT(dat_ib_post_rdma_write_immed(u.ep, 0, NULL, cookie(3), NULL,
 						1, 0), DAT_INVALID_STATE);
 	free(want);
-	OK(dat_ia_close(u.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&u, &c);
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
@@ -376,8 +372,7 @@ void test_atomics(void)
 	t = (volatile uint64_t *)(tb.p + 1024 + 56);
 	atomic_one(&c, &lb, res, rctx, t, true, 7, 7, 8, 8, 0, 10);
 	atomic_one(&c, &lb, res, rctx, t, false, 8, 0xff, 0, 0x107, 0, 11);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /* Atomic arguments refused at once, nothing posted. */
@@ -442,8 +437,7 @@ void test_atomic_arg_errors(void)
 	/* Nothing was posted: the next one is the next event, exact. */
 	res = (uint64_t *)lb.p;
 	atomic_one(&c, &lb, res, tb.rctx, t, false, 100, 1, 0, 101, 0, 2);
-	OK(dat_ia_close(u.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&u, &c);
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
@@ -494,8 +488,7 @@ void test_atomic_no_privilege(void)
 			   DAT_IB_DTO_CMP_SWAP, 30,
 			   DAT_DTO_ERR_REMOTE_ACCESS, -1, NULL);
 		KTAP_EXPECT_EQ(*t, 77);
-		OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-		OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+		sides_close(&c, &s);
 	}
 }
 
@@ -785,6 +778,5 @@ void test_ext_counters(void)
 	EXPECT_DAT(dat_ib_query_counters(c.pz, DCNT_IA_ALL_COUNTERS, out, 0),
 		   DAT_INVALID_HANDLE);
 	EXPECT_DAT(dat_ib_print_counters(c.pz, 0, 0), DAT_INVALID_HANDLE);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }

@@ -74,8 +74,7 @@ void test_ia_close_scope(void)
 	expect_dto(c.dto_evd, 8, DAT_DTO_SUCCESS, 64);
 	expect_dto(b.dto_evd, 7, DAT_DTO_SUCCESS, 64);
 	KTAP_EXPECT(bb.p[0] == 0x5a && bb.p[63] == 0x5a);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(b.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &b);
 	if (before[0] < 0)
 		ktap_diag("no debugfs (not root?): object counts not checked");
 }
@@ -363,8 +362,7 @@ void test_ep_default_attr(void)
 						 &rem, 0),
 			   DAT_INVALID_PARAMETER);
 	}
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /* The registry lists kdat-<device>-<port>, and that name opens an IA. */
@@ -404,10 +402,7 @@ void test_ep_modify(void)
 	struct buf cb, sb;
 	int i;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &cb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &sb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	sides_reg(&c, &cb, &s, &sb, 4096);
 	OK(dat_ep_query(c.ep, DAT_EP_FIELD_ALL, &p));
 
 	/* Not configured for unsignalled sends yet. */
@@ -478,6 +473,5 @@ void test_ep_modify(void)
 	EXPECT_DAT(dat_ep_modify(c.ep, DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS,
 				 &p), DAT_INVALID_STATE);
 	EXPECT_DAT(dat_ep_set_watermark(c.ep, 1, 2), DAT_MODEL_NOT_SUPPORTED);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }

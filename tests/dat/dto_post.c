@@ -15,11 +15,7 @@ void test_send_recv_sizes(void)
 	struct buf sb, rb;
 	size_t i, j;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &sb, 1 << 20, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 1 << 20, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
+	sides_open(&c, &sb, &s, &rb, 1 << 20);
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		size_t n = sizes[i];
 		DAT_LMR_TRIPLET r = seg(&rb, 0, rb.len);
@@ -43,8 +39,7 @@ void test_send_recv_sizes(void)
 		if (n < rb.len)
 			KTAP_EXPECT(rb.p[n] == 0xEE);
 	}
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /* Front segments full, one partial, the rest untouched (post_recv). */
@@ -55,11 +50,7 @@ void test_recv_iov_fill_order(void)
 	DAT_LMR_TRIPLET r[3], t;
 	int i;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &sb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
+	sides_open(&c, &sb, &s, &rb, 4096);
 	memset(rb.p, 0xEE, rb.len);
 	for (i = 0; i < 20; i++)
 		sb.p[i] = 'a' + i;
@@ -78,8 +69,7 @@ void test_recv_iov_fill_order(void)
 	for (i = 0; i < 16; i++)
 		KTAP_EXPECT(rb.p[2000 + i] == 0xEE);
 	KTAP_EXPECT(rb.p[999] == 0xEE && rb.p[1016] == 0xEE);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /*
@@ -92,19 +82,14 @@ void test_recv_too_small(void)
 	struct buf sb, rb;
 	DAT_LMR_TRIPLET r, t;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &sb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
+	sides_open(&c, &sb, &s, &rb, 4096);
 	r = seg(&rb, 0, 64);
 	t = seg(&sb, 0, 65);
 	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(7), 0));
 	OK(dat_ep_post_send(c.ep, 1, &t, cookie(8), 0));
 	expect_dto(s.dto_evd, 7, DAT_DTO_LENGTH_ERROR, -1);
 	broken_after_error(&s, &c);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /*
@@ -124,11 +109,7 @@ void test_late_receiver(void)
 	int i, j;
 
 	only_in_ring_mode();
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &sb, N * LEN, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, N * LEN, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
+	sides_open(&c, &sb, &s, &rb, N * LEN);
 	if (dev_iwarp()) {
 		DAT_LMR_TRIPLET t = seg(&sb, 0, LEN);
 
@@ -150,8 +131,7 @@ void test_late_receiver(void)
 			    DAT_CONNECTION_EVENT_DISCONNECTED);
 		state_is(c.ep, DAT_EP_STATE_DISCONNECTED);
 		state_is(s.ep, DAT_EP_STATE_DISCONNECTED);
-		OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-		OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+		sides_close(&c, &s);
 		return;
 	}
 	for (i = 0; i < N * LEN; i++)
@@ -185,8 +165,7 @@ void test_late_receiver(void)
 	state_is(s.ep, DAT_EP_STATE_CONNECTED);
 	EXPECT_DAT(dat_evd_dequeue(c.conn_evd, &ev), DAT_QUEUE_EMPTY);
 	EXPECT_DAT(dat_evd_dequeue(s.conn_evd, &ev), DAT_QUEUE_EMPTY);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /*
@@ -214,11 +193,7 @@ void test_broken_under_free(void)
 		struct buf sb, rb;
 		DAT_LMR_TRIPLET r, t;
 
-		side_open(&c, NULL);
-		side_open(&s, NULL);
-		buf_reg(&c, &sb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-		buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-		connect_pair(&c, &s, false);
+		sides_open(&c, &sb, &s, &rb, 4096);
 		r = seg(&rb, 0, 64);
 		t = seg(&sb, 0, 65);
 		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(7), 0));
@@ -230,8 +205,7 @@ void test_broken_under_free(void)
 			OK(dat_ep_free(s.ep));
 			OK(dat_ep_free(c.ep));
 		}
-		OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
-		OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+		sides_close(&s, &c);
 		munmap(sb.p, sb.len);
 		munmap(rb.p, rb.len);
 	}
@@ -247,19 +221,14 @@ void test_broken_under_free(void)
 		struct buf sb, rb;
 		DAT_LMR_TRIPLET r, t;
 
-		side_open(&c, NULL);
-		side_open(&s, NULL);
-		buf_reg(&c, &sb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-		buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-		connect_pair(&c, &s, false);
+		sides_open(&c, &sb, &s, &rb, 4096);
 		r = seg(&rb, 0, 64);
 		t = seg(&sb, 0, 64);
 		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(7), 0));
 		OK(dat_ep_post_send(c.ep, 1, &t, cookie(8), 0));
 		expect_dto(s.dto_evd, 7, DAT_DTO_SUCCESS, 64);
 		expect_dto(c.dto_evd, 8, DAT_DTO_SUCCESS, 64);
-		OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-		OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+		sides_close(&c, &s);
 	}
 }
 
@@ -723,10 +692,7 @@ void test_recv_before_connect(void)
 	struct buf b, rb;
 	DAT_LMR_TRIPLET t, r;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	sides_reg(&c, &b, &s, &rb, 4096);
 	r = seg(&rb, 0, 64);
 	t = seg(&b, 0, 32);
 	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(40), 0));	/* UNCONNECTED */
@@ -736,8 +702,7 @@ void test_recv_before_connect(void)
 	expect_dto(s.dto_evd, 40, DAT_DTO_SUCCESS, 32);
 	expect_dto(c.dto_evd, 41, DAT_DTO_SUCCESS, 32);
 	KTAP_EXPECT(!memcmp(rb.p, b.p, 32));
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /* Receives beyond max_recv_dtos: DAT_INSUFFICIENT_RESOURCES. */
@@ -807,11 +772,7 @@ void test_foreign_lmr(void)
 		_exit(0);
 	}
 	KTAP_EXPECT(read(up[0], &xctx, sizeof(xctx)) == sizeof(xctx));
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &sb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
+	sides_open(&c, &b, &s, &sb, 4096);
 	t = seg(&b, 0, 16);
 	t.lmr_context = xctx;
 	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0),
@@ -827,8 +788,7 @@ void test_foreign_lmr(void)
 	OK(dat_ep_post_send(c.ep, 1, &t, cookie(2), 0));
 	expect_dto(c.dto_evd, 2, DAT_DTO_SUCCESS, 16);
 	expect_dto(s.dto_evd, 3, DAT_DTO_SUCCESS, 16);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 	close(up[0]);
 	close(up[1]);
 	close(down[0]);
@@ -846,11 +806,7 @@ void test_disconnected_flush(void)
 	DAT_LMR_TRIPLET t, r;
 	DAT_RMR_TRIPLET rem;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
+	sides_open(&c, &b, &s, &rb, 4096);
 	r = seg(&rb, 0, 64);
 	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(50), 0));
 	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG));
@@ -868,6 +824,5 @@ void test_disconnected_flush(void)
 	expect_dto(c.dto_evd, 52, DAT_DTO_ERR_FLUSHED, -1);
 	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(53), 0));
 	expect_dto(s.dto_evd, 53, DAT_DTO_ERR_FLUSHED, -1);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }

@@ -54,12 +54,8 @@ void test_rdma_write_read(void)
 	DAT_EP_PARAM epp;
 	int i;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &lb, 8192, DAT_MEM_PRIV_ALL_FLAG);
+	sides_open(&c, &lb, &s, &rb, 8192);
 	buf_reg(&c, &back, 8192, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 8192, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
 	for (i = 0; i < 8192; i++)
 		lb.p[i] = (unsigned char)(i * 13);
 	memset(rb.p, 0, rb.len);
@@ -127,8 +123,7 @@ void test_rdma_write_read(void)
 		expect_dto(s.dto_evd, 15, DAT_DTO_SUCCESS, 256);
 		KTAP_EXPECT(!memcmp(back.p + 2048, sl.p, 256));
 	}
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /* An RDMA read into an LMR without local write: PRIVILEGES_VIOLATION. */
@@ -209,12 +204,8 @@ void test_fence(void)
 	DAT_RMR_TRIPLET rem;
 	int i;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &lb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	sides_open(&c, &lb, &s, &rb, 4096);
 	buf_reg(&c, &back, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
 	rem.rmr_context = rb.rctx;
 	rem.virtual_address = (uintptr_t)rb.p;
 	rem.segment_length = 1024;
@@ -229,8 +220,23 @@ void test_fence(void)
 		expect_dto(c.dto_evd, 2 * i + 1, DAT_DTO_SUCCESS, 1024);
 		KTAP_EXPECT(!memcmp(back.p, lb.p, 1024));
 	}
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
+}
+
+/*
+ * The sides of the RMR cases: @c with @lb (every privilege), @s with @rb
+ * (local read and write: an RMR bound to it gives the remote access) and
+ * @ro (local read only).
+ */
+static void rmr_sides(struct side *c, struct buf *lb, struct side *s,
+		      struct buf *rb, struct buf *ro)
+{
+	side_open(c, NULL);
+	side_open(s, NULL);
+	buf_reg(c, lb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg(s, rb, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG |
+		DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
+	buf_reg(s, ro, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG);
 }
 
 /*
@@ -250,12 +256,7 @@ void test_rmr(void)
 	DAT_EVENT ev;
 	DAT_COUNT nmore;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &lb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG |
-		DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
-	buf_reg(&s, &ro, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG);
+	rmr_sides(&c, &lb, &s, &rb, &ro);
 	OK(dat_rmr_create(s.pz, &rmr));
 	range = seg(&rb, 1024, 512);
 	rck.as_64 = 77;
@@ -304,8 +305,7 @@ void test_rmr(void)
 	OK(dat_ep_post_rdma_write(c.ep, 1, &w, cookie(2), &rem, 0));
 	expect_write_refused(&c, 2);
 	OK(dat_rmr_free(rmr));
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /* dat_rmr_query reports @rmr bound to @t with @priv and @ctx. */
@@ -409,8 +409,7 @@ void test_rmr_query(void)
 	bind_event_is(&s, rmr, DAT_RMR_BIND_FAILURE);
 	rmr_bound_is(rmr, &a, wr, ca);
 	OK(dat_rmr_free(rmr));
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /*
@@ -457,12 +456,7 @@ void test_rmr_bind_privileges(void)
 	DAT_LMR_TRIPLET l, range;
 	DAT_RMR_TRIPLET rem;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &lb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG |
-		DAT_MEM_PRIV_LOCAL_WRITE_FLAG);
-	buf_reg(&s, &ro, 4096, DAT_MEM_PRIV_LOCAL_READ_FLAG);
+	rmr_sides(&c, &lb, &s, &rb, &ro);
 	OK(dat_rmr_create(s.pz, &rmr));
 	connect_pair(&c, &s, false);
 	range = seg(&rb, 0, 1024);
@@ -500,8 +494,7 @@ void test_rmr_bind_privileges(void)
 	OK(dat_ep_post_rdma_write(c.ep, 1, &l, cookie(3), &rem, 0));
 	expect_write_refused(&c, 3);
 	KTAP_EXPECT(rb.p[0] == 0 && rb.p[511] == 0);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /*
@@ -521,10 +514,7 @@ void test_lmr_free_bound_rmr(void)
 	DAT_RMR_TRIPLET rem;
 	int lmrs, rmrs;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &lb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &a, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	sides_reg(&c, &lb, &s, &a, 4096);
 	buf_reg(&s, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
 	buf_reg(&s, &d, 4096, DAT_MEM_PRIV_ALL_FLAG);
 	buf_reg(&s, &e, 4096, DAT_MEM_PRIV_ALL_FLAG);
@@ -572,8 +562,7 @@ void test_lmr_free_bound_rmr(void)
 	buf_reg(&s, &a, 4096, DAT_MEM_PRIV_ALL_FLAG);
 	OK(dat_rmr_create(s.pz, &rmr2));
 	bind_ok(rmr2, &a, 0, 512, &s, &ctx);
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&s, &c);
 	if (lmrs >= 0) {
 		/* c's LMR went with c's IA. */
 		KTAP_EXPECT_EQ(kdat_objects("lmr"), lmrs - 1);
@@ -590,11 +579,7 @@ void test_bad_rmr_context(void)
 	DAT_RMR_TRIPLET rem;
 	DAT_EVENT ev;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	buf_reg(&c, &lb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
+	sides_open(&c, &lb, &s, &rb, 4096);
 	memset(rb.p, 0, 64);
 	w = seg(&lb, 0, 64);
 	rem.rmr_context = rb.rctx ^ 0x5a5a00;
@@ -609,8 +594,7 @@ void test_bad_rmr_context(void)
 		wait_event(s.conn_evd, &ev);
 		state_is(s.ep, DAT_EP_STATE_DISCONNECTED);
 	}
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /*

@@ -45,8 +45,7 @@ void test_err_srq_too_many_segments(void)
 	OK(dat_ep_post_send(c.ep, 1, &t, cookie(7), 0));
 	expect_dto(c.dto_evd, 7, DAT_DTO_SUCCESS, 32);
 	expect_dto(s.dto_evd, 2, DAT_DTO_SUCCESS, 32);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }
 
 /*
@@ -394,6 +393,5 @@ void test_srq_resize(void)
 	}
 	EXPECT_DAT(dat_srq_post_recv(srq, 1, &t, cookie(99)),
 		   DAT_INSUFFICIENT_RESOURCES);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
+	sides_close(&c, &s);
 }

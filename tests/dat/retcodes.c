@@ -48,6 +48,17 @@ static void fixture_failed(const char *file, int line, const char *what)
 	fprintf(stderr, "fixture: %s:%d: %s\n", file, line, what);
 }
 
+/*
+ * The fixture and an EP on it (the provider's attributes), its DTO EVD
+ * for both queues and, with @conn, the connection EVD.
+ */
+static DAT_RETURN fixture_ep(struct side *f, bool conn, DAT_EP_HANDLE *ep)
+{
+	FIXTURE(f);
+	return dat_ep_create(f->ia, f->pz, f->dto_evd, f->dto_evd,
+			     conn ? f->conn_evd : DAT_HANDLE_NULL, NULL, ep);
+}
+
 static DAT_RETURN set_context_null(void)
 {
 	return dat_set_consumer_context(DAT_HANDLE_NULL, (DAT_CONTEXT){ 0 });
@@ -182,9 +193,7 @@ static DAT_RETURN ep_create_no_connect_evd(void)
 	struct side f;
 	DAT_EP_HANDLE ep;
 
-	FIXTURE(&f);
-	return dat_ep_create(f.ia, f.pz, f.dto_evd, f.dto_evd, DAT_HANDLE_NULL,
-			     NULL, &ep);
+	return fixture_ep(&f, false, &ep);
 }
 
 static DAT_RETURN connect_no_connect_evd(void)
@@ -195,9 +204,7 @@ static DAT_RETURN connect_no_connect_evd(void)
 	DAT_EP_HANDLE ep;
 	DAT_RETURN r;
 
-	FIXTURE(&f);
-	r = dat_ep_create(f.ia, f.pz, f.dto_evd, f.dto_evd, DAT_HANDLE_NULL,
-			  NULL, &ep);
+	r = fixture_ep(&f, false, &ep);
 	if (r)
 		return r;
 	return dat_ep_connect(ep, (DAT_IA_ADDRESS_PTR)&to, 7479, 1000000, 0,
@@ -212,9 +219,7 @@ static DAT_RETURN query_no_connect_evd(void)
 	DAT_EP_HANDLE ep;
 	DAT_RETURN r;
 
-	FIXTURE(&f);
-	r = dat_ep_create(f.ia, f.pz, f.dto_evd, f.dto_evd, DAT_HANDLE_NULL,
-			  NULL, &ep);
+	r = fixture_ep(&f, false, &ep);
 	if (!r)
 		r = dat_ep_query(ep, DAT_EP_FIELD_ALL, &param);
 	if (r)
@@ -232,9 +237,7 @@ static DAT_RETURN rsp_no_connect_evd(void)
 	DAT_EP_HANDLE ep;
 	DAT_RETURN r;
 
-	FIXTURE(&f);
-	r = dat_ep_create(f.ia, f.pz, f.dto_evd, f.dto_evd, DAT_HANDLE_NULL,
-			  NULL, &ep);
+	r = fixture_ep(&f, false, &ep);
 	if (!r)
 		r = dat_evd_create(f.ia, 16, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG,
 				   &cr);
@@ -302,9 +305,7 @@ static DAT_RETURN pz_free_in_use(void)
 	DAT_EP_HANDLE ep;
 	DAT_RETURN r;
 
-	FIXTURE(&f);
-	r = dat_ep_create(f.ia, f.pz, f.dto_evd, f.dto_evd, f.conn_evd, NULL,
-			  &ep);
+	r = fixture_ep(&f, true, &ep);
 	if (r)
 		return r;
 	return dat_pz_free(f.pz);
@@ -316,9 +317,7 @@ static DAT_RETURN evd_free_in_use(void)
 	DAT_EP_HANDLE ep;
 	DAT_RETURN r;
 
-	FIXTURE(&f);
-	r = dat_ep_create(f.ia, f.pz, f.dto_evd, f.dto_evd, f.conn_evd, NULL,
-			  &ep);
+	r = fixture_ep(&f, true, &ep);
 	if (r)
 		return r;
 	return dat_evd_free(f.conn_evd);
@@ -330,9 +329,7 @@ static DAT_RETURN ep_free_twice(void)
 	DAT_EP_HANDLE ep;
 	DAT_RETURN r;
 
-	FIXTURE(&f);
-	r = dat_ep_create(f.ia, f.pz, f.dto_evd, f.dto_evd, f.conn_evd, NULL,
-			  &ep);
+	r = fixture_ep(&f, true, &ep);
 	if (!r)
 		r = dat_ep_free(ep);
 	if (r)

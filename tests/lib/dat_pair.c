@@ -44,7 +44,7 @@ static DAT_RETURN failed(const char *file, int line, DAT_RETURN r,
 	if (pair_conf.fail) {
 		pair_conf.fail(file, line, what);
 	} else {
-		/* As KTAP_FAIL says it (tests/selftests/ktap.h). */
+		/* As KTAP_FAIL says it (tests/selftests/ktap.h), space too. */
 		printf("# %s:%d: \n# %s\n", file, line, what);
 		fflush(stdout);
 		exit(1);
@@ -343,18 +343,43 @@ DAT_RETURN connect_pair(struct side *cli, struct side *srv, bool reject)
 	return connect_with(cli, srv, &conn);
 }
 
+static DAT_RETURN open_two(struct side *c, const DAT_EP_ATTR *cattr,
+			   struct buf *cb, DAT_MEM_PRIV_FLAGS cpriv,
+			   struct side *s, struct buf *sb, size_t len)
+{
+	STEP(side_open(c, cattr));
+	STEP(side_open(s, NULL));
+	STEP(buf_reg(c, cb, len, cpriv));
+	return buf_reg(s, sb, len, DAT_MEM_PRIV_ALL_FLAG);
+}
+
+DAT_RETURN sides_reg(struct side *c, struct buf *cb, struct side *s,
+		     struct buf *sb, size_t len)
+{
+	return open_two(c, NULL, cb, DAT_MEM_PRIV_ALL_FLAG, s, sb, len);
+}
+
+DAT_RETURN sides_open(struct side *c, struct buf *cb, struct side *s,
+		      struct buf *sb, size_t len)
+{
+	STEP(sides_reg(c, cb, s, sb, len));
+	return connect_pair(c, s, false);
+}
+
+DAT_RETURN sides_close(struct side *a, struct side *b)
+{
+	STEP(side_close(a));
+	return side_close(b);
+}
+
 DAT_RETURN pair_open(struct pair *p, const DAT_EP_ATTR *cattr,
 		     DAT_MEM_PRIV_FLAGS cpriv)
 {
-	STEP(side_open(&p->c, cattr));
-	STEP(side_open(&p->s, NULL));
-	STEP(buf_reg(&p->c, &p->cb, 4096, cpriv));
-	STEP(buf_reg(&p->s, &p->sb, 4096, DAT_MEM_PRIV_ALL_FLAG));
+	STEP(open_two(&p->c, cattr, &p->cb, cpriv, &p->s, &p->sb, 4096));
 	return connect_pair(&p->c, &p->s, false);
 }
 
 DAT_RETURN pair_close(struct pair *p)
 {
-	STEP(side_close(&p->c));
-	return side_close(&p->s);
+	return sides_close(&p->c, &p->s);
 }

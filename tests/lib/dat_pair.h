@@ -45,8 +45,8 @@ struct side {
 	DAT_EVD_HANDLE dto_evd, conn_evd, cr_evd;
 	DAT_EP_HANDLE ep;
 	DAT_PSP_HANDLE psp;	/* a server's, from pair_listen() */
-	struct buf buf;		/* the side's own memory, where a program
-				 * keeps one: buf_reg(s, &s->buf, ...) */
+	/* Its own memory, where a program keeps one (buf_reg()). */
+	struct buf buf;
 };
 
 /* A connected pair with a 4 KiB LMR on each side (pair_open()). */
@@ -166,8 +166,21 @@ DAT_RETURN connect_with(struct side *cli, struct side *srv,
 DAT_RETURN connect_pair(struct side *cli, struct side *srv, bool reject);
 
 /*
- * Two sides, the client's EP of @cattr (NULL: pair_conf.ep_attr) and its
- * 4 KiB LMR of @cpriv, the server's of every privilege, connected.
+ * Client @c and server @s opened (side_open(), pair_conf.ep_attr), @len
+ * bytes registered on each with every privilege (@cb, @sb); not yet
+ * connected.
+ */
+DAT_RETURN sides_reg(struct side *c, struct buf *cb, struct side *s,
+		     struct buf *sb, size_t len);
+/* sides_reg(), then @c connected to @s (connect_pair()). */
+DAT_RETURN sides_open(struct side *c, struct buf *cb, struct side *s,
+		      struct buf *sb, size_t len);
+/* Both IAs closed, @a's first. */
+DAT_RETURN sides_close(struct side *a, struct side *b);
+
+/*
+ * sides_open() of 4 KiB into @p, but the client's EP of @cattr (NULL:
+ * pair_conf.ep_attr) and its LMR of @cpriv.
  */
 DAT_RETURN pair_open(struct pair *p, const DAT_EP_ATTR *cattr,
 		     DAT_MEM_PRIV_FLAGS cpriv);
