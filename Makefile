@@ -73,6 +73,8 @@ DAT_TESTS := tests/dat/dat_dto_test tests/dat/dat_life_helper \
 	     tests/dat/retcodes tests/dat/retcodes_ofa \
 	     tests/dat/kdat-bench-dat2
 TEST_HELPERS := tests/selftests/kdat_hold_ia
+# The two-sided DAT fixture of the DAT test programs (DAT 2.0 API only).
+DAT_PAIR := tests/lib/dat_pair.c
 FUZZER := tests/fuzz/kdat_fuzz
 
 .PHONY: all module kmod lib tools tests setup check check-debug check-debug-all check-debug-6.1 check-6.12 check-siw check-siw-6.12 check-twohost check-faults twohost-long twohost-bulk check-hog demo lint checkpatch sparse shellcheck bench bench-hwlike \
@@ -144,9 +146,9 @@ tests/selftests/%: tests/selftests/%.c tests/selftests/ktap.h \
 # The ring test also drives the uapi rings itself.
 tests/dat/ring_test: tests/dat/ring_test.c tests/selftests/ktap.h $(LIB) \
 		tests/selftests/kdat_objects.h tests/lib/fail_nth.h \
-		include/uapi/linux/kdat.h
+		$(DAT_PAIR) tests/lib/dat_pair.h include/uapi/linux/kdat.h
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< \
-		-Luser -ldat -Wl,-rpath,$(TOP)/user -lpthread
+		$(DAT_PAIR) -Luser -ldat -Wl,-rpath,$(TOP)/user -lpthread
 
 # The README's DAT program, built from the README's own text (its one C
 # block), as a user would copy it; tests/demo.sh runs it.
@@ -168,13 +170,15 @@ $(FUZZER): tests/fuzz/kdat_fuzz.c include/uapi/linux/kdat.h \
 
 # Both providers in one process: through OFA's registry, as Debian's DAT
 # tools are built (the DAT headers only, -ldat2).
-tests/dat/interop_cm: tests/dat/interop_cm.c | $(SETUP_STAMP)
-	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -ldat2
+tests/dat/interop_cm: tests/dat/interop_cm.c $(DAT_PAIR) tests/lib/dat_pair.h \
+		| $(SETUP_STAMP)
+	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< $(DAT_PAIR) -ldat2
 
 # The same calls against OFA's registry (-ldat2), for tests/dat/retcodes.sh
 # to compare with tests/dat/retcodes (-ldat).
-tests/dat/retcodes_ofa: tests/dat/retcodes.c | $(SETUP_STAMP)
-	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -ldat2
+tests/dat/retcodes_ofa: tests/dat/retcodes.c $(DAT_PAIR) tests/lib/dat_pair.h \
+		| $(SETUP_STAMP)
+	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< $(DAT_PAIR) -ldat2
 
 # kdat-bench against OFA's registry (-ldat2): scripts/bench's threads
 # rows run it over OFA's provider and over kdat's, beside kdat-bench.
@@ -194,10 +198,24 @@ tests/dat/registry_unit: tests/dat/registry_unit.c tests/selftests/ktap.h \
 	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -DDAT_EXTENSIONS -o $@ $< \
 		-Luser -ldat -Wl,-rpath,$(TOP)/user
 
+# dat_dto_test: one program, its cases in files by area (tests/dat/dto.h).
+DTO_SRCS := tests/dat/dat_dto_test.c tests/dat/dto_common.c \
+	    tests/dat/dto_connect.c tests/dat/dto_post.c tests/dat/dto_rdma.c \
+	    tests/dat/dto_srq.c tests/dat/dto_evd.c tests/dat/dto_ia.c \
+	    tests/dat/dto_ext.c tests/dat/dto_ud.c
+tests/dat/dat_dto_test: $(DTO_SRCS) tests/dat/dto.h tests/selftests/ktap.h \
+		tests/lib/dat_expect.h tests/lib/rdma_dev.h \
+		tests/selftests/kdat_objects.h $(DAT_PAIR) tests/lib/dat_pair.h \
+		$(LIB)
+	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $(DTO_SRCS) \
+		$(DAT_PAIR) -Luser -ldat -Wl,-rpath,$(TOP)/user
+
 # DAT programs: the DAT 2.0 headers from Debian's libdapl-dev, -ldat.
 tests/dat/%: tests/dat/%.c tests/selftests/ktap.h tests/lib/dat_expect.h \
-		tests/lib/rdma_dev.h tests/selftests/kdat_objects.h $(LIB)
-	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< -Luser -ldat \
+		tests/lib/rdma_dev.h tests/selftests/kdat_objects.h \
+		$(DAT_PAIR) tests/lib/dat_pair.h $(LIB)
+	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< $(DAT_PAIR) \
+		-Luser -ldat \
 		-Wl,-rpath,$(TOP)/user
 
 check: all

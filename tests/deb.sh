@@ -218,6 +218,7 @@ r=0
 if command -v cc > /dev/null && command -v pkg-config > /dev/null; then
 	# shellcheck disable=SC2046 # pkg-config's words
 	cc -o "$work/prog" "$TOP/tests/dat/dat_life_helper.c" \
+		"$TOP/tests/lib/dat_pair.c" \
 		$(pkg-config --cflags --libs libdat) > "$work/cc" 2>&1 ||
 		{ diag < "$work/cc"; r=1; }
 	if [ $r = 0 ]; then

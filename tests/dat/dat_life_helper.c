@@ -36,6 +36,8 @@
 
 #include <dat2/udat.h>
 
+#include "../lib/dat_pair.h"
+
 /*
  * How long an event that must come may take: a bound on a hang, not a
  * verdict on speed (a debug kernel under load takes seconds per step).
@@ -53,51 +55,29 @@
 		}							\
 	} while (0)
 
-struct side {
-	DAT_IA_HANDLE ia;
-	DAT_EVD_HANDLE async_evd, dto_evd, conn_evd, cr_evd;
-	DAT_PZ_HANDLE pz;
-	DAT_EP_HANDLE ep;
-	DAT_LMR_HANDLE lmr;
-	unsigned char *buf;
-	DAT_LMR_TRIPLET iov;
-};
-
-static void side_open(struct side *s, char *name, size_t bytes)
+/* A failed step of tests/lib/dat_pair.c: said as CHECK says it. */
+static void fail_exit(const char *file, int line, const char *what)
 {
-	DAT_EP_ATTR a = {
-		.service_type = DAT_SERVICE_TYPE_RC,
-		.max_recv_dtos = 8, .max_request_dtos = 8,
-		.max_recv_iov = 1, .max_request_iov = 1,
-		.max_rdma_read_in = 1, .max_rdma_read_out = 1,
-	};
-	DAT_REGION_DESCRIPTION r;
-	DAT_RMR_CONTEXT rc;
-	DAT_VLEN len;
-	DAT_VADDR va;
+	printf("failed: %s (%s line %d)\n", what, file, line);
+	exit(1);
+}
 
-	s->async_evd = DAT_HANDLE_NULL;
-	CHECK(dat_ia_open(name, 8, &s->async_evd, &s->ia) == DAT_SUCCESS);
-	CHECK(dat_pz_create(s->ia, &s->pz) == DAT_SUCCESS);
-	CHECK(dat_evd_create(s->ia, 32, NULL, DAT_EVD_DTO_FLAG,
-			     &s->dto_evd) == DAT_SUCCESS);
-	CHECK(dat_evd_create(s->ia, 8, NULL, DAT_EVD_CONNECTION_FLAG,
-			     &s->conn_evd) == DAT_SUCCESS);
-	CHECK(dat_evd_create(s->ia, 8, NULL, DAT_EVD_CR_FLAG,
-			     &s->cr_evd) == DAT_SUCCESS);
-	CHECK(dat_ep_create(s->ia, s->pz, s->dto_evd, s->dto_evd, s->conn_evd,
-			    &a, &s->ep) == DAT_SUCCESS);
-	s->buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECK(s->buf != MAP_FAILED);
-	memset(s->buf, 1, bytes);	/* real pages, all pinned */
-	r.for_va = s->buf;
-	CHECK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, r, bytes, s->pz,
-			     DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &s->lmr,
-			     &s->iov.lmr_context, &rc, &len, &va) ==
-	      DAT_SUCCESS);
-	s->iov.virtual_address = (uintptr_t)s->buf;
-	s->iov.segment_length = 64;
+/*
+ * A side (tests/lib/dat_pair.h) of IA @name: a DTO EVD of 32, an EP of 8
+ * DTOs each way, and @bytes of its own, touched and registered.
+ */
+static void open_side(struct side *s, char *name, size_t bytes)
+{
+	DAT_EP_ATTR a = ep_attr_rc(8, 1, 1);
+	void *p;
+
+	side_ia(s, name, 32);
+	side_ep(s, &a);
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED);
+	memset(p, 1, bytes);	/* real pages, all pinned */
+	buf_reg_at(s, &s->buf, p, bytes, DAT_MEM_PRIV_ALL_FLAG);
 }
 
 static DAT_EVENT_NUMBER next_event(DAT_EVD_HANDLE evd, DAT_TIMEOUT tmo)
@@ -122,37 +102,27 @@ static DAT_EVENT_NUMBER next_event(DAT_EVD_HANDLE evd, DAT_TIMEOUT tmo)
 
 static void accept_one(struct side *s, DAT_CONN_QUAL q)
 {
-	DAT_PSP_HANDLE psp;
-	DAT_EVENT ev;
-	DAT_COUNT nmore;
+	DAT_CR_HANDLE cr;
 
-	CHECK(dat_psp_create(s->ia, q, s->cr_evd, DAT_PSP_CONSUMER_FLAG,
-			     &psp) == DAT_SUCCESS);
+	pair_listen(s, q);
 	printf("listening\n");
 	fflush(stdout);
-	CHECK(dat_evd_wait(s->cr_evd, CR_TMO, 1, &ev, &nmore) == DAT_SUCCESS);
-	CHECK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
-			    s->ep, 0, NULL) == DAT_SUCCESS);
-}
-
-static void connect_to(struct side *s, struct sockaddr_in *addr,
-		       DAT_CONN_QUAL q)
-{
-	CHECK(dat_ep_connect(s->ep, (DAT_IA_ADDRESS_PTR)addr, q, TMO, 0, NULL,
-			     DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG) ==
-	      DAT_SUCCESS);
+	pair_take(s, q, NULL, 0, &cr);
+	CHECK(dat_cr_accept(cr, s->ep, 0, NULL) == DAT_SUCCESS);
 }
 
 static int do_server(char *name, DAT_CONN_QUAL q)
 {
 	DAT_DTO_COOKIE ck = { .as_64 = 0 };
 	DAT_EVENT_NUMBER num;
+	DAT_LMR_TRIPLET si;
 	struct side s;
 	int i;
 
-	side_open(&s, name, 4096);
+	open_side(&s, name, 4096);
+	si = seg(&s.buf, 0, 64);
 	for (i = 0; i < 8; i++)
-		CHECK(dat_ep_post_recv(s.ep, 1, &s.iov, ck, 0) == DAT_SUCCESS);
+		CHECK(dat_ep_post_recv(s.ep, 1, &si, ck, 0) == DAT_SUCCESS);
 	accept_one(&s, q);
 	EXPECT_EVENT(s.conn_evd, TMO, DAT_CONNECTION_EVENT_ESTABLISHED);
 	printf("connected\n");
@@ -165,20 +135,21 @@ static int do_server(char *name, DAT_CONN_QUAL q)
 	return 0;
 }
 
-static int do_client(char *name, struct sockaddr_in *addr, DAT_CONN_QUAL q,
-		     size_t mb)
+static int do_client(char *name, DAT_CONN_QUAL q, size_t mb)
 {
 	DAT_DTO_COOKIE ck = { .as_64 = 0 };
+	DAT_LMR_TRIPLET ci;
 	struct side c;
 	int i;
 
-	side_open(&c, name, mb << 20);
+	open_side(&c, name, mb << 20);
+	ci = seg(&c.buf, 0, 64);
 	for (i = 0; i < 8; i++)
-		CHECK(dat_ep_post_recv(c.ep, 1, &c.iov, ck, 0) == DAT_SUCCESS);
-	connect_to(&c, addr, q);
+		CHECK(dat_ep_post_recv(c.ep, 1, &ci, ck, 0) == DAT_SUCCESS);
+	pair_request(&c, q, NULL, 0);
 	EXPECT_EVENT(c.conn_evd, TMO, DAT_CONNECTION_EVENT_ESTABLISHED);
 	for (i = 0; i < 4; i++)
-		CHECK(dat_ep_post_send(c.ep, 1, &c.iov, ck, 0) == DAT_SUCCESS);
+		CHECK(dat_ep_post_send(c.ep, 1, &ci, ck, 0) == DAT_SUCCESS);
 	printf("ready\n");
 	fflush(stdout);
 	for (;;)
@@ -188,32 +159,15 @@ static int do_client(char *name, struct sockaddr_in *addr, DAT_CONN_QUAL q,
 static void check_gone(struct side *s)
 {
 	DAT_DTO_COOKIE ck = { .as_64 = 0 };
+	DAT_LMR_TRIPLET iov = seg(&s->buf, 0, 64);
 	DAT_EP_STATE st;
 
 	CHECK(dat_ep_get_status(s->ep, &st, NULL, NULL) == DAT_SUCCESS);
 	CHECK(st == DAT_EP_STATE_DISCONNECTED);
-	CHECK(dat_ep_post_send(s->ep, 1, &s->iov, ck, 0) != DAT_SUCCESS);
+	CHECK(dat_ep_post_send(s->ep, 1, &iov, ck, 0) != DAT_SUCCESS);
 	CHECK(dat_ep_free(s->ep) == DAT_SUCCESS);
-	CHECK(dat_lmr_free(s->lmr) == DAT_SUCCESS);
+	CHECK(dat_lmr_free(s->buf.lmr) == DAT_SUCCESS);
 	CHECK(dat_ia_close(s->ia, DAT_CLOSE_ABRUPT_FLAG) == DAT_SUCCESS);
-}
-
-/* Connect @c to @s (one process) on @q. */
-static void connect_pair(struct side *c, struct side *s,
-			 struct sockaddr_in *addr, DAT_CONN_QUAL q)
-{
-	DAT_PSP_HANDLE psp;
-	DAT_EVENT ev;
-	DAT_COUNT nmore;
-
-	CHECK(dat_psp_create(s->ia, q, s->cr_evd, DAT_PSP_CONSUMER_FLAG,
-			     &psp) == DAT_SUCCESS);
-	connect_to(c, addr, q);
-	CHECK(dat_evd_wait(s->cr_evd, CR_TMO, 1, &ev, &nmore) == DAT_SUCCESS);
-	CHECK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
-			    s->ep, 0, NULL) == DAT_SUCCESS);
-	EXPECT_EVENT(c->conn_evd, TMO, DAT_CONNECTION_EVENT_ESTABLISHED);
-	EXPECT_EVENT(s->conn_evd, TMO, DAT_CONNECTION_EVENT_ESTABLISHED);
 }
 
 static void check_removed(struct side *s)
@@ -239,17 +193,21 @@ static void check_removed(struct side *s)
 	check_gone(s);
 }
 
-static int do_remove(char *name, struct sockaddr_in *addr, DAT_CONN_QUAL q)
+static int do_remove(char *name, DAT_CONN_QUAL q)
 {
 	DAT_DTO_COOKIE ck = { .as_64 = 1 };
+	struct pair_conn conn = { .qual = q };
+	DAT_LMR_TRIPLET ci, si;
 	struct side c, s;
 	char line[16];
 
-	side_open(&c, name, 4096);
-	side_open(&s, name, 4096);
-	CHECK(dat_ep_post_recv(c.ep, 1, &c.iov, ck, 0) == DAT_SUCCESS);
-	CHECK(dat_ep_post_recv(s.ep, 1, &s.iov, ck, 0) == DAT_SUCCESS);
-	connect_pair(&c, &s, addr, q);
+	open_side(&c, name, 4096);
+	open_side(&s, name, 4096);
+	ci = seg(&c.buf, 0, 64);
+	si = seg(&s.buf, 0, 64);
+	CHECK(dat_ep_post_recv(c.ep, 1, &ci, ck, 0) == DAT_SUCCESS);
+	CHECK(dat_ep_post_recv(s.ep, 1, &si, ck, 0) == DAT_SUCCESS);
+	connect_with(&c, &s, &conn);
 	printf("ready\n");
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
@@ -264,15 +222,19 @@ static int do_remove(char *name, struct sockaddr_in *addr, DAT_CONN_QUAL q)
  * Ping-pong until something fails: the device went. Every failure must be
  * a clean one: a DAT error code or an error completion.
  */
-static int do_traffic(char *name, struct sockaddr_in *addr, DAT_CONN_QUAL q)
+static int do_traffic(char *name, DAT_CONN_QUAL q)
 {
 	DAT_DTO_COOKIE ck = { .as_64 = 0 };
+	struct pair_conn conn = { .qual = q };
+	DAT_LMR_TRIPLET ci, si;
 	struct side c, s;
 	long round;
 
-	side_open(&c, name, 4096);
-	side_open(&s, name, 4096);
-	connect_pair(&c, &s, addr, q);
+	open_side(&c, name, 4096);
+	open_side(&s, name, 4096);
+	ci = seg(&c.buf, 0, 64);
+	si = seg(&s.buf, 0, 64);
+	connect_with(&c, &s, &conn);
 	for (round = 0;; round++) {
 		DAT_EVENT ev;
 		DAT_COUNT nmore;
@@ -281,8 +243,8 @@ static int do_traffic(char *name, struct sockaddr_in *addr, DAT_CONN_QUAL q)
 			printf("running\n");
 			fflush(stdout);
 		}
-		if (dat_ep_post_recv(s.ep, 1, &s.iov, ck, 0) != DAT_SUCCESS ||
-		    dat_ep_post_send(c.ep, 1, &c.iov, ck, 0) != DAT_SUCCESS)
+		if (dat_ep_post_recv(s.ep, 1, &si, ck, 0) != DAT_SUCCESS ||
+		    dat_ep_post_send(c.ep, 1, &ci, ck, 0) != DAT_SUCCESS)
 			break;
 		if (dat_evd_wait(s.dto_evd, TMO, 1, &ev, &nmore) !=
 		    DAT_SUCCESS ||
@@ -308,19 +270,20 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_in addr = { .sin_family = AF_INET };
 
+	pair_conf.tmo = TMO;
+	pair_conf.cr_tmo = CR_TMO;
+	pair_conf.fail = fail_exit;
 	if (argc == 4 && !strcmp(argv[1], "server"))
 		return do_server(argv[2], strtoul(argv[3], NULL, 0));
 	if (argc >= 5 && inet_pton(AF_INET, argv[3], &addr.sin_addr) == 1) {
+		pair_conf.peer = addr;
 		if (argc == 6 && !strcmp(argv[1], "client"))
-			return do_client(argv[2], &addr,
-					 strtoul(argv[4], NULL, 0),
+			return do_client(argv[2], strtoul(argv[4], NULL, 0),
 					 strtoul(argv[5], NULL, 0));
 		if (argc == 5 && !strcmp(argv[1], "remove"))
-			return do_remove(argv[2], &addr,
-					 strtoul(argv[4], NULL, 0));
+			return do_remove(argv[2], strtoul(argv[4], NULL, 0));
 		if (argc == 5 && !strcmp(argv[1], "traffic"))
-			return do_traffic(argv[2], &addr,
-					  strtoul(argv[4], NULL, 0));
+			return do_traffic(argv[2], strtoul(argv[4], NULL, 0));
 	}
 	fprintf(stderr, "usage: %s server DEV:PORT QUAL | client DEV:PORT IP "
 		"QUAL MB | remove|traffic DEV:PORT IP QUAL\n", argv[0]);

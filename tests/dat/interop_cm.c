@@ -29,10 +29,11 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/mman.h>
 
 #include <dat2/udat.h>
 #include <dat2/dat_ib_extensions.h>
+
+#include "../lib/dat_pair.h"
 
 #define TMO	(20 * 1000 * 1000)	/* 20 s per event, in microseconds */
 #define MIB	(1 << 20)
@@ -40,21 +41,7 @@
 				 * [2M,3M) read back */
 #define PDATA	56		/* the most a request takes, on both */
 
-struct side {
-	char *name;
-	DAT_IA_HANDLE ia;
-	DAT_EVD_HANDLE async_evd, dto_evd, conn_evd, cr_evd;
-	DAT_PZ_HANDLE pz;
-	DAT_EP_HANDLE ep;
-	DAT_PSP_HANDLE psp;
-	unsigned char *buf;
-	DAT_LMR_HANDLE lmr;
-	DAT_LMR_CONTEXT lctx;
-	DAT_RMR_CONTEXT rctx;
-};
-
 static struct side cli, srv;
-static struct sockaddr_in srv_addr;
 static DAT_CONN_QUAL qual;
 static int tap_n;
 static bool failed;
@@ -75,6 +62,12 @@ static bool failed;
 		CHECK(__r == DAT_SUCCESS, "%s: %#x", #expr,		\
 		      (unsigned int)__r);				\
 	} while (0)
+
+/* A failed step of tests/lib/dat_pair.c: said as CHECK says it. */
+static void fail_phase(const char *file, int line, const char *what)
+{
+	printf("# %s:%d: %s\n", file, line, what);
+}
 
 static void phase(const char *what, int (*fn)(void))
 {
@@ -129,24 +122,6 @@ static int wait_dto(struct side *s, uint64_t ck, DAT_COUNT len)
 	return 0;
 }
 
-static DAT_LMR_TRIPLET seg(struct side *s, size_t off, size_t len)
-{
-	DAT_LMR_TRIPLET t = {
-		.lmr_context = s->lctx,
-		.virtual_address = (uintptr_t)s->buf + off,
-		.segment_length = len,
-	};
-
-	return t;
-}
-
-static DAT_DTO_COOKIE cookie(uint64_t v)
-{
-	DAT_DTO_COOKIE c = { .as_64 = v };
-
-	return c;
-}
-
 static void pattern(unsigned char *p, size_t len, unsigned int seed)
 {
 	size_t i;
@@ -173,39 +148,19 @@ static int ep_new(struct side *s, DAT_COUNT rd_in, DAT_COUNT rd_out)
 		.max_rdma_write_iov = 4,
 	};
 
-	DAT_OK(dat_ep_create(s->ia, s->pz, s->dto_evd, s->dto_evd,
-			     s->conn_evd, &a, &s->ep));
-	return 0;
+	return side_ep(s, &a) ? -1 : 0;
 }
 
-static int side_open(struct side *s)
+/* @s's IA, its EVDs and PZ, and BUFSZ of its own registered. */
+static int open_side(struct side *s)
 {
-	DAT_REGION_DESCRIPTION r;
-	DAT_VADDR raddr;
-	DAT_VLEN rlen;
-
-	s->async_evd = DAT_HANDLE_NULL;
-	DAT_OK(dat_ia_open(s->name, 8, &s->async_evd, &s->ia));
-	DAT_OK(dat_pz_create(s->ia, &s->pz));
-	DAT_OK(dat_evd_create(s->ia, 64, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
-			      &s->dto_evd));
-	DAT_OK(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL,
-			      DAT_EVD_CONNECTION_FLAG, &s->conn_evd));
-	DAT_OK(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG,
-			      &s->cr_evd));
-	s->buf = mmap(NULL, BUFSZ, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECK(s->buf != MAP_FAILED, "mmap");
-	r.for_va = s->buf;
-	DAT_OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, r, BUFSZ, s->pz,
-			      DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &s->lmr,
-			      &s->lctx, &s->rctx, &rlen, &raddr));
-	return 0;
+	return side_ia(s, s->name, 0) ||
+	       buf_reg(s, &s->buf, BUFSZ, DAT_MEM_PRIV_ALL_FLAG) ? -1 : 0;
 }
 
 static int do_open(void)
 {
-	if (side_open(&cli) || side_open(&srv))
+	if (open_side(&cli) || open_side(&srv))
 		return -1;
 	/*
 	 * Different read depths: the accept must settle on the smaller of
@@ -218,51 +173,22 @@ static int do_open(void)
 /* A connection request from the client; its CR at the server. */
 static int request(DAT_CR_HANDLE *cr, const unsigned char *pd)
 {
-	DAT_CR_PARAM crp;
-	DAT_EVENT ev;
-
-	DAT_OK(dat_ep_connect(cli.ep, (DAT_IA_ADDRESS_PTR)&srv_addr, qual, TMO,
-			      PDATA, (DAT_PVOID)pd, DAT_QOS_BEST_EFFORT,
-			      DAT_CONNECT_DEFAULT_FLAG));
-	if (wait_ev(srv.cr_evd, &ev, "the connection request"))
-		return -1;
-	CHECK(ev.event_number == DAT_CONNECTION_REQUEST_EVENT,
-	      "server: event %#x", ev.event_number);
-	CHECK(ev.event_data.cr_arrival_event_data.conn_qual == qual,
-	      "request on qualifier %#llx, want %#llx",
-	      (unsigned long long)ev.event_data.cr_arrival_event_data.conn_qual,
-	      (unsigned long long)qual);
-	*cr = ev.event_data.cr_arrival_event_data.cr_handle;
-	DAT_OK(dat_cr_query(*cr, DAT_CR_FIELD_ALL, &crp));
-	CHECK(crp.private_data_size >= PDATA &&
-	      !memcmp(crp.private_data, pd, PDATA),
-	      "request private data: %d bytes, not the client's",
-	      crp.private_data_size);
-	return 0;
+	return pair_request(&cli, qual, pd, PDATA) ||
+	       pair_take(&srv, qual, pd, PDATA, cr) ? -1 : 0;
 }
 
 static int do_connect(void)
 {
 	unsigned char req[PDATA], rep[PDATA];
-	const DAT_CONNECTION_EVENT_DATA *d;
-	DAT_CR_HANDLE cr;
-	DAT_EVENT ev;
+	struct pair_conn conn = {
+		.qual = qual,
+		.req = req, .req_len = PDATA,
+		.rep = rep, .rep_len = PDATA,
+	};
 
 	pattern(req, PDATA, 1);
 	pattern(rep, PDATA, 2);
-	DAT_OK(dat_psp_create(srv.ia, qual, srv.cr_evd, DAT_PSP_CONSUMER_FLAG,
-			      &srv.psp));
-	if (request(&cr, req))
-		return -1;
-	DAT_OK(dat_cr_accept(cr, srv.ep, PDATA, rep));
-	if (wait_conn(&cli, DAT_CONNECTION_EVENT_ESTABLISHED, &ev))
-		return -1;
-	d = &ev.event_data.connect_event_data;
-	CHECK(d->private_data_size >= PDATA &&
-	      !memcmp(d->private_data, rep, PDATA),
-	      "accept private data: %d bytes, not the server's",
-	      d->private_data_size);
-	return wait_conn(&srv, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
+	return connect_with(&cli, &srv, &conn) ? -1 : 0;
 }
 
 /* @len bytes from @from to @to in up to 4 segments each, checked. */
@@ -272,17 +198,17 @@ static int send_one(struct side *from, struct side *to, size_t len,
 	DAT_LMR_TRIPLET t[4], r[4];
 	size_t n = len >= 4096 ? (len >= MIB ? 4 : 2) : 1, i;
 
-	pattern(from->buf, len, seed);
-	memset(to->buf + MIB, 0, MIB);
+	pattern(from->buf.p, len, seed);
+	memset(to->buf.p + MIB, 0, MIB);
 	for (i = 0; i < n; i++) {
-		t[i] = seg(from, i * (len / n), len / n);
-		r[i] = seg(to, MIB + i * (len / n), len / n);
+		t[i] = seg(&from->buf, i * (len / n), len / n);
+		r[i] = seg(&to->buf, MIB + i * (len / n), len / n);
 	}
 	DAT_OK(dat_ep_post_recv(to->ep, n, r, cookie(seed), 0));
 	DAT_OK(dat_ep_post_send(from->ep, n, t, cookie(seed + 1), 0));
 	if (wait_dto(from, seed + 1, len) || wait_dto(to, seed, len))
 		return -1;
-	CHECK(!memcmp(to->buf + MIB, from->buf, len),
+	CHECK(!memcmp(to->buf.p + MIB, from->buf.p, len),
 	      "%s -> %s: %zu bytes received differ", from->name, to->name,
 	      len);
 	return 0;
@@ -300,32 +226,21 @@ static int do_send(void)
 	return 0;
 }
 
-static DAT_RMR_TRIPLET remote(struct side *s, size_t off, size_t len)
-{
-	DAT_RMR_TRIPLET r = {
-		.rmr_context = s->rctx,
-		.virtual_address = (uintptr_t)s->buf + off,
-		.segment_length = len,
-	};
-
-	return r;
-}
-
 static int write_one(struct side *from, struct side *to, unsigned int seed)
 {
 	DAT_LMR_TRIPLET t[4];
-	DAT_RMR_TRIPLET rem = remote(to, MIB, MIB);
+	DAT_RMR_TRIPLET rem = remote(&to->buf, MIB, MIB);
 	int i;
 
-	pattern(from->buf, MIB, seed);
-	memset(to->buf + MIB, 0, MIB);
+	pattern(from->buf.p, MIB, seed);
+	memset(to->buf.p + MIB, 0, MIB);
 	for (i = 0; i < 4; i++)
-		t[i] = seg(from, i * (MIB / 4), MIB / 4);
+		t[i] = seg(&from->buf, i * (MIB / 4), MIB / 4);
 	DAT_OK(dat_ep_post_rdma_write(from->ep, 4, t, cookie(seed), &rem, 0));
 	/* RC: the write completes once the target has acknowledged it. */
 	if (wait_dto(from, seed, MIB))
 		return -1;
-	CHECK(!memcmp(to->buf + MIB, from->buf, MIB),
+	CHECK(!memcmp(to->buf.p + MIB, from->buf.p, MIB),
 	      "RDMA write %s -> %s: the target differs", from->name,
 	      to->name);
 	return 0;
@@ -344,18 +259,18 @@ static int read_many(struct side *s, struct side *peer, int n, size_t len,
 	DAT_RMR_TRIPLET rem;
 	int i;
 
-	pattern(peer->buf + MIB, n * len, seed);
-	memset(s->buf + 2 * MIB, 0, MIB);
+	pattern(peer->buf.p + MIB, n * len, seed);
+	memset(s->buf.p + 2 * MIB, 0, MIB);
 	for (i = 0; i < n; i++) {
-		t = seg(s, 2 * MIB + i * len, len);
-		rem = remote(peer, MIB + i * len, len);
+		t = seg(&s->buf, 2 * MIB + i * len, len);
+		rem = remote(&peer->buf, MIB + i * len, len);
 		DAT_OK(dat_ep_post_rdma_read(s->ep, 1, &t, cookie(seed + i),
 					     &rem, 0));
 	}
 	for (i = 0; i < n; i++)
 		if (wait_dto(s, seed + i, len))
 			return -1;
-	CHECK(!memcmp(s->buf + 2 * MIB, peer->buf + MIB, n * len),
+	CHECK(!memcmp(s->buf.p + 2 * MIB, peer->buf.p + MIB, n * len),
 	      "RDMA read %s <- %s: what was read differs", s->name,
 	      peer->name);
 	return 0;
@@ -484,13 +399,15 @@ int main(int argc, char **argv)
 	}
 	cli.name = argv[1];
 	srv.name = argv[2];
-	srv_addr.sin_family = AF_INET;
-	if (inet_pton(AF_INET, argv[3], &srv_addr.sin_addr) != 1) {
+	pair_conf.peer.sin_family = AF_INET;
+	if (inet_pton(AF_INET, argv[3], &pair_conf.peer.sin_addr) != 1) {
 		fprintf(stderr, "%s: not an IPv4 address\n", argv[3]);
 		return 2;
 	}
 	/* Above 65535: folded into an RDMA CM port, the same on both. */
 	qual = 0x5a000000ULL + (DAT_CONN_QUAL)getpid() * 7;
+	pair_conf.tmo = TMO;
+	pair_conf.fail = fail_phase;
 
 	printf("TAP version 13\n1..8\n");
 	snprintf(what, sizeof(what),

@@ -26,72 +26,25 @@
 
 #include "../selftests/ktap.h"
 #include "../lib/dat_expect.h"
+#include "../lib/dat_pair.h"
 
 
 #define LEN 4096
 
 static char *kdat_ia, *ofa_ia;	/* DAT_NAME_PTR is not const */
-static struct sockaddr_in peer_addr;
-static DAT_TIMEOUT tmo;		/* microseconds */
 
-/* Each case runs in its own process: qualifiers from the pid. */
-static DAT_CONN_QUAL new_qual(void)
+/*
+ * A side of IA @name (tests/lib/dat_pair.h): its EP of one IOV, RDMA
+ * writes up to 64 KiB.
+ */
+static void rside_open(struct side *s, char *name)
 {
-	static int n;
+	DAT_EP_ATTR a = ep_attr_rc(16, 1, 4);
 
-	return 20000 + (getpid() * 8 + n++) % 40000;
-}
-
-struct side {
-	const char *name;
-	DAT_IA_HANDLE ia;
-	DAT_EVD_HANDLE async_evd;
-	DAT_PZ_HANDLE pz;
-	DAT_EVD_HANDLE dto_evd, conn_evd, cr_evd;
-	DAT_EP_HANDLE ep;
-	DAT_PSP_HANDLE psp;
-};
-
-/* Memory of the process, registered with one side's provider. */
-struct buf {
-	unsigned char *p;
-	DAT_LMR_HANDLE lmr;
-	DAT_LMR_CONTEXT lctx;
-	DAT_RMR_CONTEXT rctx;
-};
-
-static void side_open(struct side *s, char *name)
-{
-	DAT_EP_ATTR a = {
-		.service_type = DAT_SERVICE_TYPE_RC,
-		.max_rdma_size = 0x10000,
-		.max_recv_dtos = 16,
-		.max_request_dtos = 16,
-		.max_recv_iov = 1,
-		.max_request_iov = 1,
-		.max_rdma_read_in = 4,
-		.max_rdma_read_out = 4,
-		.request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG,
-	};
-
-	memset(s, 0, sizeof(*s));
-	s->name = name;
-	s->async_evd = DAT_HANDLE_NULL;
-	OK(dat_ia_open(name, 8, &s->async_evd, &s->ia));
-	OK(dat_pz_create(s->ia, &s->pz));
-	OK(dat_evd_create(s->ia, 64, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
-			  &s->dto_evd));
-	OK(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG,
-			  &s->conn_evd));
-	OK(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG,
-			  &s->cr_evd));
-	OK(dat_ep_create(s->ia, s->pz, s->dto_evd, s->dto_evd, s->conn_evd,
-			 &a, &s->ep));
-}
-
-static void side_close(struct side *s)
-{
-	OK(dat_ia_close(s->ia, DAT_CLOSE_ABRUPT_FLAG));
+	a.max_rdma_size = 0x10000;
+	a.request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
+	side_ia(s, name, 0);
+	side_ep(s, &a);
 }
 
 static unsigned char *mem(void)
@@ -103,67 +56,13 @@ static unsigned char *mem(void)
 	return p;
 }
 
-/* Register @p (LEN bytes) with @s's provider, for local and remote use. */
-static void buf_reg(struct side *s, struct buf *b, unsigned char *p)
-{
-	DAT_REGION_DESCRIPTION r = { .for_va = p };
-	DAT_VLEN rlen;
-	DAT_VADDR raddr;
-
-	b->p = p;
-	OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, r, LEN, s->pz,
-			  DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &b->lmr,
-			  &b->lctx, &b->rctx, &rlen, &raddr));
-	KTAP_EXPECT(raddr == (uintptr_t)p);
-}
-
-static DAT_LMR_TRIPLET seg(const struct buf *b, size_t len)
-{
-	DAT_LMR_TRIPLET t = {
-		.virtual_address = (uintptr_t)b->p,
-		.segment_length = len,
-		.lmr_context = b->lctx,
-	};
-
-	return t;
-}
-
-static DAT_RMR_TRIPLET remote(const struct buf *b, size_t len)
-{
-	DAT_RMR_TRIPLET t = {
-		.rmr_context = b->rctx,
-		.virtual_address = (uintptr_t)b->p,
-		.segment_length = len,
-	};
-
-	return t;
-}
-
-static DAT_DTO_COOKIE cookie(uint64_t v)
-{
-	DAT_DTO_COOKIE c;
-
-	c.as_64 = v;
-	return c;
-}
-
-static void wait_event(const struct side *s, DAT_EVD_HANDLE evd,
-		       DAT_EVENT *ev)
-{
-	DAT_COUNT nmore;
-	DAT_RETURN r = dat_evd_wait(evd, tmo, 1, ev, &nmore);
-
-	if (r != DAT_SUCCESS)
-		KTAP_FAIL("%s: dat_evd_wait: %#x", s->name, (unsigned int)r);
-}
-
 /* The next event on @s's EVD: a successful DTO of @ck and @len bytes. */
 static void expect_dto(const struct side *s, uint64_t ck, DAT_COUNT len)
 {
 	const DAT_DTO_COMPLETION_EVENT_DATA *d;
 	DAT_EVENT ev;
 
-	wait_event(s, s->dto_evd, &ev);
+	wait_event(s->dto_evd, &ev);
 	if (ev.event_number != DAT_DTO_COMPLETION_EVENT)
 		KTAP_FAIL("%s: event %#x, want a DTO completion", s->name,
 			  ev.event_number);
@@ -176,55 +75,11 @@ static void expect_dto(const struct side *s, uint64_t ck, DAT_COUNT len)
 			  (unsigned long long)ck, len);
 }
 
-static void expect_conn(const struct side *s, DAT_EVENT_NUMBER num,
-			const char *pdata)
-{
-	const DAT_CONNECTION_EVENT_DATA *d;
-	DAT_EVENT ev;
-
-	wait_event(s, s->conn_evd, &ev);
-	if (ev.event_number != num)
-		KTAP_FAIL("%s: event %#x, want %#x", s->name, ev.event_number,
-			  num);
-	d = &ev.event_data.connect_event_data;
-	if (pdata && (d->private_data_size < (DAT_COUNT)strlen(pdata) + 1 ||
-		      memcmp(d->private_data, pdata, strlen(pdata) + 1)))
-		KTAP_FAIL("%s: private data of %d bytes, not \"%s\"", s->name,
-			  d->private_data_size, pdata);
-}
-
-/* @cli connects to @srv's PSP; private data checked both ways. */
-static void connect_sides(struct side *cli, struct side *srv)
-{
-	DAT_CONN_QUAL q = new_qual();
-	DAT_CR_PARAM crp;
-	DAT_CR_HANDLE cr;
-	DAT_EVENT ev;
-
-	OK(dat_psp_create(srv->ia, q, srv->cr_evd, DAT_PSP_CONSUMER_FLAG,
-			  &srv->psp));
-	OK(dat_ep_connect(cli->ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, tmo, 6,
-			  "hello", DAT_QOS_BEST_EFFORT,
-			  DAT_CONNECT_DEFAULT_FLAG));
-	wait_event(srv, srv->cr_evd, &ev);
-	if (ev.event_number != DAT_CONNECTION_REQUEST_EVENT)
-		KTAP_FAIL("%s: event %#x, want a connection request",
-			  srv->name, ev.event_number);
-	cr = ev.event_data.cr_arrival_event_data.cr_handle;
-	OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
-	if (crp.private_data_size < 6 || memcmp(crp.private_data, "hello", 6))
-		KTAP_FAIL("%s: request's private data of %d bytes, not hello",
-			  srv->name, crp.private_data_size);
-	OK(dat_cr_accept(cr, srv->ep, 8, "welcome"));
-	expect_conn(cli, DAT_CONNECTION_EVENT_ESTABLISHED, "welcome");
-	expect_conn(srv, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
-}
-
 /* @from sends @len bytes of @src; @to receives them into @dst. */
 static void send_recv(struct side *from, const struct buf *src,
 		      struct side *to, const struct buf *dst, size_t len)
 {
-	DAT_LMR_TRIPLET r = seg(dst, LEN), t = seg(src, len);
+	DAT_LMR_TRIPLET r = seg(dst, 0, LEN), t = seg(src, 0, len);
 
 	OK(dat_ep_post_recv(to->ep, 1, &r, cookie(1), 0));
 	OK(dat_ep_post_send(from->ep, 1, &t, cookie(2), 0));
@@ -236,8 +91,8 @@ static void send_recv(struct side *from, const struct buf *src,
 static void rdma_write(struct side *from, const struct buf *src,
 		       const struct buf *dst, size_t len)
 {
-	DAT_LMR_TRIPLET t = seg(src, len);
-	DAT_RMR_TRIPLET rt = remote(dst, len);
+	DAT_LMR_TRIPLET t = seg(src, 0, len);
+	DAT_RMR_TRIPLET rt = remote(dst, 0, len);
 
 	OK(dat_ep_post_rdma_write(from->ep, 1, &t, cookie(3), &rt, 0));
 	expect_dto(from, 3, len);	/* RC: the peer has it */
@@ -288,8 +143,8 @@ static void test_open_both(void)
 	DAT_HANDLE_TYPE type;
 	struct side k, o;
 
-	side_open(&k, kdat_ia);
-	side_open(&o, ofa_ia);
+	rside_open(&k, kdat_ia);
+	rside_open(&o, ofa_ia);
 	OK(dat_ia_query(k.ia, NULL, DAT_IA_FIELD_ALL, &kia,
 			DAT_PROVIDER_FIELD_ALL, &kpa));
 	OK(dat_ia_query(o.ia, NULL, DAT_IA_FIELD_ALL, &oia,
@@ -332,16 +187,17 @@ static void test_relay(void)
 	struct buf kc_b, ks_mid, oc_mid, os_b;
 	unsigned char *mid = mem(), *want = mem();
 
-	side_open(&kc, kdat_ia);
-	side_open(&ks, kdat_ia);
-	side_open(&oc, ofa_ia);
-	side_open(&os, ofa_ia);
-	connect_sides(&kc, &ks);
-	connect_sides(&oc, &os);
-	buf_reg(&kc, &kc_b, mem());
-	buf_reg(&ks, &ks_mid, mid);
-	buf_reg(&oc, &oc_mid, mid);	/* the same memory, OFA's LMR */
-	buf_reg(&os, &os_b, mem());
+	rside_open(&kc, kdat_ia);
+	rside_open(&ks, kdat_ia);
+	rside_open(&oc, ofa_ia);
+	rside_open(&os, ofa_ia);
+	connect_pair(&kc, &ks, false);
+	connect_pair(&oc, &os, false);
+	buf_reg_at(&kc, &kc_b, mem(), LEN, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg_at(&ks, &ks_mid, mid, LEN, DAT_MEM_PRIV_ALL_FLAG);
+	/* The same memory, OFA's LMR. */
+	buf_reg_at(&oc, &oc_mid, mid, LEN, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg_at(&os, &os_b, mem(), LEN, DAT_MEM_PRIV_ALL_FLAG);
 
 	/* kdat to OFA: kc -> ks (into mid) -> oc (from mid) -> os. */
 	fill(kc_b.p, LEN, 1);
@@ -379,14 +235,14 @@ static void cross(bool kdat_listens)
 	struct side k, o;
 	struct buf kb, ob;
 
-	side_open(&k, kdat_ia);
-	side_open(&o, ofa_ia);
+	rside_open(&k, kdat_ia);
+	rside_open(&o, ofa_ia);
 	if (kdat_listens)
-		connect_sides(&o, &k);
+		connect_pair(&o, &k, false);
 	else
-		connect_sides(&k, &o);
-	buf_reg(&k, &kb, mem());
-	buf_reg(&o, &ob, mem());
+		connect_pair(&k, &o, false);
+	buf_reg_at(&k, &kb, mem(), LEN, DAT_MEM_PRIV_ALL_FLAG);
+	buf_reg_at(&o, &ob, mem(), LEN, DAT_MEM_PRIV_ALL_FLAG);
 	fill(kb.p, LEN, 5);
 	send_recv(&k, &kb, &o, &ob, 2000);
 	same(ob.p, kb.p, 2000, "kdat to OFA, send");
@@ -400,8 +256,8 @@ static void cross(bool kdat_listens)
 	rdma_write(&o, &ob, &kb, LEN);
 	same(kb.p, ob.p, LEN, "OFA to kdat, RDMA write");
 	OK(dat_ep_disconnect(k.ep, DAT_CLOSE_GRACEFUL_FLAG));
-	expect_conn(&k, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
-	expect_conn(&o, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	conn_event(&k, DAT_CONNECTION_EVENT_DISCONNECTED, NULL, 0, NULL);
+	conn_event(&o, DAT_CONNECTION_EVENT_DISCONNECTED, NULL, 0, NULL);
 	side_close(&k);
 	side_close(&o);
 }
@@ -435,11 +291,14 @@ int main(void)
 		printf("1..0 # SKIP needs KDAT_IA, OFA_IA, KDAT_TEST_IP and DAT_OVERRIDE\n");
 		return KSFT_SKIP;
 	}
-	peer_addr.sin_family = AF_INET;
-	if (inet_pton(AF_INET, ip, &peer_addr.sin_addr) != 1) {
+	pair_conf.peer.sin_family = AF_INET;
+	if (inet_pton(AF_INET, ip, &pair_conf.peer.sin_addr) != 1) {
 		printf("1..0 # SKIP KDAT_TEST_IP %s: not an IPv4 address\n", ip);
 		return KSFT_SKIP;
 	}
-	tmo = 10 * 1000 * 1000 * (DAT_TIMEOUT)(slow ? atoi(slow) : 1);
+	pair_conf.tmo = 10 * 1000 * 1000 * (DAT_TIMEOUT)(slow ? atoi(slow) : 1);
+	/* Qualifiers apart from dat_dto_test's, as before. */
+	pair_conf.qual_base = 20000;
+	pair_conf.qual_span = 40000;
 	return ktap_run(cases, sizeof(cases) / sizeof(cases[0]));
 }

@@ -24,42 +24,40 @@
 #include <dat2/udat.h>
 #include <dat2/dat_registry.h>
 
+#include "../lib/dat_pair.h"
+
 static char *ia_name;
 
-/* What an IA case starts from: an IA, a PZ, a DTO and a connection EVD. */
-struct fixture {
-	DAT_IA_HANDLE ia;
-	DAT_EVD_HANDLE async, dto, conn;
-	DAT_PZ_HANDLE pz;
-};
-
-static DAT_RETURN fixture_open(struct fixture *f)
-{
-	DAT_RETURN r;
-
-	memset(f, 0, sizeof(*f));
-	f->async = DAT_HANDLE_NULL;
-	r = dat_ia_open(ia_name, 8, &f->async, &f->ia);
-	if (!r)
-		r = dat_pz_create(f->ia, &f->pz);
-	if (!r)
-		r = dat_evd_create(f->ia, 16, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
-				   &f->dto);
-	if (!r)
-		r = dat_evd_create(f->ia, 16, DAT_HANDLE_NULL,
-				   DAT_EVD_CONNECTION_FLAG, &f->conn);
-	return r;
-}
-
-/* Each case returns the code under test; a fixture failure exits 3. */
+/*
+ * What an IA case starts from (a side of tests/lib/dat_pair.h without
+ * its EP): an IA, a PZ, a DTO and a connection EVD of 16 each, no CR
+ * EVD. Each case returns the code under test; a fixture failure exits 3.
+ */
 #define FIXTURE(f)							\
 	do {								\
-		DAT_RETURN __r = fixture_open(f);			\
+		DAT_RETURN __r = side_ia(f, ia_name, 16);		\
 		if (__r) {						\
 			fprintf(stderr, "fixture: %#x\n", __r);		\
 			exit(3);					\
 		}							\
 	} while (0)
+
+/* A failed step of the fixture: said, and FIXTURE() exits. */
+static void fixture_failed(const char *file, int line, const char *what)
+{
+	fprintf(stderr, "fixture: %s:%d: %s\n", file, line, what);
+}
+
+/*
+ * The fixture and an EP on it (the provider's attributes), its DTO EVD
+ * for both queues and, with @conn, the connection EVD.
+ */
+static DAT_RETURN fixture_ep(struct side *f, bool conn, DAT_EP_HANDLE *ep)
+{
+	FIXTURE(f);
+	return dat_ep_create(f->ia, f->pz, f->dto_evd, f->dto_evd,
+			     conn ? f->conn_evd : DAT_HANDLE_NULL, NULL, ep);
+}
 
 static DAT_RETURN set_context_null(void)
 {
@@ -192,25 +190,21 @@ static DAT_RETURN open_unknown(void)
 
 static DAT_RETURN ep_create_no_connect_evd(void)
 {
-	struct fixture f;
+	struct side f;
 	DAT_EP_HANDLE ep;
 
-	FIXTURE(&f);
-	return dat_ep_create(f.ia, f.pz, f.dto, f.dto, DAT_HANDLE_NULL, NULL,
-			     &ep);
+	return fixture_ep(&f, false, &ep);
 }
 
 static DAT_RETURN connect_no_connect_evd(void)
 {
 	struct sockaddr_in to = { .sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct fixture f;
+	struct side f;
 	DAT_EP_HANDLE ep;
 	DAT_RETURN r;
 
-	FIXTURE(&f);
-	r = dat_ep_create(f.ia, f.pz, f.dto, f.dto, DAT_HANDLE_NULL, NULL,
-			  &ep);
+	r = fixture_ep(&f, false, &ep);
 	if (r)
 		return r;
 	return dat_ep_connect(ep, (DAT_IA_ADDRESS_PTR)&to, 7479, 1000000, 0,
@@ -220,14 +214,12 @@ static DAT_RETURN connect_no_connect_evd(void)
 
 static DAT_RETURN query_no_connect_evd(void)
 {
-	struct fixture f;
+	struct side f;
 	DAT_EP_PARAM param;
 	DAT_EP_HANDLE ep;
 	DAT_RETURN r;
 
-	FIXTURE(&f);
-	r = dat_ep_create(f.ia, f.pz, f.dto, f.dto, DAT_HANDLE_NULL, NULL,
-			  &ep);
+	r = fixture_ep(&f, false, &ep);
 	if (!r)
 		r = dat_ep_query(ep, DAT_EP_FIELD_ALL, &param);
 	if (r)
@@ -241,13 +233,11 @@ static DAT_RETURN rsp_no_connect_evd(void)
 {
 	DAT_RSP_HANDLE rsp;
 	DAT_EVD_HANDLE cr;
-	struct fixture f;
+	struct side f;
 	DAT_EP_HANDLE ep;
 	DAT_RETURN r;
 
-	FIXTURE(&f);
-	r = dat_ep_create(f.ia, f.pz, f.dto, f.dto, DAT_HANDLE_NULL, NULL,
-			  &ep);
+	r = fixture_ep(&f, false, &ep);
 	if (!r)
 		r = dat_evd_create(f.ia, 16, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG,
 				   &cr);
@@ -258,63 +248,64 @@ static DAT_RETURN rsp_no_connect_evd(void)
 
 static DAT_RETURN ep_create_dto_as_connect_evd(void)
 {
-	struct fixture f;
+	struct side f;
 	DAT_EP_HANDLE ep;
 
 	FIXTURE(&f);
-	return dat_ep_create(f.ia, f.pz, f.dto, f.dto, f.dto, NULL, &ep);
+	return dat_ep_create(f.ia, f.pz, f.dto_evd, f.dto_evd, f.dto_evd, NULL,
+			     &ep);
 }
 
 static DAT_RETURN ep_create_conn_as_recv_evd(void)
 {
-	struct fixture f;
+	struct side f;
 	DAT_EP_HANDLE ep;
 
 	FIXTURE(&f);
-	return dat_ep_create(f.ia, f.pz, f.conn, f.dto, f.conn, NULL, &ep);
+	return dat_ep_create(f.ia, f.pz, f.conn_evd, f.dto_evd, f.conn_evd, NULL,
+			     &ep);
 }
 
 static DAT_RETURN wait_unwaitable(void)
 {
 	DAT_EVENT ev;
-	struct fixture f;
+	struct side f;
 	DAT_COUNT n;
 	DAT_RETURN r;
 
 	FIXTURE(&f);
-	r = dat_evd_set_unwaitable(f.dto);
+	r = dat_evd_set_unwaitable(f.dto_evd);
 	if (r)
 		return r;
-	return dat_evd_wait(f.dto, 1000, 1, &ev, &n);
+	return dat_evd_wait(f.dto_evd, 1000, 1, &ev, &n);
 }
 
 static DAT_RETURN dequeue_empty(void)
 {
-	struct fixture f;
+	struct side f;
 	DAT_EVENT ev;
 
 	FIXTURE(&f);
-	return dat_evd_dequeue(f.dto, &ev);
+	return dat_evd_dequeue(f.dto_evd, &ev);
 }
 
 static DAT_RETURN wait_timeout(void)
 {
-	struct fixture f;
+	struct side f;
 	DAT_EVENT ev;
 	DAT_COUNT n;
 
 	FIXTURE(&f);
-	return dat_evd_wait(f.dto, 1000, 1, &ev, &n);
+	return dat_evd_wait(f.dto_evd, 1000, 1, &ev, &n);
 }
 
 static DAT_RETURN pz_free_in_use(void)
 {
-	struct fixture f;
+	struct side f;
 	DAT_EP_HANDLE ep;
 	DAT_RETURN r;
 
-	FIXTURE(&f);
-	r = dat_ep_create(f.ia, f.pz, f.dto, f.dto, f.conn, NULL, &ep);
+	r = fixture_ep(&f, true, &ep);
 	if (r)
 		return r;
 	return dat_pz_free(f.pz);
@@ -322,25 +313,23 @@ static DAT_RETURN pz_free_in_use(void)
 
 static DAT_RETURN evd_free_in_use(void)
 {
-	struct fixture f;
+	struct side f;
 	DAT_EP_HANDLE ep;
 	DAT_RETURN r;
 
-	FIXTURE(&f);
-	r = dat_ep_create(f.ia, f.pz, f.dto, f.dto, f.conn, NULL, &ep);
+	r = fixture_ep(&f, true, &ep);
 	if (r)
 		return r;
-	return dat_evd_free(f.conn);
+	return dat_evd_free(f.conn_evd);
 }
 
 static DAT_RETURN ep_free_twice(void)
 {
-	struct fixture f;
+	struct side f;
 	DAT_EP_HANDLE ep;
 	DAT_RETURN r;
 
-	FIXTURE(&f);
-	r = dat_ep_create(f.ia, f.pz, f.dto, f.dto, f.conn, NULL, &ep);
+	r = fixture_ep(&f, true, &ep);
 	if (!r)
 		r = dat_ep_free(ep);
 	if (r)
@@ -350,7 +339,7 @@ static DAT_RETURN ep_free_twice(void)
 
 static DAT_RETURN ia_close_graceful_busy(void)
 {
-	struct fixture f;
+	struct side f;
 
 	FIXTURE(&f);
 	return dat_ia_close(f.ia, DAT_CLOSE_GRACEFUL_FLAG);
@@ -358,7 +347,7 @@ static DAT_RETURN ia_close_graceful_busy(void)
 
 static DAT_RETURN evd_create_bad_flags(void)
 {
-	struct fixture f;
+	struct side f;
 	DAT_EVD_HANDLE evd;
 
 	FIXTURE(&f);
@@ -373,7 +362,7 @@ static DAT_RETURN lmr_create_null_region(void)
 	DAT_VLEN len;
 	DAT_VADDR va;
 	DAT_LMR_HANDLE lmr;
-	struct fixture f;
+	struct side f;
 
 	FIXTURE(&f);
 	return dat_lmr_create(f.ia, DAT_MEM_TYPE_VIRTUAL, region, 0, f.pz,
@@ -432,6 +421,9 @@ int main(int argc, char **argv)
 	int fds[2];
 
 	ia_name = argc > 1 ? argv[1] : NULL;
+	pair_conf.conn_qlen = 16;
+	pair_conf.cr_qlen = 0;
+	pair_conf.fail = fixture_failed;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		DAT_RETURN r = 0;
 		int status;

@@ -35,10 +35,8 @@
 #include "../selftests/ktap.h"
 #include "../selftests/kdat_objects.h"
 #include "../lib/fail_nth.h"
+#include "../lib/dat_pair.h"
 #include "../../user/kdat_lowlevel.h"
-
-static char ia_name[128];
-static struct sockaddr_in peer_addr;
 
 #define TMO (10 * 1000 * 1000)
 /* How long post() waits for a slot and get_event() for an event (s). */
@@ -50,13 +48,6 @@ static int ring_wait_s = 10;
 			KTAP_FAIL("%s: %#x", #expr, (unsigned int)__r);	\
 	} while (0)
 
-static DAT_CONN_QUAL new_qual(void)
-{
-	static int n;
-
-	return 20000 + (getpid() * 8 + n++) % 40000;
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -67,71 +58,26 @@ static double now_s(void)
 
 /* ---- DAT setup -------------------------------------------------------- */
 
-struct side {
-	DAT_IA_HANDLE ia;
-	DAT_EVD_HANDLE aevd, dto, conn, cr;
-	DAT_PZ_HANDLE pz;
-	DAT_EP_HANDLE ep;
-	unsigned char *buf;
-	DAT_LMR_HANDLE lmr;
-	DAT_LMR_CONTEXT lctx;
-	DAT_RMR_CONTEXT rctx;
-};
-
-static void side_open(struct side *s, int depth, int qlen)
+/*
+ * A side (tests/lib/dat_pair.h) with an RC EP of @depth DTOs each way, a
+ * DTO EVD of @qlen, and 1 MiB of its own registered (s->buf).
+ */
+static void rside_open(struct side *s, int depth, int qlen)
 {
-	DAT_EP_ATTR a = {
-		.service_type = DAT_SERVICE_TYPE_RC,
-		.max_recv_dtos = depth, .max_request_dtos = depth,
-		.max_recv_iov = 2, .max_request_iov = 2,
-		.max_rdma_read_in = 1, .max_rdma_read_out = 1,
-	};
-	DAT_REGION_DESCRIPTION r;
-	DAT_VLEN rlen;
-	DAT_VADDR raddr;
+	DAT_EP_ATTR a = ep_attr_rc(depth, 2, 1);
 
-	memset(s, 0, sizeof(*s));
-	OK(dat_ia_open(ia_name, 8, &s->aevd, &s->ia));
-	OK(dat_pz_create(s->ia, &s->pz));
-	OK(dat_evd_create(s->ia, qlen, NULL, DAT_EVD_DTO_FLAG, &s->dto));
-	OK(dat_evd_create(s->ia, 8, NULL, DAT_EVD_CONNECTION_FLAG, &s->conn));
-	OK(dat_evd_create(s->ia, 8, NULL, DAT_EVD_CR_FLAG, &s->cr));
-	OK(dat_ep_create(s->ia, s->pz, s->dto, s->dto, s->conn, &a, &s->ep));
-	s->buf = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	KTAP_EXPECT(s->buf != MAP_FAILED);
-	r.for_va = s->buf;
-	OK(dat_lmr_create(s->ia, DAT_MEM_TYPE_VIRTUAL, r, 1 << 20, s->pz,
-			  DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &s->lmr,
-			  &s->lctx, &s->rctx, &rlen, &raddr));
+	side_ia(s, NULL, qlen);
+	side_ep(s, &a);
+	buf_reg(s, &s->buf, 1 << 20, DAT_MEM_PRIV_ALL_FLAG);
 }
 
-static void next_event(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER want)
-{
-	DAT_EVENT ev;
-	DAT_COUNT n;
-
-	OK(dat_evd_wait(evd, TMO, 1, &ev, &n));
-	if (ev.event_number != want)
-		KTAP_FAIL("event %#x, want %#x", ev.event_number, want);
-}
-
+/* Connected, no private data either way; the PSP freed after. */
 static void connect_sides(struct side *c, struct side *s)
 {
-	DAT_CONN_QUAL q = new_qual();
-	DAT_PSP_HANDLE psp;
-	DAT_EVENT ev;
-	DAT_COUNT n;
+	const struct pair_conn none = { 0 };
 
-	OK(dat_psp_create(s->ia, q, s->cr, DAT_PSP_CONSUMER_FLAG, &psp));
-	OK(dat_ep_connect(c->ep, (DAT_IA_ADDRESS_PTR)&peer_addr, q, TMO, 0,
-			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
-	OK(dat_evd_wait(s->cr, TMO, 1, &ev, &n));
-	OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s->ep,
-			 0, NULL));
-	next_event(c->conn, DAT_CONNECTION_EVENT_ESTABLISHED);
-	next_event(s->conn, DAT_CONNECTION_EVENT_ESTABLISHED);
-	OK(dat_psp_free(psp));
+	connect_with(c, s, &none);
+	OK(dat_psp_free(s->psp));
 }
 
 /* ---- raw rings -------------------------------------------------------- */
@@ -232,7 +178,7 @@ static int post(struct ring *r, uint8_t op, uint64_t cookie, struct side *s,
 				  ring_wait_s, ld(r->head), t);
 		sched_yield();
 	}
-	sqe_fill(slot(r, t), op, cookie, s->lctx, s->buf + off, len);
+	sqe_fill(slot(r, t), op, cookie, s->buf.lctx, s->buf.p + off, len);
 	return publish(r, t + 1);
 }
 
@@ -390,8 +336,8 @@ static void rawpair_connect(struct rawpair *p, int depth, int qlen)
 {
 	memset(p, 0, sizeof(*p));
 	setenv("KDAT_RINGS", "0", 1);
-	side_open(&p->c, depth, qlen);
-	side_open(&p->s, depth, qlen);
+	rside_open(&p->c, depth, qlen);
+	rside_open(&p->s, depth, qlen);
 	connect_sides(&p->c, &p->s);
 }
 
@@ -401,8 +347,8 @@ static void rawpair_map(struct rawpair *p)
 	ring_map(p->c.ep, KDAT_RING_SEND, &p->csq);
 	ring_map(p->c.ep, KDAT_RING_RECV, &p->crq);
 	ring_map(p->s.ep, KDAT_RING_RECV, &p->srq);
-	ring_map(p->c.dto, KDAT_RING_EVD, &p->ccq);
-	ring_map(p->s.dto, KDAT_RING_EVD, &p->scq);
+	ring_map(p->c.dto_evd, KDAT_RING_EVD, &p->ccq);
+	ring_map(p->s.dto_evd, KDAT_RING_EVD, &p->scq);
 }
 
 static void rawpair_open(struct rawpair *p, int depth, int qlen)
@@ -429,7 +375,7 @@ static void prime(struct rawpair *p)
 /* One message c -> s through the rings, checked. */
 static void ping(struct rawpair *p, uint64_t i)
 {
-	p->c.buf[0] = (uint8_t)i;
+	p->c.buf.p[0] = (uint8_t)i;
 	if (!p->primed)
 		post(&p->srq, KDAT_DTO_RECEIVE, i, &p->s, 0, 64);
 	post(&p->csq, KDAT_DTO_SEND, i, &p->c, 0, 32);
@@ -442,7 +388,7 @@ static void ping(struct rawpair *p, uint64_t i)
 	} else {
 		expect_dto(&p->scq, i, KDAT_DTO_SUCCESS, 0);
 	}
-	KTAP_EXPECT(p->s.buf[0] == (uint8_t)i);
+	KTAP_EXPECT(p->s.buf.p[0] == (uint8_t)i);
 }
 
 /*
@@ -553,44 +499,44 @@ static void test_hostile_entries(void)
 
 	rawpair_open(&p, 16, 64);
 	t = *p.csq.tail;
-	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 1, 0x7ffffff0, p.c.buf, 8);
+	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 1, 0x7ffffff0, p.c.buf.p, 8);
 	publish(&p.csq, ++t);
 	expect_dto(&p.ccq, 1, KDAT_DTO_ERR_LOCAL_PROTECTION, EACCES);
 
-	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 2, p.c.lctx,
-		 p.c.buf + (1 << 20) - 4, 64);
+	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 2, p.c.buf.lctx,
+		 p.c.buf.p + (1 << 20) - 4, 64);
 	publish(&p.csq, ++t);
 	expect_dto(&p.ccq, 2, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
 
-	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 3, p.c.lctx,
-		 p.c.buf - 4096, 64);
+	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 3, p.c.buf.lctx,
+		 p.c.buf.p - 4096, 64);
 	publish(&p.csq, ++t);
 	expect_dto(&p.ccq, 3, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
 
 	e = slot(&p.csq, t);
-	sqe_fill(e, KDAT_DTO_SEND, 4, p.c.lctx, p.c.buf, 8);
+	sqe_fill(e, KDAT_DTO_SEND, 4, p.c.buf.lctx, p.c.buf.p, 8);
 	e->completion_flags = 0x80;
 	publish(&p.csq, ++t);
 	expect_dto(&p.ccq, 4, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
 
 	e = slot(&p.csq, t);
-	sqe_fill(e, KDAT_DTO_SEND, 5, p.c.lctx, p.c.buf, 8);
+	sqe_fill(e, KDAT_DTO_SEND, 5, p.c.buf.lctx, p.c.buf.p, 8);
 	e->num_segments = 200;
 	publish(&p.csq, ++t);
 	expect_dto(&p.ccq, 5, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
 
-	sqe_fill(slot(&p.csq, t), KDAT_DTO_RECEIVE, 6, p.c.lctx, p.c.buf, 8);
+	sqe_fill(slot(&p.csq, t), KDAT_DTO_RECEIVE, 6, p.c.buf.lctx, p.c.buf.p, 8);
 	publish(&p.csq, ++t);
 	expect_dto(&p.ccq, 6, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
 
 	e = slot(&p.csq, t);
-	sqe_fill(e, KDAT_DTO_SEND, 7, p.c.lctx, p.c.buf, 8);
+	sqe_fill(e, KDAT_DTO_SEND, 7, p.c.buf.lctx, p.c.buf.p, 8);
 	e->__pad = 1;
 	publish(&p.csq, ++t);
 	expect_dto(&p.ccq, 7, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
 
 	/* An LMR of the peer's PZ (another IA): EPERM. */
-	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 8, p.s.lctx, p.s.buf, 8);
+	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 8, p.s.buf.lctx, p.s.buf.p, 8);
 	publish(&p.csq, ++t);
 	expect_dto(&p.ccq, 8, KDAT_DTO_ERR_LOCAL_PROTECTION, EPERM);
 
@@ -747,8 +693,8 @@ static void test_munmap_under_poller(void)
 		post(&p.srq, KDAT_DTO_RECEIVE, i, &p.s, 0, 64);
 	t = *second.tail;
 	for (i = 0; i < 32; i++)
-		sqe_fill(slot(&second, t + i), KDAT_DTO_SEND, i, p.c.lctx,
-			 p.c.buf, 8);
+		sqe_fill(slot(&second, t + i), KDAT_DTO_SEND, i, p.c.buf.lctx,
+			 p.c.buf.p, 8);
 	publish(&second, t + 32);
 	KTAP_EXPECT(!munmap(second.m, second.size));
 	for (i = 0; i < 32; i++)
@@ -867,10 +813,10 @@ static void test_submit_in_caller(void)
 			usleep(100);
 		}
 		t = *p.csq.tail;
-		sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, i, p.c.lctx,
-			 p.c.buf, 8);
+		sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, i, p.c.buf.lctx,
+			 p.c.buf.p, 8);
 		sqe_fill(slot(&p.csq, t + 1), KDAT_DTO_SEND, 100 + i,
-			 p.c.lctx, p.c.buf, 8);
+			 p.c.buf.lctx, p.c.buf.p, 8);
 		__atomic_store_n(p.csq.tail, t + 2, __ATOMIC_RELEASE);
 		w.flags = KDAT_RING_WAKE_SUBMIT;
 		KTAP_EXPECT(!ioctl(p.csq.fd, KDAT_IOCTL_RING_WAKE, &w));
@@ -900,8 +846,8 @@ static void *post_thread(void *arg)
 
 	for (i = 0; i < ps->n; i++) {
 		DAT_LMR_TRIPLET t = {
-			.lmr_context = ps->s->lctx,
-			.virtual_address = (uintptr_t)ps->s->buf,
+			.lmr_context = ps->s->buf.lctx,
+			.virtual_address = (uintptr_t)ps->s->buf.p,
 			.segment_length = 8,
 		};
 		DAT_DTO_COOKIE ck = { .as_64 = ps->first + i };
@@ -947,14 +893,14 @@ static void test_threads(void)
 
 	unsetenv("KDAT_RINGS");	/* libdat's rings */
 	for (i = 0; i < T; i++) {
-		side_open(&c[i], 64, 2048);
-		side_open(&s[i], 64, 2048);
+		rside_open(&c[i], 64, 2048);
+		rside_open(&s[i], 64, 2048);
 		connect_sides(&c[i], &s[i]);
 		/* Receives for everything that will come. */
 		for (j = 0; j < 64; j++) {
 			DAT_LMR_TRIPLET t = {
-				.lmr_context = s[i].lctx,
-				.virtual_address = (uintptr_t)s[i].buf + j * 64,
+				.lmr_context = s[i].buf.lctx,
+				.virtual_address = (uintptr_t)s[i].buf.p + j * 64,
 				.segment_length = 64 };
 			DAT_DTO_COOKIE ck = { .as_64 = j };
 
@@ -972,17 +918,17 @@ static void test_threads(void)
 			DAT_EVENT ev;
 			DAT_COUNT n;
 			DAT_LMR_TRIPLET t = {
-				.lmr_context = s[i].lctx,
-				.virtual_address = (uintptr_t)s[i].buf,
+				.lmr_context = s[i].buf.lctx,
+				.virtual_address = (uintptr_t)s[i].buf.p,
 				.segment_length = 64 };
 			DAT_DTO_COOKIE ck = { .as_64 = 0 };
 
-			OK(dat_evd_wait(s[i].dto, TMO, 1, &ev, &n));
+			OK(dat_evd_wait(s[i].dto_evd, TMO, 1, &ev, &n));
 			KTAP_EXPECT_EQ(ev.event_data.dto_completion_event_data
 				       .status, DAT_DTO_SUCCESS);
 			OK(dat_ep_post_recv(s[i].ep, 1, &t, ck, 0));
 		}
-		drain_sends(c[i].dto, N, seen);
+		drain_sends(c[i].dto_evd, N, seen);
 	}
 	for (i = 0; i < T; i++)
 		KTAP_EXPECT(pthread_join(th[i], NULL) == 0);
@@ -996,18 +942,18 @@ static void test_threads(void)
 		DAT_EVENT ev;
 		DAT_COUNT n;
 		DAT_LMR_TRIPLET t = {
-				.lmr_context = s[0].lctx,
-				.virtual_address = (uintptr_t)s[0].buf,
+				.lmr_context = s[0].buf.lctx,
+				.virtual_address = (uintptr_t)s[0].buf.p,
 				.segment_length = 64 };
 		DAT_DTO_COOKIE ck = { .as_64 = 0 };
 
-		OK(dat_evd_wait(s[0].dto, TMO, 1, &ev, &n));
+		OK(dat_evd_wait(s[0].dto_evd, TMO, 1, &ev, &n));
 		KTAP_EXPECT_EQ(ev.event_data.dto_completion_event_data.status,
 			       DAT_DTO_SUCCESS);
 		OK(dat_ep_post_recv(s[0].ep, 1, &t, ck, 0));
 	}
 	memset(seen, 0, sizeof(seen));
-	drain_sends(c[0].dto, T * N, seen);
+	drain_sends(c[0].dto_evd, T * N, seen);
 	for (i = 0; i < T; i++) {
 		void *rv;
 
@@ -1131,11 +1077,11 @@ static int ping_rings(struct rawpair *p, uint64_t i)
 {
 	int rang;
 
-	p->c.buf[0] = (uint8_t)i;
+	p->c.buf.p[0] = (uint8_t)i;
 	rang = post(&p->csq, KDAT_DTO_SEND, i, &p->c, 0, 32);
 	expect_dto(&p->ccq, i, KDAT_DTO_SUCCESS, 0);
 	expect_dto(&p->scq, 1000000 + p->rx_done++, KDAT_DTO_SUCCESS, 0);
-	KTAP_EXPECT(p->s.buf[0] == (uint8_t)i);
+	KTAP_EXPECT(p->s.buf.p[0] == (uint8_t)i);
 	post(&p->srq, KDAT_DTO_RECEIVE, 1000000 + p->rx_next++, &p->s, 0, 64);
 	return rang;
 }
@@ -1188,7 +1134,7 @@ static void test_no_poller(void)
 	KTAP_EXPECT(ld(p.crq.flags) & KDAT_RING_F_NEED_WAKEUP);
 	KTAP_EXPECT(ld(p.srq.flags) & KDAT_RING_F_NEED_WAKEUP);
 	t = *p.csq.tail;
-	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 2, p.c.lctx, p.c.buf, 8);
+	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 2, p.c.buf.lctx, p.c.buf.p, 8);
 	__atomic_store_n(p.csq.tail, t + 1, __ATOMIC_RELEASE);
 	usleep(200000);
 	KTAP_EXPECT_EQ(ld(p.csq.head), t);
@@ -1240,10 +1186,10 @@ static void test_wake_one_ring(void)
 	/* A receive on s's ring and a send on c's, published, no doorbell. */
 	rt = *p.srq.tail;
 	sqe_fill(slot(&p.srq, rt), KDAT_DTO_RECEIVE, 1000000 + p.rx_next++,
-		 p.s.lctx, p.s.buf, 64);
+		 p.s.buf.lctx, p.s.buf.p, 64);
 	__atomic_store_n(p.srq.tail, rt + 1, __ATOMIC_RELEASE);
 	t = *p.csq.tail;
-	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 2, p.c.lctx, p.c.buf, 8);
+	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 2, p.c.buf.lctx, p.c.buf.p, 8);
 	__atomic_store_n(p.csq.tail, t + 1, __ATOMIC_RELEASE);
 	usleep(100000);
 	KTAP_EXPECT_EQ(ld(p.srq.head), rt);
@@ -1304,18 +1250,18 @@ static void test_connect_takes_recvs(void)
 
 	memset(&p, 0, sizeof(p));
 	setenv("KDAT_RINGS", "0", 1);
-	side_open(&p.c, 16, 64);
-	side_open(&p.s, 16, 64);
+	rside_open(&p.c, 16, 64);
+	rside_open(&p.s, 16, 64);
 	ring_map(p.c.ep, KDAT_RING_RECV, &p.crq);
 	ring_map(p.s.ep, KDAT_RING_RECV, &p.srq);
 	KTAP_EXPECT_EQ(poller_set(p.crq.fd, KDAT_POLLER_NONE,
 				  KDAT_POLLER_ANY_CPU, 0), 0);
 	poller_wait(false);
 	for (k = 0; k < 2; k++) {
-		sqe_fill(slot(&p.crq, k), KDAT_DTO_RECEIVE, 100 + k, p.c.lctx,
-			 p.c.buf + 4096, 64);
-		sqe_fill(slot(&p.srq, k), KDAT_DTO_RECEIVE, 200 + k, p.s.lctx,
-			 p.s.buf + 4096, 64);
+		sqe_fill(slot(&p.crq, k), KDAT_DTO_RECEIVE, 100 + k, p.c.buf.lctx,
+			 p.c.buf.p + 4096, 64);
+		sqe_fill(slot(&p.srq, k), KDAT_DTO_RECEIVE, 200 + k, p.s.buf.lctx,
+			 p.s.buf.p + 4096, 64);
 	}
 	__atomic_store_n(p.crq.tail, 2, __ATOMIC_RELEASE);
 	__atomic_store_n(p.srq.tail, 2, __ATOMIC_RELEASE);
@@ -1327,8 +1273,8 @@ static void test_connect_takes_recvs(void)
 	KTAP_EXPECT_EQ(ld(p.srq.head), 2);
 	ring_map(p.c.ep, KDAT_RING_SEND, &p.csq);
 	ring_map(p.s.ep, KDAT_RING_SEND, &ssq);
-	ring_map(p.c.dto, KDAT_RING_EVD, &p.ccq);
-	ring_map(p.s.dto, KDAT_RING_EVD, &p.scq);
+	ring_map(p.c.dto_evd, KDAT_RING_EVD, &p.ccq);
+	ring_map(p.s.dto_evd, KDAT_RING_EVD, &p.scq);
 	post(&p.csq, KDAT_DTO_SEND, 1, &p.c, 0, 32);
 	expect_dto(&p.ccq, 1, KDAT_DTO_SUCCESS, 0);
 	expect_dto(&p.scq, 200, KDAT_DTO_SUCCESS, 0);
@@ -1356,7 +1302,7 @@ static void test_srq_resize_counts_ring(void)
 	int i;
 
 	setenv("KDAT_RINGS", "0", 1);	/* libdat stays off the queues */
-	side_open(&s, 4, 16);
+	rside_open(&s, 4, 16);
 	OK(dat_srq_create(s.ia, s.pz, &sa, &srq));
 	ring_map(srq, KDAT_RING_SRQ, &r);
 	KTAP_EXPECT_EQ(poller_set(r.fd, KDAT_POLLER_NONE, KDAT_POLLER_ANY_CPU,
@@ -1364,8 +1310,8 @@ static void test_srq_resize_counts_ring(void)
 	poller_wait(false);
 	t = *r.tail;
 	for (i = 0; i < 4; i++)
-		sqe_fill(slot(&r, t + i), KDAT_DTO_RECEIVE, 70 + i, s.lctx,
-			 s.buf + i * 64, 64);
+		sqe_fill(slot(&r, t + i), KDAT_DTO_RECEIVE, 70 + i, s.buf.lctx,
+			 s.buf.p + i * 64, 64);
 	__atomic_store_n(r.tail, t + 4, __ATOMIC_RELEASE);
 	usleep(100000);
 	KTAP_EXPECT_EQ(ld(r.head), t);	/* nobody took them */
@@ -1407,7 +1353,7 @@ static void *flood(void *arg)
 			continue;
 		while ((int32_t)(t - h) <= (int32_t)f->r->mask) {
 			sqe_fill(slot(f->r, t), KDAT_DTO_SEND, t,
-				 f->side->lctx, f->side->buf, 8);
+				 f->side->buf.lctx, f->side->buf.p, 8);
 			t++;
 			f->published++;
 		}
@@ -1827,11 +1773,11 @@ static void xpost(struct ring *r, uint8_t op, uint64_t cookie,
 	x->op = op;
 	x->cookie = cookie;
 	x->num_segments = len1 ? (len2 ? 2 : 1) : 0;
-	x->iov[0].lmr_context = s->lctx;
-	x->iov[0].virtual_address = (uintptr_t)s->buf + off1;
+	x->iov[0].lmr_context = s->buf.lctx;
+	x->iov[0].virtual_address = (uintptr_t)s->buf.p + off1;
 	x->iov[0].segment_length = len1;
-	x->iov[1].lmr_context = s->lctx;
-	x->iov[1].virtual_address = (uintptr_t)s->buf + off2;
+	x->iov[1].lmr_context = s->buf.lctx;
+	x->iov[1].virtual_address = (uintptr_t)s->buf.p + off2;
 	x->iov[1].segment_length = len2;
 	x->remote.rmr_context = rctx;
 	x->remote.target_address = raddr;
@@ -1889,14 +1835,14 @@ static void test_ext_entries(void)
 
 	memset(&p, 0, sizeof(p));
 	setenv("KDAT_RINGS", "0", 1);
-	side_open(&p.c, 16, 64);
-	side_open(&p.s, 16, 64);
+	rside_open(&p.c, 16, 64);
+	rside_open(&p.s, 16, 64);
 	connect_sides(&p.c, &p.s);
 	ring_map_flags(p.c.ep, KDAT_RING_SEND, KDAT_RING_CREATE_SQE_EXT,
 		       &p.csq);
 	ring_map(p.s.ep, KDAT_RING_RECV, &p.srq);
-	ring_map(p.c.dto, KDAT_RING_EVD, &p.ccq);
-	ring_map(p.s.dto, KDAT_RING_EVD, &p.scq);
+	ring_map(p.c.dto_evd, KDAT_RING_EVD, &p.ccq);
+	ring_map(p.s.dto_evd, KDAT_RING_EVD, &p.scq);
 	segs = (p.csq.esz - sizeof(struct kdat_sqe_ext)) /
 	       sizeof(struct kdat_lmr_triplet);
 	ktap_diag("extended send entries: %u bytes, room for %u segments",
@@ -1905,30 +1851,30 @@ static void test_ext_entries(void)
 
 	/* Write with immediate data from two segments. */
 	for (i = 0; i < 2000; i++)
-		p.c.buf[i] = (unsigned char)(i * 7 + 1);
-	memset(p.s.buf, 0xEE, 8192);
+		p.c.buf.p[i] = (unsigned char)(i * 7 + 1);
+	memset(p.s.buf.p, 0xEE, 8192);
 	post(&p.srq, KDAT_DTO_RECEIVE, 50, &p.s, 0, 64);
 	xpost(&p.csq, KDAT_DTO_RDMA_WRITE_IMM, 51, &p.c, 0, 100, 1000, 50,
-	      p.s.rctx, (uintptr_t)p.s.buf + 4096, &imm);
+	      p.s.buf.rctx, (uintptr_t)p.s.buf.p + 4096, &imm);
 	n++;
 	expect_op(&p.ccq, 51, KDAT_DTO_RDMA_WRITE_IMM, KDAT_DTO_SUCCESS, 0,
 		  150, 0);
 	expect_op(&p.scq, 50, KDAT_DTO_RECV_RDMA_IMM, KDAT_DTO_SUCCESS, 0,
 		  150, imm.imm_data);
-	KTAP_EXPECT(!memcmp(p.s.buf + 4096, p.c.buf, 100));
-	KTAP_EXPECT(!memcmp(p.s.buf + 4196, p.c.buf + 1000, 50));
-	KTAP_EXPECT(p.s.buf[4095] == 0xEE && p.s.buf[4246] == 0xEE);
-	KTAP_EXPECT(p.s.buf[0] == 0xEE);	/* the receive's buffer */
+	KTAP_EXPECT(!memcmp(p.s.buf.p + 4096, p.c.buf.p, 100));
+	KTAP_EXPECT(!memcmp(p.s.buf.p + 4196, p.c.buf.p + 1000, 50));
+	KTAP_EXPECT(p.s.buf.p[4095] == 0xEE && p.s.buf.p[4246] == 0xEE);
+	KTAP_EXPECT(p.s.buf.p[0] == 0xEE);	/* the receive's buffer */
 
 	/* The atomics, on memory s opens to them, exact values. */
 	KTAP_EXPECT(!kdat_dat_handle(p.c.ia, &fd, &iq.ia_handle));
 	KTAP_EXPECT(!ioctl(fd, KDAT_IOCTL_IA_QUERY, &iq));
-	reg.for_va = p.s.buf + 8192;
+	reg.for_va = p.s.buf.p + 8192;
 	OK(dat_lmr_create(p.s.ia, DAT_MEM_TYPE_VIRTUAL, reg, 4096, p.s.pz,
 			  DAT_MEM_PRIV_ALL_FLAG | 0x40, DAT_VA_TYPE_VA, &albr,
 			  &actx, &arctx, &rlen, &raddr));
-	target = (uint64_t *)(p.s.buf + 8192 + 64);
-	result = (uint64_t *)(p.c.buf + 4096);
+	target = (uint64_t *)(p.s.buf.p + 8192 + 64);
+	result = (uint64_t *)(p.c.buf.p + 4096);
 	*target = 5;
 	*result = 0;
 	x = (struct kdat_dto_ext){ .compare_add = 10 };
@@ -1956,7 +1902,7 @@ static void test_ext_entries(void)
 	/* Hostile extended entries: refused, with the ioctl's errno. */
 	x = (struct kdat_dto_ext){ .imm_data = 1, .ah_handle = 1 };
 	xpost(&p.csq, KDAT_DTO_RDMA_WRITE_IMM, 60, &p.c, 0, 8, 0, 0,
-	      p.s.rctx, (uintptr_t)p.s.buf, &x);
+	      p.s.buf.rctx, (uintptr_t)p.s.buf.p, &x);
 	x = (struct kdat_dto_ext){ .imm_data = 1 };
 	xpost(&p.csq, KDAT_DTO_SEND, 61, &p.c, 0, 8, 0, 0, 0, 0, &x);
 	x = (struct kdat_dto_ext){ .compare_add = 1, .swap = 2 };
@@ -1994,10 +1940,10 @@ static void test_ext_entries(void)
 
 	/* A ring of plain entries refuses the extended ops. */
 	rawpair_open(&q, 16, 64);
-	sqe_fill(slot(&q.csq, 0), KDAT_DTO_FETCH_ADD, 80, q.c.lctx, q.c.buf,
+	sqe_fill(slot(&q.csq, 0), KDAT_DTO_FETCH_ADD, 80, q.c.buf.lctx, q.c.buf.p,
 		 8);
-	sqe_fill(slot(&q.csq, 1), KDAT_DTO_RDMA_WRITE_IMM, 81, q.c.lctx,
-		 q.c.buf, 8);
+	sqe_fill(slot(&q.csq, 1), KDAT_DTO_RDMA_WRITE_IMM, 81, q.c.buf.lctx,
+		 q.c.buf.p, 8);
 	publish(&q.csq, 2);
 	expect_op(&q.ccq, 80, KDAT_DTO_FETCH_ADD, KDAT_DTO_ERR_LOCAL_EP,
 		  EINVAL, 0, 0);
@@ -2023,7 +1969,7 @@ static void test_evd_ring_largest(void)
 	if (geteuid())
 		ktap_skip("not root: 8 MiB of ring is over a user's RLIMIT_MEMLOCK");
 	setenv("KDAT_RINGS", "0", 1);	/* the ring is made here */
-	OK(dat_ia_open(ia_name, 8, &aevd, &ia));
+	OK(dat_ia_open(pair_conf.ia_name, 8, &aevd, &ia));
 	OK(dat_evd_create(ia, q, NULL, DAT_EVD_SOFTWARE_FLAG, &evd));
 	ring_map(evd, KDAT_RING_EVD, &r);
 	KTAP_EXPECT_EQ(r.mask + 1, 131072);
@@ -2113,24 +2059,13 @@ static const struct ktap_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	const char *dev = getenv("KDAT_TEST_DEV");
-	const char *port = getenv("KDAT_TEST_PORT");
-	const char *ip = getenv("KDAT_TEST_IP");
+	int skip = pair_test_env();
 
-	if (access("/dev/kdat", R_OK | W_OK)) {
-		printf("1..0 # SKIP no /dev/kdat (kdat.ko not loaded)\n");
-		return KSFT_SKIP;
-	}
-	if (!dev || !ip) {
-		printf("1..0 # SKIP set KDAT_TEST_DEV and KDAT_TEST_IP\n");
-		return KSFT_SKIP;
-	}
-	snprintf(ia_name, sizeof(ia_name), "%s:%s", dev, port ? port : "1");
-	peer_addr.sin_family = AF_INET;
-	if (inet_pton(AF_INET, ip, &peer_addr.sin_addr) != 1) {
-		printf("1..0 # SKIP KDAT_TEST_IP=%s is not IPv4\n", ip);
-		return KSFT_SKIP;
-	}
+	if (skip)
+		return skip;
+	/* Qualifiers apart from dat_dto_test's, as before. */
+	pair_conf.qual_base = 20000;
+	pair_conf.qual_span = 40000;
 	return ktap_run_named(cases, sizeof(cases) / sizeof(cases[0]),
 			      argc - 1, argv + 1);
 }
