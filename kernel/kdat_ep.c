@@ -281,84 +281,36 @@ int kdat_ep_check_attr(struct kdat_ep_attr *a,
 }
 
 /*
- * An Endpoint of @kfile and its QP, in INIT, reserved; the caller holds
- * kfile->lock and has checked that the objects are the caller's.
+ * @ep's device resources: its QP in INIT (or ready for UD), its CQ
+ * commitments and slots, its own CQ for solicited waits, its place on an
+ * SRQ; under the device's rwsem, which the caller holds for read. On
+ * failure, whatever it made is undone.
  */
-int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
-		struct kdat_evd *recv_evd, struct kdat_evd *req_evd,
-		struct kdat_evd *conn_evd, struct kdat_srq *srq,
-		const struct kdat_ep_attr *attr, u32 flags,
-		struct kdat_ep **epp)
+static int kdat_ep_dev_make(struct kdat_file *kfile, struct kdat_ep *ep,
+			    bool ud)
 {
-	bool ud = flags & KDAT_EP_CREATE_UD;
+	struct kdat_pz *pz = ep->pz;
+	struct kdat_evd *recv_evd = ep->recv_evd, *req_evd = ep->req_evd;
+	struct kdat_srq *srq = ep->srq;
 	struct ib_qp_init_attr init;
 	struct ib_port_attr port_attr;
 	struct ib_device *ibdev;
-	struct kdat_ep *ep;
 	int ret;
 
-	/* A UD QP has no RDMA reads; kdat gives it no SRQ. */
-	if (ud && (srq || attr->max_rdma_read_in || attr->max_rdma_read_out))
-		return -EINVAL;
-	if (ud && (pz->ia->limits & KDAT_IA_NO_UD))
-		return -EOPNOTSUPP;
-
-	/*
-	 * The EVDs may belong to other IAs of the caller (DAT programs such
-	 * as dapltest share one connection EVD between IAs); DTO EVDs must be
-	 * on the EP's device, where their CQs are.
-	 */
-	if ((srq && srq->pz != pz) ||
-	    !(recv_evd->flags & KDAT_EVD_DTO) ||
-	    !(req_evd->flags & KDAT_EVD_DTO) ||
-	    (conn_evd && !(conn_evd->flags & KDAT_EVD_CONNECTION)) ||
-	    recv_evd->ia->kdev != pz->ia->kdev ||
-	    req_evd->ia->kdev != pz->ia->kdev)
-		return -EINVAL;
-
-	ep = kdat_obj_alloc(struct kdat_ep, obj, KDAT_OBJ_EP, &kdat_ep_ops);
-	if (!ep)
-		return -ENOMEM;
-	ep->pz = pz;
-	ep->recv_evd = recv_evd;
-	ep->req_evd = req_evd;
-	ep->conn_evd = conn_evd;
-	ep->srq = srq;
-	kdat_ep_qp_init_ep(ep);
-	kdat_ep_conn_init_ep(ep);
-	kdat_ep_drain_init_ep(ep);
-	init_waitqueue_head(&ep->idle_wq);
-	INIT_HLIST_NODE(&ep->srq_node);
-	ep->cm_kind = KDAT_CM_EP;
-	ep->state = KDAT_EP_STATE_UNCONNECTED;
-	mutex_init(&ep->cm_lock);
-	spin_lock_init(&ep->lock);
-	ep->ud = ud;
-	spin_lock_init(&ep->ud_lock);
-	INIT_LIST_HEAD(&ep->ud_conns);
-	init_waitqueue_head(&ep->ud_wq);
-	ep->attr = *attr;
-	if (srq) {
-		/* Receives come from the SRQ; it sizes the receive side. */
-		ep->attr.max_recv_dtos = srq->max_recv_dtos;
-		ep->attr.max_recv_iov = srq->max_recv_iov;
-	}
-
-	down_read(&pz->ia->kdev->rwsem);
+	lockdep_assert_held_read(&pz->ia->kdev->rwsem);
 	ibdev = pz->ia->kdev->ibdev;
 	if (!ibdev || !pz->pd || !recv_evd->kcq.cq || !req_evd->kcq.cq ||
 	    (srq && !srq->srq)) {
-		ret = -ENODEV;
-		goto err_unlock_dev;
+		return -ENODEV;
 	}
 	ret = kdat_ep_check_attr(&ep->attr, &ibdev->attrs);
 	if (ret)
-		goto err_unlock_dev;
+		return ret;
 	if (ud) {
 		/* A datagram is one packet: at most the port's MTU. */
 		ret = ib_query_port(ibdev, pz->ia->port_num, &port_attr);
 		if (ret)
-			goto err_unlock_dev;
+			return ret;
 		ep->ud_mtu = ib_mtu_enum_to_int(port_attr.active_mtu);
 	}
 	/*
@@ -369,13 +321,14 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 	 */
 	ret = kdat_evd_commit(recv_evd, ep->attr.max_recv_dtos + 1);
 	if (ret)
-		goto err_unlock_dev;
+		return ret;
 	ep->recv_cqes = ep->attr.max_recv_dtos + 1;
 	/* And the keepalive's (kdat_ep_ka_work()). */
 	ret = kdat_evd_commit(req_evd, ep->attr.max_request_dtos + 2);
 	if (ret) {
 		kdat_evd_uncommit(recv_evd, ep->recv_cqes);
-		goto err_unlock_dev;
+		ep->recv_cqes = 0;
+		return ret;
 	}
 	ep->send_cqes = ep->attr.max_request_dtos + 2;
 	/* Whose turn its connects take, where they may block. */
@@ -435,18 +388,107 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		kdat_evd_ring_set_poll(recv_evd);
 		ib_req_notify_cq(ep->sw_cq, IB_CQ_SOLICITED);
 	}
+	return 0;
+
+err_qp:
+	ib_destroy_qp(ep->qp);
+	ep->qp = NULL;
+err_ctx:
+	if (ep->sw_cq)
+		ib_destroy_cq(ep->sw_cq);
+	ep->sw_cq = NULL;
+	kdat_ep_free_ctx(ep);
+	kdat_evd_uncommit(recv_evd, ep->recv_cqes);
+	kdat_evd_uncommit(req_evd, ep->send_cqes);
+	ep->recv_cqes = 0;
+	ep->send_cqes = 0;
+	return ret;
+}
+
+/*
+ * An Endpoint of @kfile and its QP, in INIT, reserved; the caller holds
+ * kfile->lock and has checked that the objects are the caller's.
+ */
+int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
+		struct kdat_evd *recv_evd, struct kdat_evd *req_evd,
+		struct kdat_evd *conn_evd, struct kdat_srq *srq,
+		const struct kdat_ep_attr *attr, u32 flags,
+		struct kdat_ep **epp)
+{
+	bool ud = flags & KDAT_EP_CREATE_UD;
+	struct kdat_ep *ep;
+	int ret;
+
+	/* A UD QP has no RDMA reads; kdat gives it no SRQ. */
+	if (ud && (srq || attr->max_rdma_read_in || attr->max_rdma_read_out))
+		return -EINVAL;
+	if (ud && (pz->ia->limits & KDAT_IA_NO_UD))
+		return -EOPNOTSUPP;
+
+	/*
+	 * The EVDs may belong to other IAs of the caller (DAT programs such
+	 * as dapltest share one connection EVD between IAs); DTO EVDs must be
+	 * on the EP's device, where their CQs are.
+	 */
+	if ((srq && srq->pz != pz) ||
+	    !(recv_evd->flags & KDAT_EVD_DTO) ||
+	    !(req_evd->flags & KDAT_EVD_DTO) ||
+	    (conn_evd && !(conn_evd->flags & KDAT_EVD_CONNECTION)) ||
+	    recv_evd->ia->kdev != pz->ia->kdev ||
+	    req_evd->ia->kdev != pz->ia->kdev)
+		return -EINVAL;
+
+	ep = kdat_obj_alloc(struct kdat_ep, obj, KDAT_OBJ_EP, &kdat_ep_ops);
+	if (!ep)
+		return -ENOMEM;
+	ep->pz = pz;
+	ep->recv_evd = recv_evd;
+	ep->req_evd = req_evd;
+	ep->conn_evd = conn_evd;
+	ep->srq = srq;
+	kdat_ep_qp_init_ep(ep);
+	kdat_ep_conn_init_ep(ep);
+	kdat_ep_drain_init_ep(ep);
+	init_waitqueue_head(&ep->idle_wq);
+	INIT_HLIST_NODE(&ep->srq_node);
+	ep->cm_kind = KDAT_CM_EP;
+	ep->state = KDAT_EP_STATE_UNCONNECTED;
+	mutex_init(&ep->cm_lock);
+	spin_lock_init(&ep->lock);
+	ep->ud = ud;
+	spin_lock_init(&ep->ud_lock);
+	INIT_LIST_HEAD(&ep->ud_conns);
+	init_waitqueue_head(&ep->ud_wq);
+	ep->attr = *attr;
+	if (srq) {
+		/* Receives come from the SRQ; it sizes the receive side. */
+		ep->attr.max_recv_dtos = srq->max_recv_dtos;
+		ep->attr.max_recv_iov = srq->max_recv_iov;
+	}
+
+	down_read(&pz->ia->kdev->rwsem);
+	ret = kdat_ep_dev_make(kfile, ep, ud);
+	if (ret) {
+		up_read(&pz->ia->kdev->rwsem);
+		kdat_obj_abort(&ep->obj);
+		return ret;
+	}
 	INIT_LIST_HEAD(&ep->res.node);
 	/* Its QP, and its barrier QP and its own CQ where it has them. */
 	ret = kdat_dev_res_add(pz->ia->kdev, &ep->res,
 			       1 + !!ep->barrier_qp + !!ep->sw_cq,
 			       kdat_ep_disassociate);
 	up_read(&pz->ia->kdev->rwsem);
-	if (ret)
-		goto err_release;
-
-	ret = kdat_obj_reserve(kfile, &ep->obj, pz->ia);
-	if (ret)
-		goto err_release;
+	if (!ret)
+		ret = kdat_obj_reserve(kfile, &ep->obj, pz->ia);
+	if (ret) {
+		kdat_ep_release(ep);
+		kdat_ep_free_ctx(ep);
+		kdat_evd_uncommit(recv_evd, ep->recv_cqes);
+		kdat_evd_uncommit(req_evd, ep->send_cqes);
+		kdat_obj_abort(&ep->obj);
+		return ret;
+	}
 
 	kdat_obj_use(&recv_evd->obj, pz->ia);
 	kdat_obj_use(&req_evd->obj, pz->ia);
@@ -457,26 +499,6 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		kdat_obj_use(&srq->obj, pz->ia);
 	*epp = ep;
 	return 0;
-
-err_qp:
-	ib_destroy_qp(ep->qp);
-err_ctx:
-	if (ep->sw_cq)
-		ib_destroy_cq(ep->sw_cq);
-	kdat_ep_free_ctx(ep);
-	kdat_evd_uncommit(recv_evd, ep->recv_cqes);
-	kdat_evd_uncommit(req_evd, ep->send_cqes);
-err_unlock_dev:
-	up_read(&pz->ia->kdev->rwsem);
-	kdat_obj_abort(&ep->obj);
-	return ret;
-err_release:
-	kdat_ep_release(ep);
-	kdat_ep_free_ctx(ep);
-	kdat_evd_uncommit(recv_evd, ep->recv_cqes);
-	kdat_evd_uncommit(req_evd, ep->send_cqes);
-	kdat_obj_abort(&ep->obj);
-	return ret;
 }
 
 int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)

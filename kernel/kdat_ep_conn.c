@@ -396,6 +396,166 @@ void kdat_ep_conn_init_ep(struct kdat_ep *ep)
 	ep->ka_cqe.done = kdat_ep_ka_done;
 }
 
+/* Does @event end an attempt or a connection? */
+static bool kdat_ep_cm_ends(enum rdma_cm_event_type event)
+{
+	return event == RDMA_CM_EVENT_REJECTED ||
+	       event == RDMA_CM_EVENT_ADDR_ERROR ||
+	       event == RDMA_CM_EVENT_ROUTE_ERROR ||
+	       event == RDMA_CM_EVENT_UNREACHABLE ||
+	       event == RDMA_CM_EVENT_CONNECT_ERROR;
+}
+
+/*
+ * Is @event, in @state, for the connection the EP has now? Steps of our
+ * connect are not if it was given up meanwhile. The end of an attempt or
+ * of a connection has one event: an attempt given up
+ * (kdat_ep_disconnect_do()) had its DISCONNECTED, and the CM's late word
+ * on it (the peer's reject, the REQ timing out) says nothing new.
+ */
+static bool kdat_ep_cm_wanted(enum kdat_ep_state state,
+			      enum rdma_cm_event_type event)
+{
+	switch (event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+		return state == KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
+	default:
+		return !kdat_ep_cm_ends(event) ||
+		       state == KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING ||
+		       state == KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING ||
+		       state == KDAT_EP_STATE_TENTATIVE_CONNECTION_PENDING ||
+		       state == KDAT_EP_STATE_CONNECTED;
+	}
+}
+
+/* Our connect's route is resolved: its QP to INIT, then the CM's REQ. */
+static void kdat_ep_route_resolved(struct kdat_ep *ep, struct rdma_cm_id *id)
+{
+	int ret;
+
+	kdat_ep_set_timers(id);
+	ret = kdat_ep_modify(ep, id, IB_QPS_INIT);
+	if (ret) {
+		kdat_ep_connect_failed(ep, ret);
+		return;
+	}
+	if (!kdat_dev_connect_blocks(id->device, id->port_num)) {
+		u8 pdata[KDAT_PRIVATE_DATA_BUF];
+		struct rdma_conn_param param = {};
+
+		kdat_ep_connect_param(ep, id, &param, pdata);
+		ret = rdma_connect_locked(id, &param);
+		if (ret)
+			kdat_ep_connect_failed(ep, ret);
+		return;
+	}
+	/*
+	 * A connect that may block: kdat_ep_connect_run(), counted on the
+	 * device from now (its removal waits for it before it takes the
+	 * rwsem), not made once the removal has begun. An EP whose last
+	 * reference is gone is being destroyed: its teardown, about to
+	 * come, destroys the id.
+	 */
+	if (!kdat_dev_connect_begin(ep->pz->ia->kdev)) {
+		kdat_ep_connect_failed(ep, -ENODEV);
+		return;
+	}
+	if (WARN_ON_ONCE(ep->connecting || !ep->conn_owner)) {
+		kdat_dev_connect_end(ep->pz->ia->kdev);
+		kdat_ep_connect_failed(ep, -EINVAL);
+		return;
+	}
+	if (!kref_get_unless_zero(&ep->obj.ref)) {
+		kdat_dev_connect_end(ep->pz->ia->kdev);
+		return;
+	}
+	ep->connecting = id;
+	kdat_conn_submit(ep);
+}
+
+/* RDMA_CM_EVENT_ESTABLISHED, in @state. */
+static void kdat_ep_cm_established(struct kdat_ep *ep, struct rdma_cm_id *id,
+				   enum kdat_ep_state state,
+				   const struct rdma_cm_event *event)
+{
+	/* The passive side: the RTU arrived. */
+	if (state == KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING) {
+		kdat_ep_established(ep, id);
+		return;
+	}
+	/*
+	 * The active side, where the CM makes the whole handshake and moves
+	 * the QP to RTS itself (iWARP's: no CONNECT_RESPONSE, the reply's
+	 * private data comes here). An attempt given up meanwhile
+	 * (kdat_ep_disconnect_do()) is ended now.
+	 */
+	if (state == KDAT_EP_STATE_DISCONNECTED) {
+		rdma_disconnect(id);
+		return;
+	}
+	if (state != KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING)
+		return;
+	/*
+	 * siw takes the length from the peer's MPA header: an MPA v2 reply
+	 * with 1 to 3 bytes wraps it to 253 to 255, past the buffer it
+	 * gives. More than an accept may carry is none.
+	 */
+	kdat_ep_save_pdata(ep, event->param.conn.private_data,
+			   event->param.conn.private_data_len <=
+			   KDAT_MAX_PRIVATE_DATA ?
+			   event->param.conn.private_data_len : 0);
+	kdat_ep_established(ep, id);
+}
+
+/*
+ * RDMA_CM_EVENT_REJECTED. A consumer's reject starts with the version
+ * word (kdat_rej_pdata()): it is not the consumer's data. Without it, the
+ * CM rejected, not the peer, except where the CM cannot tell
+ * (kdat_dev_reject_is_peers()). On iWARP, siw takes the length from the
+ * peer's MPA header (an MPA v2 reply shorter than its own header wraps
+ * it, past the buffer): more than a kdat reject carries is none.
+ */
+static void kdat_ep_cm_rejected(struct kdat_ep *ep, struct rdma_cm_id *id,
+				struct rdma_cm_event *event)
+{
+	const u8 *data;
+	bool peer;
+	u8 len8;
+	u32 len;
+
+	data = rdma_consumer_reject_data(id, event, &len8);
+	len = len8;
+	if (rdma_protocol_iwarp(id->device, id->port_num) &&
+	    len > KDAT_REJ_HDR_LEN + KDAT_MAX_PRIVATE_DATA)
+		data = NULL;
+	data = kdat_rej_pdata(data, &len);
+	kdat_ep_save_pdata(ep, data, data ? len : 0);
+	peer = data || kdat_dev_reject_is_peers(id->device, id->port_num,
+						event->status);
+	kdat_ep_connection_ended(ep, peer ?
+				 KDAT_EVENT_CONNECTION_PEER_REJECTED :
+				 KDAT_EVENT_CONNECTION_NON_PEER_REJECTED);
+}
+
+/*
+ * The id, on another device than the EP's QP, is done with. Its item was
+ * made with it by its connect, the only maker of a foreign id. An EP
+ * whose last reference is gone is being destroyed: its teardown, about to
+ * come, destroys the id. cm_lock held.
+ */
+static void kdat_ep_cm_release(struct kdat_ep *ep, struct rdma_cm_id *id)
+{
+	if (WARN_ON_ONCE(!ep->cm_id_free) ||
+	    WARN_ON_ONCE(id == ep->connecting) ||
+	    !kref_get_unless_zero(&ep->obj.ref))
+		return;
+	ep->cm_id = NULL;
+	kdat_cm_id_free(ep->cm_id_free, id, &ep->obj);
+	ep->cm_id_free = NULL;
+}
+
 /*
  * RDMA CM events of a connection owned by @ep, from kdat_cm_handler().
  * An id that is no use to @ep and is on another device than its QP (the
@@ -417,41 +577,15 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 	if (ep->cm_id != id)
 		goto out;	/* an old connection's late event */
 	state = kdat_ep_state(ep);
-
-	switch (event->event) {
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-	case RDMA_CM_EVENT_CONNECT_RESPONSE:
-		/* Steps of our connect: not if it was given up meanwhile. */
-		if (state != KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING)
-			goto out;
-		break;
-	case RDMA_CM_EVENT_REJECTED:
-	case RDMA_CM_EVENT_ADDR_ERROR:
-	case RDMA_CM_EVENT_ROUTE_ERROR:
-	case RDMA_CM_EVENT_UNREACHABLE:
-	case RDMA_CM_EVENT_CONNECT_ERROR:
-		/*
-		 * The end of an attempt or of a connection has one event. An
-		 * attempt given up (kdat_ep_disconnect_do()) had its
-		 * DISCONNECTED; the CM's late word on it (the peer's reject,
-		 * the REQ timing out) says nothing new. During our own
-		 * disconnect, the connection ends as asked.
-		 */
-		if (state == KDAT_EP_STATE_DISCONNECT_PENDING) {
-			kdat_ep_connection_ended(ep,
-				KDAT_EVENT_CONNECTION_DISCONNECTED);
-			goto out;
-		}
-		if (state != KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING &&
-		    state != KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING &&
-		    state != KDAT_EP_STATE_TENTATIVE_CONNECTION_PENDING &&
-		    state != KDAT_EP_STATE_CONNECTED)
-			goto out;
-		break;
-	default:
-		break;
+	/* During our own disconnect, the connection ends as asked. */
+	if (state == KDAT_EP_STATE_DISCONNECT_PENDING &&
+	    kdat_ep_cm_ends(event->event)) {
+		kdat_ep_connection_ended(ep,
+			KDAT_EVENT_CONNECTION_DISCONNECTED);
+		goto out;
 	}
+	if (!kdat_ep_cm_wanted(state, event->event))
+		goto out;
 
 	switch (event->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
@@ -469,44 +603,7 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 				KDAT_EVENT_CONNECTION_UNREACHABLE);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		kdat_ep_set_timers(id);
-		ret = kdat_ep_modify(ep, id, IB_QPS_INIT);
-		if (ret) {
-			kdat_ep_connect_failed(ep, ret);
-			break;
-		}
-		if (!kdat_dev_connect_blocks(id->device, id->port_num)) {
-			u8 pdata[KDAT_PRIVATE_DATA_BUF];
-			struct rdma_conn_param param = {};
-
-			kdat_ep_connect_param(ep, id, &param, pdata);
-			ret = rdma_connect_locked(id, &param);
-			if (ret)
-				kdat_ep_connect_failed(ep, ret);
-			break;
-		}
-		/*
-		 * A connect that may block: kdat_ep_connect_run(), counted
-		 * on the device from now (its removal waits for it before it
-		 * takes the rwsem), not made once the removal has begun. An
-		 * EP whose last reference is gone is being destroyed: its
-		 * teardown, about to come, destroys the id.
-		 */
-		if (!kdat_dev_connect_begin(ep->pz->ia->kdev)) {
-			kdat_ep_connect_failed(ep, -ENODEV);
-			break;
-		}
-		if (WARN_ON_ONCE(ep->connecting || !ep->conn_owner)) {
-			kdat_dev_connect_end(ep->pz->ia->kdev);
-			kdat_ep_connect_failed(ep, -EINVAL);
-			break;
-		}
-		if (!kref_get_unless_zero(&ep->obj.ref)) {
-			kdat_dev_connect_end(ep->pz->ia->kdev);
-			break;
-		}
-		ep->connecting = id;
-		kdat_conn_submit(ep);
+		kdat_ep_route_resolved(ep, id);
 		break;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 		kdat_ep_save_pdata(ep, event->param.conn.private_data,
@@ -524,64 +621,11 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		kdat_ep_established(ep, id);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		/* The passive side: the RTU arrived. */
-		if (state == KDAT_EP_STATE_PASSIVE_CONNECTION_PENDING) {
-			kdat_ep_established(ep, id);
-			break;
-		}
-		/*
-		 * The active side, where the CM makes the whole handshake
-		 * and moves the QP to RTS itself (iWARP's: no CONNECT_RESPONSE,
-		 * the reply's private data comes here). An attempt given up
-		 * meanwhile (kdat_ep_disconnect_do()) is ended now.
-		 */
-		if (state == KDAT_EP_STATE_DISCONNECTED) {
-			rdma_disconnect(id);
-			break;
-		}
-		if (state != KDAT_EP_STATE_ACTIVE_CONNECTION_PENDING)
-			break;
-		/*
-		 * siw takes the length from the peer's MPA header: an MPA v2
-		 * reply with 1 to 3 bytes wraps it to 253 to 255, past the
-		 * buffer it gives. More than an accept may carry is none.
-		 */
-		kdat_ep_save_pdata(ep, event->param.conn.private_data,
-				   event->param.conn.private_data_len <=
-				   KDAT_MAX_PRIVATE_DATA ?
-				   event->param.conn.private_data_len : 0);
-		kdat_ep_established(ep, id);
+		kdat_ep_cm_established(ep, id, state, event);
 		break;
-	case RDMA_CM_EVENT_REJECTED: {
-		/*
-		 * A consumer's reject starts with the version word
-		 * (kdat_rej_pdata()): it is not the consumer's data. Without
-		 * it, the CM rejected, not the peer, except where the CM
-		 * cannot tell (kdat_dev_reject_is_peers()). On iWARP, siw
-		 * takes the length from the peer's MPA header (an MPA v2
-		 * reply shorter than its own header wraps it, past the
-		 * buffer): more than a kdat reject carries is none.
-		 */
-		const u8 *data;
-		bool peer;
-		u8 len8;
-		u32 len;
-
-		data = rdma_consumer_reject_data(id, event, &len8);
-		len = len8;
-		if (rdma_protocol_iwarp(id->device, id->port_num) &&
-		    len > KDAT_REJ_HDR_LEN + KDAT_MAX_PRIVATE_DATA)
-			data = NULL;
-		data = kdat_rej_pdata(data, &len);
-		kdat_ep_save_pdata(ep, data, data ? len : 0);
-		peer = data || kdat_dev_reject_is_peers(id->device,
-							id->port_num,
-							event->status);
-		kdat_ep_connection_ended(ep, peer ?
-					 KDAT_EVENT_CONNECTION_PEER_REJECTED :
-					 KDAT_EVENT_CONNECTION_NON_PEER_REJECTED);
+	case RDMA_CM_EVENT_REJECTED:
+		kdat_ep_cm_rejected(ep, id, event);
 		break;
-	}
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
@@ -601,12 +645,11 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 		 * was answered, this does nothing).
 		 */
 		if (state == KDAT_EP_STATE_CONNECTED ||
-		    state == KDAT_EP_STATE_DISCONNECT_PENDING)
+		    state == KDAT_EP_STATE_DISCONNECT_PENDING) {
 			rdma_disconnect(id);
-		if (state == KDAT_EP_STATE_CONNECTED ||
-		    state == KDAT_EP_STATE_DISCONNECT_PENDING)
 			kdat_ep_connection_ended(ep,
 				KDAT_EVENT_CONNECTION_DISCONNECTED);
+		}
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/*
@@ -623,18 +666,8 @@ int kdat_ep_cm_event(struct kdat_ep *ep, struct rdma_cm_id *id,
 	default:
 		break;
 	}
-	/*
-	 * The item was made with the id by its connect, the only maker of a
-	 * foreign id. An EP whose last reference is gone is being destroyed:
-	 * its teardown, about to come, destroys the id.
-	 */
-	if (release && !WARN_ON_ONCE(!ep->cm_id_free) &&
-	    !WARN_ON_ONCE(id == ep->connecting) &&
-	    kref_get_unless_zero(&ep->obj.ref)) {
-		ep->cm_id = NULL;
-		kdat_cm_id_free(ep->cm_id_free, id, &ep->obj);
-		ep->cm_id_free = NULL;
-	}
+	if (release)
+		kdat_ep_cm_release(ep, id);
 out:
 	mutex_unlock(&ep->cm_lock);
 	return 0;
