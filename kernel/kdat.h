@@ -611,6 +611,7 @@ struct kdat_ep {
 	struct kdat_evd *conn_evd;
 	struct kdat_srq *srq;		/* or NULL */
 	struct kdat_ep_attr attr;
+	struct kdat_ep_timers timers;	/* fixed at create */
 	u32 send_sge, recv_sge;		/* what the QP takes per WR */
 	u32 read_sge;			/* per RDMA read: kdat_dev_read_sge() */
 	bool reads_ordered;		/* kdat_dev_reads_ordered() */
@@ -765,11 +766,11 @@ struct kdat_ep {
 	bool broken_queued;
 
 	/*
-	 * Keepalive (module parameter keepalive_ms): while the EP is
-	 * CONNECTED, @ka_work posts a zero-length RDMA write every
-	 * keepalive_ms (one more send WR and CQE than the DTOs take), so that
-	 * a peer gone without a word breaks an idle connection too: the write
-	 * fails once the transport's retries are spent. @ka_posted under
+	 * Keepalive (@timers.keepalive_ms): while the EP is CONNECTED,
+	 * @ka_work posts a zero-length RDMA write every keepalive_ms (one
+	 * more send WR and CQE than the DTOs take), so that a peer gone
+	 * without a word breaks an idle connection too: the write fails
+	 * once the transport's retries are spent. @ka_posted under
 	 * @lock.
 	 */
 	struct delayed_work ka_work;
@@ -1046,7 +1047,8 @@ int kdat_ep_check_attr(struct kdat_ep_attr *a,
 int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		struct kdat_evd *recv_evd, struct kdat_evd *req_evd,
 		struct kdat_evd *conn_evd, struct kdat_srq *srq,
-		const struct kdat_ep_attr *attr, u32 flags,
+		const struct kdat_ep_attr *attr,
+		const struct kdat_ep_timers *timers, u32 flags,
 		struct kdat_ep **epp);
 int kdat_ep_connect_do(struct kdat_ep *ep, struct sockaddr_storage *dst,
 		       u64 timeout_us, const void *pdata, u32 pdata_len);

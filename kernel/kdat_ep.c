@@ -412,7 +412,8 @@ err_ctx:
 int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		struct kdat_evd *recv_evd, struct kdat_evd *req_evd,
 		struct kdat_evd *conn_evd, struct kdat_srq *srq,
-		const struct kdat_ep_attr *attr, u32 flags,
+		const struct kdat_ep_attr *attr,
+		const struct kdat_ep_timers *timers, u32 flags,
 		struct kdat_ep **epp)
 {
 	bool ud = flags & KDAT_EP_CREATE_UD;
@@ -464,6 +465,11 @@ int kdat_ep_new(struct kdat_file *kfile, struct kdat_pz *pz,
 		/* Receives come from the SRQ; it sizes the receive side. */
 		ep->attr.max_recv_dtos = srq->max_recv_dtos;
 		ep->attr.max_recv_iov = srq->max_recv_iov;
+	}
+	ret = kdat_ep_timers_init(ep, timers);
+	if (ret) {
+		kdat_obj_abort(&ep->obj);
+		return ret;
 	}
 
 	down_read(&pz->ia->kdev->rwsem);
@@ -537,9 +543,10 @@ int kdat_cmd_ep_create(struct kdat_ucmd *ucmd)
 		goto out_put;
 	}
 	ret = kdat_ep_new(kfile, pz, recv_evd, req_evd, conn_evd, srq,
-			  &cmd->attr, cmd->flags, &ep);
+			  &cmd->attr, &cmd->timers, cmd->flags, &ep);
 	if (!ret) {
 		cmd->attr = ep->attr;
+		cmd->timers = ep->timers;
 		cmd->out_ep_handle = ep->obj.handle;
 		ret = kdat_ucmd_finish(ucmd, sizeof(*cmd), &ep->obj);
 	}
@@ -571,6 +578,7 @@ int kdat_cmd_ep_query(struct kdat_ucmd *ucmd)
 		return -EBADF;
 
 	cmd->attr = ep->attr;
+	cmd->timers = ep->timers;
 	spin_lock_irqsave(&ep->lock, flags);
 	cmd->state = ep->state;
 	cmd->private_data_len = ep->pdata_len;

@@ -48,7 +48,7 @@ void kdat_ep_srq_settle(struct kdat_ep *ep);
 
 /* kdat_ep_conn.c */
 void kdat_ep_conn_init_ep(struct kdat_ep *ep);
-unsigned int kdat_ep_retry_count(void);
+int kdat_ep_timers_init(struct kdat_ep *ep, const struct kdat_ep_timers *want);
 bool kdat_ep_id_put(struct kdat_ep *ep, struct rdma_cm_id *id);
 void kdat_ep_id_gone(struct kdat_ep *ep);
 

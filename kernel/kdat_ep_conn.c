@@ -53,17 +53,13 @@ static void kdat_ep_connection_ended(struct kdat_ep *ep, u32 event_number)
 static unsigned int retry_count = 6;
 module_param(retry_count, uint, 0644);
 MODULE_PARM_DESC(retry_count,
-		 "RC transport retries before a request fails (0..7; rxe takes 7 as for ever)");
+		 "RC transport retries before a request fails, of new EPs that do not say (0..7; rxe takes 7 as for ever)");
 
-unsigned int kdat_ep_retry_count(void)
-{
-	return min(READ_ONCE(retry_count), 7U);
-}
 
 static unsigned int keepalive_ms = 5000;
 module_param(keepalive_ms, uint, 0644);
 MODULE_PARM_DESC(keepalive_ms,
-		 "A connected EP writes 0 bytes to its peer this often, so that a dead peer breaks it even when idle (ms; 0: never)");
+		 "A connected EP writes 0 bytes to its peer this often, so that a dead peer breaks it even when idle, for new EPs that do not say (ms; 0: never)");
 
 /*
  * The RC ACK timeout of new connections: 4.096 us x 2^19 = 2.1 s, on
@@ -89,7 +85,7 @@ MODULE_PARM_DESC(keepalive_ms,
 static unsigned int ack_timeout = 19;
 module_param(ack_timeout, uint, 0644);
 MODULE_PARM_DESC(ack_timeout,
-		 "RC local ACK timeout of new connections, 4.096 us x 2^N (1..31; 0: the RDMA CM's own)");
+		 "RC local ACK timeout of new EPs that do not say, 4.096 us x 2^N (1..31; 0: the RDMA CM's own)");
 
 /*
  * The minimum RNR NAK timer of new connections' QPs, in the IB encoding:
@@ -103,23 +99,90 @@ MODULE_PARM_DESC(ack_timeout,
 static unsigned int rnr_timer = IB_RNR_TIMER_000_64;
 module_param(rnr_timer, uint, 0644);
 MODULE_PARM_DESC(rnr_timer,
-		 "RC minimum RNR NAK timer of new connections, IB encoding (0..31; 0: 655 ms, 12: 0.64 ms)");
+		 "RC minimum RNR NAK timer of new EPs that do not say, IB encoding (0..31; 0: 655 ms, 12: 0.64 ms)");
+
+/* Is timer @bit's @value bad: out of range where named, not 0 where not? */
+static bool kdat_ep_timer_bad(u32 set, u32 bit, u32 value, bool out_of_range)
+{
+	return set & bit ? out_of_range : value != 0;
+}
+
+/*
+ * A new @ep's transport timers: what @want gives (NULL: nothing), kdat's
+ * defaults, the module parameters above, for the rest. Fixed from then
+ * on: its connections' handlers read them without a lock.
+ */
+int kdat_ep_timers_init(struct kdat_ep *ep, const struct kdat_ep_timers *want)
+{
+	struct kdat_ep_timers t = {
+		.set = KDAT_EP_TIMER_ALL,
+		.ack_timeout = READ_ONCE(ack_timeout),
+		.retry_count = min(READ_ONCE(retry_count), 7U),
+		.rnr_timer = READ_ONCE(rnr_timer),
+		.keepalive_ms = READ_ONCE(keepalive_ms),
+	};
+
+	if (t.ack_timeout > 31)
+		t.ack_timeout = 0;	/* the RDMA CM's own */
+	if (t.rnr_timer > 31)
+		t.rnr_timer = 0;	/* what the RDMA CM leaves */
+	if (want) {
+		u32 set = want->set;
+
+		if (set & ~KDAT_EP_TIMER_ALL)
+			return -EOPNOTSUPP;
+		/*
+		 * A field not named is 0, for a later use. Any user may set
+		 * them, so not so short that the kernel's own work (a
+		 * keepalive write, a retransmission to a dead peer for as
+		 * long as the EP lives, uncharged to the user) runs every
+		 * jiffy: the keepalive at least every 100 ms, the ACK timeout
+		 * at least 2^8 x 4.096 us (1 ms).
+		 */
+		if (want->__reserved ||
+		    kdat_ep_timer_bad(set, KDAT_EP_TIMER_ACK_TIMEOUT,
+				      want->ack_timeout,
+				      want->ack_timeout &&
+				      (want->ack_timeout < 8 ||
+				       want->ack_timeout > 31)) ||
+		    kdat_ep_timer_bad(set, KDAT_EP_TIMER_RETRY_COUNT,
+				      want->retry_count,
+				      want->retry_count > 7) ||
+		    kdat_ep_timer_bad(set, KDAT_EP_TIMER_RNR_TIMER,
+				      want->rnr_timer, want->rnr_timer > 31) ||
+		    kdat_ep_timer_bad(set, KDAT_EP_TIMER_KEEPALIVE,
+				      want->keepalive_ms,
+				      want->keepalive_ms &&
+				      want->keepalive_ms < 100))
+			return -EINVAL;
+		if (set & KDAT_EP_TIMER_ACK_TIMEOUT)
+			t.ack_timeout = want->ack_timeout;
+		if (set & KDAT_EP_TIMER_RETRY_COUNT)
+			t.retry_count = want->retry_count;
+		if (set & KDAT_EP_TIMER_RNR_TIMER)
+			t.rnr_timer = want->rnr_timer;
+		if (set & KDAT_EP_TIMER_KEEPALIVE)
+			t.keepalive_ms = want->keepalive_ms;
+	}
+	/* A UD EP has no connection: no timers, and says so. */
+	if (ep->ud)
+		memset(&t, 0, sizeof(t));
+	ep->timers = t;
+	return 0;
+}
 
 /* An RC connection's timers, before its QP reaches RTR, on either side. */
-static void kdat_ep_set_timers(struct rdma_cm_id *id)
+static void kdat_ep_set_timers(struct kdat_ep *ep, struct rdma_cm_id *id)
 {
-	unsigned int t = READ_ONCE(ack_timeout);
-	unsigned int rnr = READ_ONCE(rnr_timer);
-
-	if (t && t < 32)
-		rdma_set_ack_timeout(id, t);
-	if (rnr < 32 && id->qp_type == IB_QPT_RC)
-		rdma_set_min_rnr_timer(id, rnr);
+	if (ep->timers.ack_timeout)
+		rdma_set_ack_timeout(id, ep->timers.ack_timeout);
+	if (id->qp_type == IB_QPT_RC)
+		rdma_set_min_rnr_timer(id, ep->timers.rnr_timer);
 }
 
 static void kdat_ep_ka_arm(struct kdat_ep *ep)
 {
-	unsigned int ms = READ_ONCE(keepalive_ms);
+	unsigned int ms = ep->timers.keepalive_ms;
 
 	if (ms && !ep->ud)
 		mod_delayed_work(system_wq, &ep->ka_work,
@@ -282,7 +345,7 @@ static void kdat_ep_connect_param(struct kdat_ep *ep, struct rdma_cm_id *id,
 	param->responder_resources = ep->attr.max_rdma_read_in;
 	param->initiator_depth = ep->attr.max_rdma_read_out;
 	param->flow_control = 1;		/* as OFA's provider asks */
-	param->retry_count = kdat_ep_retry_count();
+	param->retry_count = ep->timers.retry_count;
 	param->rnr_retry_count = 7;
 	param->qp_num = ep->qpn;
 	if (kdat_dev_cm_moves_qp(id->device, id->port_num))
@@ -435,7 +498,7 @@ static void kdat_ep_route_resolved(struct kdat_ep *ep, struct rdma_cm_id *id)
 {
 	int ret;
 
-	kdat_ep_set_timers(id);
+	kdat_ep_set_timers(ep, id);
 	ret = kdat_ep_modify(ep, id, IB_QPS_INIT);
 	if (ret) {
 		kdat_ep_connect_failed(ep, ret);
@@ -740,7 +803,7 @@ int kdat_ep_accept(struct kdat_ep *ep, struct rdma_cm_id *id,
 	}
 	param.qp_num = ep->qp->qp_num;
 	/* From here on a failure costs the request: ECONNABORTED. */
-	kdat_ep_set_timers(id);
+	kdat_ep_set_timers(ep, id);
 	ret = kdat_ep_qp_connect(ep, id);
 	if (!ret) {
 		kdat_ep_set_state(ep,

@@ -68,7 +68,7 @@ int kdat_ep_modify(struct kdat_ep *ep, struct rdma_cm_id *id,
 					   ep->attr.max_rdma_read_out);
 		if (mask & IB_QP_RETRY_CNT)
 			attr.retry_cnt = min_t(u32, attr.retry_cnt,
-					       kdat_ep_retry_count());
+					       ep->timers.retry_count);
 	}
 	/* From RTR on, a QP on an SRQ may take the SRQ's receives. */
 	if (state == IB_QPS_RTR)

@@ -523,7 +523,7 @@ int kdat_ep_create(struct kdat_pz *pz, struct kdat_evd *recv_evd,
 		return -EBADF;
 	mutex_lock(&kfile->lock);
 	ret = kdat_ep_new(kfile, pz, recv_evd, request_evd, connect_evd, srq,
-			  attr, 0, &ep);
+			  attr, NULL, 0, &ep);
 	ret = kdat_kapi_publish(kfile, ret, ret ? NULL : &ep->obj);
 	if (!ret)
 		*epp = ep;

@@ -357,9 +357,10 @@ static void kdat_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct kdat_event) != 64);
 	BUILD_BUG_ON(sizeof(struct kdat_evd_wait) != 40);
 	BUILD_BUG_ON(sizeof(struct kdat_ep_attr) != 32);
-	BUILD_BUG_ON(sizeof(struct kdat_ep_create) != 64);
+	BUILD_BUG_ON(sizeof(struct kdat_ep_create) != 88);
 	BUILD_BUG_ON(sizeof(struct kdat_sockaddr) != 24);
-	BUILD_BUG_ON(sizeof(struct kdat_ep_query) != 304);
+	BUILD_BUG_ON(sizeof(struct kdat_ep_query) != 328);
+	BUILD_BUG_ON(sizeof(struct kdat_ep_timers) != 24);
 	BUILD_BUG_ON(sizeof(struct kdat_ep_connect) != 64);
 	BUILD_BUG_ON(sizeof(struct kdat_ep_handle_cmd) != 16);
 	BUILD_BUG_ON(sizeof(struct kdat_psp_create) != 32);

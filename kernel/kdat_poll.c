@@ -947,7 +947,7 @@ void kdat_rings_show(struct seq_file *m, struct kdat_file *kfile)
 
 	mutex_lock(&kfile->ring_lock);
 	list_for_each_entry(r, &kfile->sq_rings, node) {
-		u32 flags = READ_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_FLAGS));
+		u32 flags = READ_ONCE(r->kflags);
 
 		seq_printf(m, "sq:\t%s %u entries %u head %u tail %u completed %u flags %#x\n",
 			   kinds[r->kind],

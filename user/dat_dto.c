@@ -160,7 +160,9 @@ static DAT_RETURN kd_ring_post(struct kd_ring *r, struct kd_pz *pz,
 		if (full)
 			return DAT_INSUFFICIENT_RESOURCES;
 		if (kd_sq_need_wakeup(r))
-			kd_ring_wake(fd, r, KDAT_RING_WAKE_SUBMIT);
+			kd_ring_wake(fd, kd_recv_unrung == fd &&
+				     op != KDAT_DTO_RECEIVE ? NULL : r,
+				     KDAT_RING_WAKE_SUBMIT);
 		sched_yield();
 	}
 	kd_sq_prep(r, kd_sq_entry(r, tail), op, num, iov, cookie, remote,

@@ -6,6 +6,9 @@
  * events dat_ud.c's.
  */
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -51,6 +54,83 @@ static DAT_RETURN kd_ep_default_attr(struct kd_ia *ia, struct kdat_ep_attr *a)
 	a->max_rdma_read_in = kd_cap(4, q.max_qp_rd_atom);
 	a->max_rdma_read_out = kd_cap(4, q.max_qp_init_rd_atom);
 	return DAT_SUCCESS;
+}
+
+/*
+ * kdat's provider-specific EP attributes: the transport timers of struct
+ * kdat_ep_timers, by name, their values decimal strings. Names of other
+ * providers are passed over (a DAT program written for several gives them
+ * all); a value that is no number is refused here, one out of range by
+ * the kernel.
+ */
+static const struct {
+	const char *name;
+	uint32_t bit;
+	size_t off;
+} kd_ep_timer_attrs[KD_EP_SPEC_ATTRS] = {
+	{ "KDAT_ACK_TIMEOUT", KDAT_EP_TIMER_ACK_TIMEOUT,
+	  offsetof(struct kdat_ep_timers, ack_timeout) },
+	{ "KDAT_RETRY_COUNT", KDAT_EP_TIMER_RETRY_COUNT,
+	  offsetof(struct kdat_ep_timers, retry_count) },
+	{ "KDAT_RNR_TIMER", KDAT_EP_TIMER_RNR_TIMER,
+	  offsetof(struct kdat_ep_timers, rnr_timer) },
+	{ "KDAT_KEEPALIVE_MS", KDAT_EP_TIMER_KEEPALIVE,
+	  offsetof(struct kdat_ep_timers, keepalive_ms) },
+};
+
+static uint32_t *kd_ep_timer(struct kdat_ep_timers *t, int i)
+{
+	return (uint32_t *)((char *)t + kd_ep_timer_attrs[i].off);
+}
+
+static DAT_RETURN kd_ep_timers_parse(const DAT_EP_ATTR *attr,
+				     struct kdat_ep_timers *t)
+{
+	const DAT_NAMED_ATTR *na;
+	unsigned long long v;
+	char *end;
+	int i, j;
+
+	if (attr->ep_provider_specific_count < 0 ||
+	    (attr->ep_provider_specific_count &&
+	     !attr->ep_provider_specific))
+		return DAT_INVALID_PARAMETER;
+	for (i = 0; i < attr->ep_provider_specific_count; i++) {
+		na = &attr->ep_provider_specific[i];
+		if (!na->name)
+			return DAT_INVALID_PARAMETER;
+		for (j = 0; j < KD_EP_SPEC_ATTRS; j++) {
+			if (strcmp(na->name, kd_ep_timer_attrs[j].name))
+				continue;
+			if (!na->value || *na->value < '0' || *na->value > '9')
+				return DAT_INVALID_PARAMETER;
+			errno = 0;
+			v = strtoull(na->value, &end, 10);
+			if (errno || *end || v > UINT32_MAX)
+				return DAT_INVALID_PARAMETER;
+			*kd_ep_timer(t, j) = v;
+			t->set |= kd_ep_timer_attrs[j].bit;
+		}
+	}
+	return DAT_SUCCESS;
+}
+
+/* What the kernel gave @ep, as dat_ep_query() shows it. */
+static void kd_ep_timers_show(struct kd_ep *ep, struct kdat_ep_timers *t)
+{
+	int i;
+
+	ep->timers = *t;
+	if (!t->set)
+		return;		/* none: none to show */
+	for (i = 0; i < KD_EP_SPEC_ATTRS; i++) {
+		snprintf(ep->spec_val[i], sizeof(ep->spec_val[i]), "%u",
+			 *kd_ep_timer(t, i));
+		ep->spec_attr[i].name = kd_ep_timer_attrs[i].name;
+		ep->spec_attr[i].value = ep->spec_val[i];
+	}
+	ep->attr.ep_provider_specific_count = KD_EP_SPEC_ATTRS;
+	ep->attr.ep_provider_specific = ep->spec_attr;
 }
 
 /* @h is a live EVD of this process with @flag among its streams. */
@@ -143,6 +223,9 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 		c.attr.recv_completion_flags = attr->recv_completion_flags;
 		c.attr.request_completion_flags =
 			attr->request_completion_flags;
+		ret = kd_ep_timers_parse(attr, &c.timers);
+		if (ret)
+			return ret;
 	} else {
 		ret = kd_ep_default_attr(ia, &c.attr);
 		if (ret)
@@ -151,6 +234,9 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 	ret = kd_ioctl(ia, KDAT_IOCTL_EP_CREATE, &c);
 	/* A transport without datagrams (iWARP: KDAT_IA_NO_UD). */
 	if (ud && ret == DAT_NOT_IMPLEMENTED)
+		return DAT_MODEL_NOT_SUPPORTED;
+	/* Timers asked of a kernel before them (it knows no such tail). */
+	if (ret && errno == E2BIG && c.timers.set)
 		return DAT_MODEL_NOT_SUPPORTED;
 	if (ret)
 		return ret;
@@ -182,6 +268,7 @@ static DAT_RETURN kd_ep_build(DAT_IA_HANDLE ia_handle,
 	ep->attr.max_rdma_write_iov = c.attr.max_request_iov;
 	ep->attr.recv_completion_flags = c.attr.recv_completion_flags;
 	ep->attr.request_completion_flags = c.attr.request_completion_flags;
+	kd_ep_timers_show(ep, &c.timers);
 	if (ud) {
 		ep->ud = true;
 		ep->ud_mtu = q.active_mtu;
@@ -524,6 +611,22 @@ DAT_RETURN kd_ep_modify(DAT_EP_HANDLE ep_handle,
 		return DAT_INVALID_PARAMETER;
 	if (!kd_ep_param_same(ep, mask & ~KD_EP_MODIFIABLE, param))
 		return DAT_MODEL_NOT_SUPPORTED;
+	/* The transport timers are fixed at create: the same, or refused. */
+	if (mask & (DAT_EP_FIELD_EP_ATTR_NUM_PROVIDER_ATTR |
+		    DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR)) {
+		struct kdat_ep_timers want = { 0 };
+		DAT_RETURN ret = kd_ep_timers_parse(&param->ep_attr, &want);
+		int i;
+
+		if (ret)
+			return ret;
+		for (i = 0; i < KD_EP_SPEC_ATTRS; i++)
+			if ((want.set & kd_ep_timer_attrs[i].bit) &&
+			    (!(ep->timers.set & kd_ep_timer_attrs[i].bit) ||
+			     *kd_ep_timer(&want, i) !=
+			     *kd_ep_timer(&ep->timers, i)))
+				return DAT_MODEL_NOT_SUPPORTED;
+	}
 	a = &param->ep_attr;
 	if (a->max_recv_dtos < 0 || a->max_request_dtos < 0 ||
 	    a->max_rdma_read_in < 0 || a->max_rdma_read_out < 0)

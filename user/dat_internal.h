@@ -237,6 +237,9 @@ static inline void kd_evd_release(struct kd_evd *evd)
 	__atomic_store_n(&evd->closing, 0, __ATOMIC_SEQ_CST);
 }
 
+/* kdat's provider-specific EP attributes: the transport timers. */
+#define KD_EP_SPEC_ATTRS	4
+
 struct kd_ep {
 	struct kd_obj obj;
 	struct kd_pz *pz;
@@ -258,6 +261,14 @@ struct kd_ep {
 	uint32_t ud_mtu;
 	/* The IOV segments an RDMA read takes (the QP's, as the kernel's). */
 	uint32_t read_sge;
+	/*
+	 * Its transport timers (set 0: the kernel keeps none, UD, or does
+	 * not say, a kernel before them), and as the provider-specific
+	 * attributes dat_ep_query shows.
+	 */
+	struct kdat_ep_timers timers;
+	DAT_NAMED_ATTR spec_attr[KD_EP_SPEC_ATTRS];
+	char spec_val[KD_EP_SPEC_ATTRS][12];
 };
 
 /*

@@ -83,6 +83,7 @@ void test_recv_too_small(void);
 void test_late_receiver(void);
 void test_broken_under_free(void);
 void test_rnr_wait_short(void);
+void test_rnr_timer_attr(void);
 void test_ep_recv_query(void);
 void test_err_segment_past_end(void);
 void test_err_segment_before_start(void);
@@ -141,6 +142,7 @@ void test_poller_mode(void);
 
 /* dto_ia.c: the IA, the provider, the EP's attributes */
 void test_ia_close_scope(void);
+void test_ep_timer_attrs(void);
 void test_free_in_use(void);
 void test_ia_query(void);
 void test_provider_attrs(void);

@@ -475,3 +475,140 @@ void test_ep_modify(void)
 	EXPECT_DAT(dat_ep_set_watermark(c.ep, 1, 2), DAT_MODEL_NOT_SUPPORTED);
 	sides_close(&c, &s);
 }
+
+/* The value of provider-specific attribute @name in @a, or NULL. */
+static const char *ep_spec(const DAT_EP_ATTR *a, const char *name)
+{
+	DAT_COUNT i;
+
+	for (i = 0; i < a->ep_provider_specific_count; i++)
+		if (!strcmp(a->ep_provider_specific[i].name, name))
+			return a->ep_provider_specific[i].value;
+	return NULL;
+}
+
+/* kdat's module parameter @name, the default of new EPs' timers. */
+static unsigned int kdat_param(const char *name)
+{
+	char path[96];
+	unsigned int v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/kdat/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f || fscanf(f, "%u", &v) != 1)
+		KTAP_FAIL("cannot read %s", path);
+	fclose(f);
+	return v;
+}
+
+/*
+ * The transport timers are the EP's provider-specific attributes
+ * (KDAT_ACK_TIMEOUT, KDAT_RETRY_COUNT, KDAT_RNR_TIMER, KDAT_KEEPALIVE_MS):
+ * what an EP is created with, dat_ep_query shows; an EP that names none
+ * has kdat's defaults (the module parameters); another provider's names
+ * are passed over; a value that is no number, out of range or below the
+ * floors is DAT_INVALID_PARAMETER, and no EP is made; dat_ep_modify does
+ * not change them.
+ */
+void test_ep_timer_attrs(void)
+{
+	static const char *const names[] = { "KDAT_ACK_TIMEOUT",
+		"KDAT_RETRY_COUNT", "KDAT_RNR_TIMER", "KDAT_KEEPALIVE_MS" };
+	static const char *const params[] = { "ack_timeout", "retry_count",
+		"rnr_timer", "keepalive_ms" };
+	static const struct { const char *name, *value; } bad[] = {
+		{ "KDAT_ACK_TIMEOUT", "32" }, { "KDAT_RETRY_COUNT", "8" },
+		{ "KDAT_RNR_TIMER", "99" }, { "KDAT_KEEPALIVE_MS", "-1" },
+		{ "KDAT_RNR_TIMER", "12ms" }, { "KDAT_RNR_TIMER", "" },
+		{ "KDAT_KEEPALIVE_MS", "4294967296" },
+		/* Below the floors any user meets: 1 ms, 100 ms. */
+		{ "KDAT_ACK_TIMEOUT", "7" }, { "KDAT_KEEPALIVE_MS", "99" },
+		{ "KDAT_RNR_TIMER", NULL },
+	};
+	DAT_NAMED_ATTR spec[] = {
+		{ "KDAT_ACK_TIMEOUT", "16" }, { "KDAT_RETRY_COUNT", "3" },
+		{ "OTHER_PROVIDER_KNOB", "x" }, { "KDAT_RNR_TIMER", "20" },
+		{ "KDAT_KEEPALIVE_MS", "0" }, { "OTHER_PROVIDER_NULL", NULL },
+	};
+	DAT_NAMED_ATTR other_rnr = { "KDAT_RNR_TIMER", "21" };
+	static const char *const want[] = { "16", "3", "20", "0" };
+	DAT_EP_ATTR a = ep_attr();
+	DAT_EP_PARAM p;
+	DAT_EP_HANDLE ep;
+	struct side s;
+	char def[16];
+	unsigned int i;
+	int eps;
+
+	side_open(&s, NULL);
+	/* The side's EP named none: the defaults. */
+	OK(dat_ep_query(s.ep, DAT_EP_FIELD_ALL, &p));
+	KTAP_EXPECT_EQ(p.ep_attr.ep_provider_specific_count, 4);
+	for (i = 0; i < 4; i++) {
+		unsigned int v = kdat_param(params[i]);
+		const char *got = ep_spec(&p.ep_attr, names[i]);
+
+		/* As the kernel takes them: see kdat_ep_timers_init(). */
+		if (!strcmp(params[i], "retry_count") && v > 7)
+			v = 7;
+		if ((!strcmp(params[i], "ack_timeout") ||
+		     !strcmp(params[i], "rnr_timer")) && v > 31)
+			v = 0;
+		snprintf(def, sizeof(def), "%u", v);
+		if (!got || strcmp(got, def))
+			KTAP_FAIL("%s: %s, want the default %s", names[i],
+				  got ? got : "(none)", def);
+	}
+
+	a.ep_provider_specific_count = sizeof(spec) / sizeof(spec[0]);
+	a.ep_provider_specific = spec;
+	OK(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd, &a,
+			 &ep));
+	OK(dat_ep_query(ep, DAT_EP_FIELD_ALL, &p));
+	for (i = 0; i < 4; i++) {
+		const char *got = ep_spec(&p.ep_attr, names[i]);
+
+		if (!got || strcmp(got, want[i]))
+			KTAP_FAIL("%s: %s, want %s", names[i],
+				  got ? got : "(none)", want[i]);
+	}
+	KTAP_EXPECT(!ep_spec(&p.ep_attr, "OTHER_PROVIDER_KNOB"));
+	/*
+	 * Fixed at create: dat_ep_modify with the timers it has succeeds,
+	 * with another one it is DAT_MODEL_NOT_SUPPORTED.
+	 */
+	OK(dat_ep_modify(ep, DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR |
+			 DAT_EP_FIELD_EP_ATTR_NUM_PROVIDER_ATTR, &p));
+	p.ep_attr.ep_provider_specific_count = 1;
+	p.ep_attr.ep_provider_specific = &other_rnr;
+	EXPECT_DAT(dat_ep_modify(ep,
+				 DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR |
+				 DAT_EP_FIELD_EP_ATTR_NUM_PROVIDER_ATTR, &p),
+		   DAT_MODEL_NOT_SUPPORTED);
+	OK(dat_ep_query(ep, DAT_EP_FIELD_ALL, &p));
+	KTAP_EXPECT(!strcmp(ep_spec(&p.ep_attr, "KDAT_RNR_TIMER"), "20"));
+	OK(dat_ep_free(ep));
+
+	eps = kdat_objects("ep");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		DAT_NAMED_ATTR one = { bad[i].name, bad[i].value };
+
+		a.ep_provider_specific_count = 1;
+		a.ep_provider_specific = &one;
+		ep = DAT_HANDLE_NULL;
+		EXPECT_DAT(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd,
+					 s.conn_evd, &a, &ep),
+			   DAT_INVALID_PARAMETER);
+		KTAP_EXPECT(ep == DAT_HANDLE_NULL);
+	}
+	a.ep_provider_specific_count = -1;
+	EXPECT_DAT(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd,
+				 &a, &ep), DAT_INVALID_PARAMETER);
+	a.ep_provider_specific_count = 1;
+	a.ep_provider_specific = NULL;
+	EXPECT_DAT(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd,
+				 &a, &ep), DAT_INVALID_PARAMETER);
+	KTAP_EXPECT_EQ(kdat_objects("ep"), eps);
+	side_close(&s);
+}

@@ -290,6 +290,64 @@ void test_rnr_wait_short(void)
 }
 
 /*
+ * The receiver's RNR timer is its EP's attribute KDAT_RNR_TIMER: a send
+ * that finds no receive waits what the receiving EP was made with. With
+ * 12 (0.64 ms) a receive posted 50 ms after the send has its message
+ * within 300 ms; with 31 (491.52 ms) the retry comes 440 ms after it.
+ * (The long run is the one a timer not applied fails: 12 is also kdat's
+ * default.)
+ */
+void test_rnr_timer_attr(void)
+{
+	static const struct { const char *rnr; bool slow; } runs[] = {
+		{ "12", false }, { "31", true },
+	};
+	struct timespec t0, t1;
+	DAT_LMR_TRIPLET t, r;
+	struct side c, s;
+	struct buf cb, sb;
+	unsigned int i;
+	double took;
+
+	only_in_ring_mode();
+	if (dev_iwarp())
+		ktap_skip("iWARP has no receiver-not-ready wait (test_late_receiver checks what it does instead)");
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		DAT_NAMED_ATTR spec = { "KDAT_RNR_TIMER", runs[i].rnr };
+		DAT_EP_ATTR a = ep_attr();
+
+		a.ep_provider_specific_count = 1;
+		a.ep_provider_specific = &spec;
+		side_open(&c, NULL);
+		side_open(&s, &a);
+		buf_reg(&c, &cb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+		buf_reg(&s, &sb, 4096, DAT_MEM_PRIV_ALL_FLAG);
+		connect_pair(&c, &s, false);
+		t = seg(&cb, 0, 64);
+		r = seg(&sb, 0, 64);
+		OK(dat_ep_post_send(c.ep, 1, &t, cookie(1), 0));
+		usleep(50 * 1000);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(2), 0));
+		expect_dto(s.dto_evd, 2, DAT_DTO_SUCCESS, 64);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		took = (t1.tv_sec - t0.tv_sec) +
+		       (t1.tv_nsec - t0.tv_nsec) / 1e9;
+		expect_dto(c.dto_evd, 1, DAT_DTO_SUCCESS, 64);
+		ktap_diag("KDAT_RNR_TIMER %s: the message came %.1f ms after its receive",
+			  runs[i].rnr, took * 1e3);
+		if (runs[i].slow && took < 0.3)
+			KTAP_FAIL("KDAT_RNR_TIMER %s: %.0f ms, want > 300",
+				  runs[i].rnr, took * 1e3);
+		if (!runs[i].slow && took > 0.3)
+			KTAP_FAIL("KDAT_RNR_TIMER %s: %.0f ms, want < 300",
+				  runs[i].rnr, took * 1e3);
+		state_is(c.ep, DAT_EP_STATE_CONNECTED);
+		sides_close(&c, &s);
+	}
+}
+
+/*
  * dat_ep_recv_query counts every receive posted and not completed, and
  * dat_ep_get_status says the receive side is busy, from the post's return
  * on: in ring mode also while the entry waits in the ring for the kernel.

@@ -703,6 +703,49 @@ struct kdat_ep_attr {
 };
 
 /**
+ * struct kdat_ep_timers - an RC Endpoint's transport timers, what DAT
+ *     programs give as the provider-specific EP attributes of the same
+ *     names (dat_ep_create(3dat))
+ * @set: in: the KDAT_EP_TIMER_* of the fields given (EOPNOTSUPP for
+ *     others); the rest take kdat's defaults (kdat(4)) and must be 0.
+ *     out: all of them, or none (0, every field 0) for a UD Endpoint,
+ *     which has no connection
+ * @ack_timeout: the RC local ACK timeout, 4.096 us x 2^N (8..31: at
+ *     least 1 ms), or 0: the RDMA CM's own. The transport gives up on a
+ *     request after @retry_count + 1 of them (iWARP keeps TCP's timers
+ *     instead)
+ * @retry_count: transport retries before a request fails (0..7; rxe takes
+ *     7 as for ever)
+ * @rnr_timer: how long a peer whose send found no receive posted here
+ *     waits before it sends again, the IB encoding (0..31; 0: 655 ms,
+ *     12: 0.64 ms)
+ * @keepalive_ms: while connected, a zero-byte RDMA write to the peer this
+ *     often, so that a dead peer breaks an idle connection (at least 100,
+ *     or 0: never)
+ * @__reserved: 0
+ *
+ * EINVAL for a value out of range, a field not named in @set that is not
+ * 0, or @__reserved not 0. Fixed at create, they apply to every
+ * connection the Endpoint makes or accepts. (The floors keep the kernel's
+ * own work for a user's EP, which no cgroup is charged for, from running
+ * every jiffy.)
+ */
+struct kdat_ep_timers {
+	__u32 set;
+	__u32 ack_timeout;
+	__u32 retry_count;
+	__u32 rnr_timer;
+	__u32 keepalive_ms;
+	__u32 __reserved;
+};
+
+#define KDAT_EP_TIMER_ACK_TIMEOUT	(1U << 0)
+#define KDAT_EP_TIMER_RETRY_COUNT	(1U << 1)
+#define KDAT_EP_TIMER_RNR_TIMER		(1U << 2)
+#define KDAT_EP_TIMER_KEEPALIVE		(1U << 3)
+#define KDAT_EP_TIMER_ALL		0xf
+
+/**
  * struct kdat_ep_create - KDAT_IOCTL_EP_CREATE: an RC Endpoint (its QP is
  *     created at once and accepts receives in every state), or with
  *     KDAT_EP_CREATE_UD a UD one (see "UD Endpoints" below)
@@ -720,6 +763,8 @@ struct kdat_ep_attr {
  *              buffers the Endpoint receives into (it then takes no
  *              receives of its own; max_recv_dtos and max_recv_iov are
  *              the SRQ's)
+ * @timers: in: the transport timers wanted; out: what the Endpoint got
+ *          (a struct without it: kdat's defaults)
  */
 struct kdat_ep_create {
 	__u32 size;
@@ -731,6 +776,7 @@ struct kdat_ep_create {
 	struct kdat_ep_attr attr;
 	__u32 out_ep_handle;
 	__u32 srq_handle;
+	struct kdat_ep_timers timers;
 };
 
 #define KDAT_IOCTL_EP_CREATE	_IO(KDAT_TYPE, KDAT_CMD_EP_CREATE)
@@ -828,6 +874,7 @@ struct kdat_sockaddr {
  * @out_recv_posted: out: receives outstanding
  * @out_request_posted: out: requests outstanding
  * @private_data: out
+ * @timers: out: the transport timers
  */
 struct kdat_ep_query {
 	__u32 size;
@@ -841,6 +888,7 @@ struct kdat_ep_query {
 	__u32 out_request_posted;
 	__u8 private_data[KDAT_PRIVATE_DATA_BUF];
 	__u32 __reserved;
+	struct kdat_ep_timers timers;
 };
 
 #define KDAT_IOCTL_EP_QUERY	_IO(KDAT_TYPE, KDAT_CMD_EP_QUERY)
@@ -1433,10 +1481,12 @@ struct kdat_ep_modify {
  * copied before posting them, so once a DTO's completion is seen its slot
  * is free. Each ring keeps its order; across rings of the
  * file, a receive (EP or SRQ) published before a send by the same thread
- * is posted before it, as with ioctls, by the poller and by a doorbell
- * for every ring (a doorbell for one ring takes that ring alone: a
- * process that published a receive no doorbell took rings for every
- * ring with its next send). An entry it refuses completes at
+ * is posted before it, as with ioctls, by the poller's passes and by a
+ * doorbell for every ring. A doorbell for one ring takes that ring alone:
+ * a thread that published a receive no doorbell took should ring for
+ * every ring with its next send (libdat does), and a send another thread
+ * rings for may still go first (an RC send then waits for the peer's RNR
+ * timer; a UD datagram may be dropped, as UD may). An entry it refuses completes at
  * once on the queue's EVD with the errno KDAT_IOCTL_POST would have
  * returned in struct kdat_event.post_error; nothing is posted for it. A tail more than
  * ring_entries past head is not consumed (KDAT_RING_F_BAD_TAIL is set
