@@ -143,7 +143,6 @@ KSFT_SRC := linux-source-6.12/tools/testing/selftests
 KSFT_INC = $(eval KSFT_INC := $(shell $(TOP)/scripts/cache-dir ksft)/$(KSFT_SRC))$(KSFT_INC)
 
 tests/selftests/%: tests/selftests/%.c tests/lib/kdat_harness.h \
-		tests/selftests/ktap.h \
 		tests/selftests/kdat_util.h tests/selftests/kdat_objects.h \
 		tests/lib/slow_fuse.h tests/lib/fail_nth.h tests/lib/rdma_dev.h \
 		include/uapi/linux/kdat.h | $(SETUP_STAMP)
