@@ -137,11 +137,18 @@ user/kdat-stat: user/kdat-stat.c user/kdat_tool.h include/uapi/linux/kdat.h \
 		include/uapi/linux/kdat_netlink.h
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) $(TOOL_CFLAGS) -o $@ $<
 
-tests/selftests/%: tests/selftests/%.c tests/selftests/ktap.h \
+# The selftests run on the kernel's kselftest_harness.h, which scripts/setup
+# takes out of Debian's linux-source-6.12 into a private cache
+# (scripts/cache-dir ksft): its directory, looked up once, when a selftest
+# is built. -isystem: the harness's own code is not held to our warnings.
+KSFT_SRC := linux-source-6.12/tools/testing/selftests
+KSFT_INC = $(eval KSFT_INC := $(shell $(TOP)/scripts/cache-dir ksft)/$(KSFT_SRC))$(KSFT_INC)
+
+tests/selftests/%: tests/selftests/%.c tests/lib/kdat_harness.h \
 		tests/selftests/kdat_util.h tests/selftests/kdat_objects.h \
 		tests/lib/slow_fuse.h tests/lib/fail_nth.h tests/lib/rdma_dev.h \
 		include/uapi/linux/kdat.h | $(SETUP_STAMP)
-	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -o $@ $< -lpthread
+	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -isystem $(KSFT_INC) -o $@ $< -lpthread
 
 # The ring test also drives the uapi rings itself.
 tests/dat/ring_test: tests/dat/ring_test.c tests/selftests/ktap.h $(LIB) \

@@ -2415,7 +2415,10 @@ static void slow_setup(void)
 	}
 	if (access("/dev/fuse", F_OK))
 		return;
-	slow_fuse_start(&g_sf, BUFSZ);
+	if (slow_fuse_start(&g_sf, BUFSZ)) {
+		printf("# %s%s\n", g_sf.skip ? "SKIP: " : "", g_sf.why);
+		exit(g_sf.skip ? KSFT_SKIP : KSFT_FAIL);
+	}
 	g_releaser = fork();
 	if (!g_releaser)
 		releaser(mix64(g_seed ^ 0x51e3));

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Fault injection swept over a scenario (fail_nth_sweep()), for any test
- * program of kdat's: the hostile suite's ioctl scenarios and ring_test's
- * ring scenario share it. The caller includes ktap.h and
- * ../selftests/kdat_objects.h (the object counts) first.
+ * Fault injection swept over a scenario, for any test program of kdat's:
+ * the hostile suite's ioctl scenarios and ring_test's ring scenario share
+ * it. The sweep itself (fail_nth_sweep_run()) belongs to no harness: the
+ * caller includes ../selftests/kdat_objects.h (the object counts) and
+ * either ../selftests/ktap.h (fail_nth_sweep_after(), fail_nth_sweep():
+ * scenarios of no argument) or ../lib/kdat_harness.h (fail_nth_sweep():
+ * a kselftest_harness.h case's, scenarios that assert) first.
  */
 #ifndef KDAT_FAIL_NTH_H
 #define KDAT_FAIL_NTH_H
@@ -98,76 +101,112 @@ static void fail_nth_atexit(void)
 		_exit(3);
 }
 
-static pid_t fail_nth_marker;
-
-/* The sweep's process ends, however: the log's window closes. */
-static void fail_nth_mark_off(void)
-{
-	if (getpid() == fail_nth_marker)
-		write_file("/dev/kmsg", KDAT_FAULT_INJECTION_OFF);
-}
-
-static void fail_nth_setup(void)
+/*
+ * Can the sweep run here? 0 (failures made as the sweep wants them), or
+ * KSFT_SKIP or KSFT_FAIL with @why saying why.
+ */
+static int fail_nth_setup(char *why, size_t len)
 {
 	static const char *const quiet[] = {
 		"/sys/kernel/debug/failslab/verbose",
 		"/sys/kernel/debug/fail_page_alloc/verbose",
 		"/sys/kernel/debug/fail_usercopy/verbose",
 	};
+	static const char *const gfp_wait[] = {
+		"/sys/kernel/debug/failslab/ignore-gfp-wait",
+		"/sys/kernel/debug/fail_page_alloc/ignore-gfp-wait",
+	};
 	unsigned int i;
 
-	if (access("/proc/thread-self/fail-nth", F_OK))
-		ktap_skip("no fail-nth: the kernel has no CONFIG_FAULT_INJECTION "
-			  "(make check-faults runs this, on the debug kernel)");
+	if (access("/proc/thread-self/fail-nth", F_OK)) {
+		snprintf(why, len, "no fail-nth: the kernel has no "
+			 "CONFIG_FAULT_INJECTION (make check-faults runs "
+			 "this, on the debug kernel)");
+		return KSFT_SKIP;
+	}
 	/* make check's debug pass: the sweeps are the faults pass's. */
 	if (getenv("KDAT_T_FAULT_SWEEPS") &&
-	    !strcmp(getenv("KDAT_T_FAULT_SWEEPS"), "0"))
-		ktap_skip("KDAT_T_FAULT_SWEEPS=0: make check-faults (CI) "
-			  "runs the fault-injection sweeps");
-	if (geteuid())
-		ktap_skip("needs root (debugfs)");
+	    !strcmp(getenv("KDAT_T_FAULT_SWEEPS"), "0")) {
+		snprintf(why, len, "KDAT_T_FAULT_SWEEPS=0: make check-faults "
+			 "(CI) runs the fault-injection sweeps");
+		return KSFT_SKIP;
+	}
+	if (geteuid()) {
+		snprintf(why, len, "needs root (debugfs)");
+		return KSFT_SKIP;
+	}
 	/* Allocations that may sleep fail too, not only atomic ones. */
-	KTAP_EXPECT(!write_file("/sys/kernel/debug/failslab/ignore-gfp-wait",
-				"N"));
-	KTAP_EXPECT(!write_file(
-		"/sys/kernel/debug/fail_page_alloc/ignore-gfp-wait", "N"));
+	for (i = 0; i < sizeof(gfp_wait) / sizeof(gfp_wait[0]); i++) {
+		if (write_file(gfp_wait[i], "N")) {
+			snprintf(why, len, "%s: cannot write it", gfp_wait[i]);
+			return KSFT_FAIL;
+		}
+	}
 	/* An injected failure is no splat: no stack in the kernel log. */
 	for (i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
 		write_file(quiet[i], "0");
+	return 0;
 }
 
 /*
- * Run @scenario with failure point 1, 2, ... of its task failing, up to
- * @max; the scenario must also succeed with none failing. @setup (if any)
+ * What a sweep runs in each of its processes: @setup(@arg) (if any) with
+ * nothing failing, then @scenario(@arg) with failure point n failing.
+ */
+struct fail_nth_calls {
+	void (*setup)(void *arg);
+	void (*scenario)(void *arg);
+	void *arg;
+};
+
+/*
+ * Run @c's scenario with failure point 1, 2, ... of its task failing, up
+ * to @max; the scenario must also succeed with none failing. Its set-up
  * runs first in the same process with nothing failing: what the scenario
  * needs but is not under test (a library's set-up that reads files: an
  * injected failure in the guest's 9p root file system's client breaks
  * the file system for every process after it). Failing stops before the
- * process's other exit handlers run.
+ * process's other exit handlers run. 0 with *@points the failure points
+ * swept, or KSFT_SKIP or KSFT_FAIL with @why saying why.
  */
-static void fail_nth_sweep_after(const char *name, void (*setup)(void),
-				 void (*scenario)(void), int max)
+static int fail_nth_sweep_run(const char *name,
+			      const struct fail_nth_calls *c, int max,
+			      int *points, char *why, size_t len)
 {
-	struct counts before;
-	int n, p[2], status, left;
+	struct counts before, now;
+	int n, p[2], status, left, ret, i;
+	ssize_t got;
 	pid_t pid;
 
-	fail_nth_setup();
+	ret = fail_nth_setup(why, len);
+	if (ret)
+		return ret;
 	/*
 	 * Allocations that fail report so, with a stack, unless made with
 	 * __GFP_NOWARN (the device's own, under kdat's calls): the kernel
 	 * log marks the sweep, and scripts/kernel-splat-check takes no
 	 * allocation-failure report inside the marks for a splat (every other
-	 * kind still is one).
+	 * kind still is one). The mark that closes the window is written on
+	 * every way out of here.
 	 */
-	fail_nth_marker = getpid();
-	KTAP_EXPECT(atexit(fail_nth_mark_off) == 0);
-	KTAP_EXPECT(!write_file("/dev/kmsg", KDAT_FAULT_INJECTION_ON));
+	if (write_file("/dev/kmsg", KDAT_FAULT_INJECTION_ON)) {
+		snprintf(why, len, "/dev/kmsg: cannot mark the kernel log");
+		return KSFT_FAIL;
+	}
 	for (n = 1; n <= max; n++) {
 		counts_get(&before);
-		KTAP_EXPECT(pipe(p) == 0);
+		if (pipe(p)) {
+			snprintf(why, len, "pipe: %s", strerror(errno));
+			ret = KSFT_FAIL;
+			break;
+		}
 		pid = fork();
-		KTAP_EXPECT(pid >= 0);
+		if (pid < 0) {
+			snprintf(why, len, "fork: %s", strerror(errno));
+			close(p[0]);
+			close(p[1]);
+			ret = KSFT_FAIL;
+			break;
+		}
 		if (!pid) {
 			char buf[16];
 			int null = open("/dev/null", O_WRONLY);
@@ -176,8 +215,8 @@ static void fail_nth_sweep_after(const char *name, void (*setup)(void),
 			dup2(null, STDOUT_FILENO);
 			close(p[0]);
 			fail_nth_report = p[1];
-			if (setup)
-				setup();
+			if (c->setup)
+				c->setup(c->arg);
 			fail_nth_fd = open("/proc/thread-self/fail-nth",
 					   O_RDWR);
 			if (fail_nth_fd < 0 || atexit(fail_nth_atexit))
@@ -185,30 +224,93 @@ static void fail_nth_sweep_after(const char *name, void (*setup)(void),
 			snprintf(buf, sizeof(buf), "%d", n);
 			if (write(fail_nth_fd, buf, strlen(buf)) < 0)
 				_exit(3);
-			scenario();
+			c->scenario(c->arg);
 			exit(0);
 		}
 		close(p[1]);
-		KTAP_EXPECT(waitpid(pid, &status, 0) == pid);
+		if (waitpid(pid, &status, 0) != pid) {
+			snprintf(why, len, "waitpid: %s", strerror(errno));
+			close(p[0]);
+			ret = KSFT_FAIL;
+			break;
+		}
 		left = -1;
-		if (read(p[0], &left, sizeof(left)) != sizeof(left))
-			KTAP_FAIL("%s, failure point %d: the run died (status "
-				  "%#x)", name, n, status);
+		got = read(p[0], &left, sizeof(left));
 		close(p[0]);
-		counts_back(&before);
+		if (got != sizeof(left)) {
+			snprintf(why, len, "%s, failure point %d: the run died "
+				 "(status %#x)", name, n, status);
+			ret = KSFT_FAIL;
+			break;
+		}
+		i = counts_differ(&before, &now);
+		if (i >= 0) {
+			snprintf(why, len, "%s, failure point %d: %s: %d live, "
+				 "%d before", name, n, kdat_obj_types[i],
+				 now.n[i], before.n[i]);
+			ret = KSFT_FAIL;
+			break;
+		}
 		if (left > 0) {
 			/* No point n: every one was swept. */
-			if (!WIFEXITED(status) || WEXITSTATUS(status))
-				KTAP_FAIL("%s fails with no failure injected",
-					  name);
+			if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+				snprintf(why, len, "%s fails with no failure "
+					 "injected", name);
+				ret = KSFT_FAIL;
+			}
 			break;
 		}
 	}
-	if (n > max)
-		KTAP_FAIL("%s: more than %d failure points", name, max);
-	ktap_diag("%s: %d failure points, each failed once: every run "
-		  "unwound, the object counts back", name, n - 1);
+	if (!ret && n > max) {
+		snprintf(why, len, "%s: more than %d failure points", name,
+			 max);
+		ret = KSFT_FAIL;
+	}
+	write_file("/dev/kmsg", KDAT_FAULT_INJECTION_OFF);
+	if (ret)
+		return ret;
+	*points = n - 1;
 	validate_slabs();
+	return 0;
+}
+
+#ifdef KDAT_KTAP_H
+/* ktap.h's cases: scenarios and set-ups of no argument. */
+struct fail_nth_ktap {
+	void (*setup)(void);
+	void (*scenario)(void);
+};
+
+static void fail_nth_ktap_setup(void *arg)
+{
+	((struct fail_nth_ktap *)arg)->setup();
+}
+
+static void fail_nth_ktap_scenario(void *arg)
+{
+	((struct fail_nth_ktap *)arg)->scenario();
+}
+
+static void fail_nth_sweep_after(const char *name, void (*setup)(void),
+				 void (*scenario)(void), int max)
+{
+	struct fail_nth_ktap k = { setup, scenario };
+	struct fail_nth_calls c = {
+		setup ? fail_nth_ktap_setup : NULL, fail_nth_ktap_scenario, &k,
+	};
+	char why[256];
+	int points = 0;
+
+	switch (fail_nth_sweep_run(name, &c, max, &points, why, sizeof(why))) {
+	case 0:
+		break;
+	case KSFT_SKIP:
+		ktap_skip(why);
+	default:
+		KTAP_FAIL("%s", why);
+	}
+	ktap_diag("%s: %d failure points, each failed once: every run "
+		  "unwound, the object counts back", name, points);
 }
 
 static inline void fail_nth_sweep(const char *name, void (*scenario)(void),
@@ -216,5 +318,61 @@ static inline void fail_nth_sweep(const char *name, void (*scenario)(void),
 {
 	fail_nth_sweep_after(name, NULL, scenario, max);
 }
+#endif /* KDAT_KTAP_H */
+
+#ifdef KDAT_HARNESS_H
+/*
+ * A kselftest_harness.h case's: each run's scenario asserts with a
+ * metadata of its own (kdat_child_run()'s), so that its failures, which the
+ * injected faults make, end the run and not the case.
+ */
+struct fail_nth_case {
+	struct __test_metadata *metadata;
+	void (*scenario)(struct __test_metadata *_metadata);
+};
+
+static void fail_nth_case_scenario(struct __test_metadata *_metadata,
+				   void *arg)
+{
+	((struct fail_nth_case *)arg)->scenario(_metadata);
+}
+
+/* The harness's reports (TH_LOG(), on stderr) say nothing here either. */
+static void fail_nth_case_setup(void *arg)
+{
+	int null = open("/dev/null", O_WRONLY);
+
+	(void)arg;
+	dup2(null, STDERR_FILENO);
+}
+
+static void fail_nth_case_run(void *arg)
+{
+	struct fail_nth_case *fc = arg;
+
+	kdat_child_run(fc->metadata, fail_nth_case_scenario, fc);
+}
+
+static inline void fail_nth_sweep(struct __test_metadata *_metadata,
+				  const char *name,
+				  void (*scenario)(struct __test_metadata *),
+				  int max)
+{
+	struct fail_nth_case fc = { _metadata, scenario };
+	struct fail_nth_calls c = {
+		fail_nth_case_setup, fail_nth_case_run, &fc,
+	};
+	char why[256];
+	int points = 0, ret;
+
+	ret = fail_nth_sweep_run(name, &c, max, &points, why, sizeof(why));
+	if (ret == KSFT_SKIP)
+		KDAT_SKIP("%s", why);
+	ASSERT_EQ(0, ret)
+		TH_LOG("%s", why);
+	TH_LOG("%s: %d failure points, each failed once: every run "
+	       "unwound, the object counts back", name, points);
+}
+#endif /* KDAT_HARNESS_H */
 
 #endif /* KDAT_FAIL_NTH_H */

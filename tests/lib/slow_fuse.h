@@ -8,10 +8,12 @@
  * sends the READ, the test learns of it (slow_fuse_wait_read()), and the
  * faulting task stays in the fault until slow_fuse_release().
  *
- * Needs root (mount) and a kernel with FUSE; slow_fuse_start() skips the
- * case otherwise. The server is in the case's process group, which the
- * runner kills when the case ends: the connection aborts and every fault
- * ends. Only the mounting user (root) may use the file system.
+ * Needs root (mount) and a kernel with FUSE; slow_fuse_start() says so
+ * otherwise (a case skips). The server is in the case's process group,
+ * which the runner kills when the case ends: the connection aborts and
+ * every fault ends. Only the mounting user (root) may use the file
+ * system. No test harness here: the functions answer, their callers
+ * judge.
  */
 #ifndef KDAT_SLOW_FUSE_H
 #define KDAT_SLOW_FUSE_H
@@ -29,8 +31,6 @@
 #include <unistd.h>
 #include <linux/fuse.h>
 
-#include "../selftests/ktap.h"
-
 #define SLOW_FUSE_INO		2
 #define SLOW_FUSE_NAME		"slow"
 
@@ -41,6 +41,9 @@ struct slow_fuse {
 	pid_t server;
 	int reads;		/* server -> test: a byte per READ held */
 	int release;		/* test -> server: a byte releases one READ */
+	int skip;		/* slow_fuse_start() failed for want of root
+				 * or of FUSE, not of a failure */
+	char why[96];		/* what slow_fuse_start() could not do */
 };
 
 #define SLOW_FUSE_DATA	(1 << 16)	/* the most a READ answers */
@@ -224,36 +227,50 @@ static inline void slow_fuse_serve(int fd, const struct slow_fuse *sf)
 	}
 }
 
-/* Mount a file of @size bytes and start its server; skips without FUSE. */
-static inline void slow_fuse_start(struct slow_fuse *sf, size_t size)
+/* slow_fuse_start()'s answer when it cannot: -1, @sf->why said. */
+static inline int slow_fuse_fail(struct slow_fuse *sf, int skip,
+				 const char *what)
+{
+	sf->skip = skip;
+	snprintf(sf->why, sizeof(sf->why), "%s%s%s", what, skip ? "" : ": ",
+		 skip ? "" : strerror(errno));
+	return -1;
+}
+
+/*
+ * Mount a file of @size bytes and start its server: 0, or -1 with
+ * @sf->why saying why (and @sf->skip set without root or FUSE).
+ */
+static inline int slow_fuse_start(struct slow_fuse *sf, size_t size)
 {
 	int fd, reads[2], release[2];
 	char opts[128];
 
+	memset(sf, 0, sizeof(*sf));
 	if (geteuid())
-		ktap_skip("needs root (a FUSE mount)");
+		return slow_fuse_fail(sf, 1, "needs root (a FUSE mount)");
 	if (system("modprobe fuse >/dev/null 2>&1")) {
 		/* Built in, or no FUSE at all: the open says which. */
 	}
 	fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
-		ktap_skip("no /dev/fuse: a kernel without FUSE");
-	memset(sf, 0, sizeof(*sf));
+		return slow_fuse_fail(sf, 1,
+				      "no /dev/fuse: a kernel without FUSE");
 	sf->size = size;
 	snprintf(sf->dir, sizeof(sf->dir), "/tmp/kdat-fuse.XXXXXX");
 	if (!mkdtemp(sf->dir))
-		KTAP_FAIL("mkdtemp: %s", strerror(errno));
+		return slow_fuse_fail(sf, 0, "mkdtemp");
 	snprintf(sf->path, sizeof(sf->path), "%s/%s", sf->dir,
 		 SLOW_FUSE_NAME);
 	snprintf(opts, sizeof(opts),
 		 "fd=%d,rootmode=40000,user_id=0,group_id=0", fd);
 	if (mount("kdat-slow", sf->dir, "fuse", MS_NOSUID | MS_NODEV, opts))
-		KTAP_FAIL("mount fuse: %s", strerror(errno));
+		return slow_fuse_fail(sf, 0, "mount fuse");
 	if (pipe(reads) || pipe(release))
-		KTAP_FAIL("pipe: %s", strerror(errno));
+		return slow_fuse_fail(sf, 0, "pipe");
 	sf->server = fork();
 	if (sf->server < 0)
-		KTAP_FAIL("fork: %s", strerror(errno));
+		return slow_fuse_fail(sf, 0, "fork");
 	if (!sf->server) {
 		close(reads[0]);
 		close(release[1]);
@@ -267,6 +284,7 @@ static inline void slow_fuse_start(struct slow_fuse *sf, size_t size)
 	close(release[0]);
 	sf->reads = reads[0];
 	sf->release = release[1];
+	return 0;
 }
 
 /* A READ is held by the server, within @ms; false if none came. */
@@ -280,14 +298,15 @@ static inline int slow_fuse_wait_read(struct slow_fuse *sf, int ms)
 	return 1;
 }
 
-/* Let the held READ (and, later, @n - 1 more) be answered. */
-static inline void slow_fuse_release(struct slow_fuse *sf, int n)
+/* Let the held READ (and, later, @n - 1 more) be answered: 0 or -errno. */
+static inline int slow_fuse_release(struct slow_fuse *sf, int n)
 {
 	char c = 1;
 
 	while (n-- > 0)
 		if (write(sf->release, &c, 1) != 1)
-			KTAP_FAIL("release: %s", strerror(errno));
+			return -errno;
+	return 0;
 }
 
 /* Unmount and stop the server (every fault it held ends). */

@@ -25,7 +25,7 @@ static inline int kdat_objects(const char *type)
 	return ret;
 }
 
-/* A snapshot of every type's count (the caller includes ktap.h first). */
+/* A snapshot of every type's count. */
 static const char *const kdat_obj_types[] = {
 	"ia", "pz", "lmr", "evd", "ep", "psp", "cr", "srq", "cno", "rmr", "ah",
 };
@@ -43,22 +43,63 @@ static inline void counts_get(struct counts *c)
 		c->n[i] = kdat_objects(kdat_obj_types[i]);
 }
 
-/* Every live object count is what it was (the objects of this case gone). */
+/*
+ * The first type whose live count is not what it was in @before (@now
+ * the counts now), or -1: every count back, or no debugfs to tell.
+ */
+static inline int counts_differ(const struct counts *before,
+				struct counts *now)
+{
+	unsigned int i;
+
+	if (before->n[0] < 0)
+		return -1;
+	counts_get(now);
+	for (i = 0; i < KDAT_NTYPES; i++)
+		if (now->n[i] != before->n[i])
+			return i;
+	return -1;
+}
+
+/*
+ * Every live object count is what it was (the objects of this case gone):
+ * the case fails otherwise. After ktap.h (counts_back(&before)) or
+ * ../lib/kdat_harness.h (counts_back(_metadata, &before)).
+ */
+#ifdef KDAT_KTAP_H
 static inline void counts_back(const struct counts *before)
 {
 	struct counts now;
-	unsigned int i;
+	int i;
 
 	if (before->n[0] < 0) {
 		ktap_diag("no debugfs: object counts not checked");
 		return;
 	}
-	counts_get(&now);
-	for (i = 0; i < KDAT_NTYPES; i++)
-		if (now.n[i] != before->n[i])
-			KTAP_FAIL("%s: %d live, %d before", kdat_obj_types[i],
-				  now.n[i], before->n[i]);
+	i = counts_differ(before, &now);
+	if (i >= 0)
+		KTAP_FAIL("%s: %d live, %d before", kdat_obj_types[i],
+			  now.n[i], before->n[i]);
 }
+#endif
+
+#ifdef KDAT_HARNESS_H
+static inline void counts_back(struct __test_metadata *_metadata,
+			       const struct counts *before)
+{
+	struct counts now;
+	int i;
+
+	if (before->n[0] < 0) {
+		TH_LOG("no debugfs: object counts not checked");
+		return;
+	}
+	i = counts_differ(before, &now);
+	ASSERT_EQ(-1, i)
+		TH_LOG("%s: %d live, %d before", kdat_obj_types[i], now.n[i],
+		       before->n[i]);
+}
+#endif
 
 /*
  * How kdat learns that a QP on an SRQ of device @dev took its last

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers of the /dev/kdat suites: ioctls by hand, objects made with them.
- * Each helper that must succeed fails the case (KTAP_FAIL) otherwise.
+ * Each helper that must succeed takes the case's _metadata and fails the
+ * case (an ASSERT_*()) otherwise. After ../lib/kdat_harness.h.
  */
 #ifndef KDAT_UTIL_H
 #define KDAT_UTIL_H
@@ -17,7 +18,7 @@
 
 #include <linux/kdat.h>
 
-#include "ktap.h"
+#include "../lib/kdat_harness.h"
 #include "kdat_objects.h"
 
 static inline int kioctl(int fd, unsigned long cmd, void *arg)
@@ -25,16 +26,17 @@ static inline int kioctl(int fd, unsigned long cmd, void *arg)
 	return ioctl(fd, cmd, arg) ? -errno : 0;
 }
 
-static inline int dev_open(void)
+static inline int dev_open(struct __test_metadata *_metadata)
 {
-	int fd = open(KDAT_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	int fd = open(KDAT_DEVICE_PATH, O_RDWR | O_CLOEXEC), err = errno;
 
-	if (fd < 0)
-		KTAP_FAIL("open %s: %s", KDAT_DEVICE_PATH, strerror(errno));
+	ASSERT_LE(0, fd)
+		TH_LOG("open %s: %s", KDAT_DEVICE_PATH, strerror(err));
 	return fd;
 }
 
-static inline uint32_t list_ports(int fd, struct kdat_port_info *ports, uint32_t room)
+static inline uint32_t list_ports(struct __test_metadata *_metadata, int fd,
+				  struct kdat_port_info *ports, uint32_t room)
 {
 	struct kdat_device_list cmd = {
 		.size = sizeof(cmd),
@@ -43,20 +45,21 @@ static inline uint32_t list_ports(int fd, struct kdat_port_info *ports, uint32_t
 		.entries = (uintptr_t)ports,
 	};
 
-	KTAP_EXPECT_RET(kioctl(fd, KDAT_IOCTL_DEVICE_LIST, &cmd), 0);
+	ASSERT_EQ(0, kioctl(fd, KDAT_IOCTL_DEVICE_LIST, &cmd));
 	return cmd.num_entries;
 }
 
 /* The device and port the IA cases use; skips when there is none. */
-static inline void test_port(int fd, char *name, uint32_t *port)
+static inline void test_port(struct __test_metadata *_metadata, int fd,
+			     char *name, uint32_t *port)
 {
 	const char *want = getenv("KDAT_TEST_DEV");
 	const char *wport = getenv("KDAT_TEST_PORT");
 	struct kdat_port_info ports[64];
 	uint32_t nr, i;
 
-	nr = list_ports(fd, ports, 64);
-	KTAP_EXPECT(nr <= 64);
+	nr = list_ports(_metadata, fd, ports, 64);
+	ASSERT_LE(nr, 64);
 	for (i = 0; i < nr; i++) {
 		if (want && strcmp(ports[i].name, want))
 			continue;
@@ -66,9 +69,9 @@ static inline void test_port(int fd, char *name, uint32_t *port)
 		*port = ports[i].port_num;
 		return;
 	}
-	if (want)
-		KTAP_FAIL("KDAT_TEST_DEV=%s is not listed", want);
-	ktap_skip("no RDMA device present");
+	ASSERT_NULL(want)
+		TH_LOG("KDAT_TEST_DEV=%s is not listed", want);
+	KDAT_SKIP("no RDMA device present");
 }
 
 static inline uint32_t ia_open(int fd, const char *name, uint32_t port, int *err)
@@ -80,16 +83,16 @@ static inline uint32_t ia_open(int fd, const char *name, uint32_t port, int *err
 	return cmd.out_ia_handle;
 }
 
-static inline uint32_t ia_open_ok(int fd)
+static inline uint32_t ia_open_ok(struct __test_metadata *_metadata, int fd)
 {
 	char name[KDAT_NAME_MAX];
 	uint32_t port, h;
 	int err;
 
-	test_port(fd, name, &port);
+	test_port(_metadata, fd, name, &port);
 	h = ia_open(fd, name, port, &err);
-	KTAP_EXPECT_RET(err, 0);
-	KTAP_EXPECT(h != 0);
+	ASSERT_EQ(0, err);
+	ASSERT_NE(0, h);
 	return h;
 }
 
@@ -109,55 +112,59 @@ static inline int destroy(int fd, uint32_t h)
 }
 
 /* Objects for the commands that need them, made with the ioctls. */
-static inline uint32_t mk(int fd, unsigned long cmd, void *arg, uint32_t *out)
+static inline uint32_t mk(struct __test_metadata *_metadata, int fd,
+			  unsigned long cmd, void *arg, uint32_t *out)
 {
-	KTAP_EXPECT_RET(kioctl(fd, cmd, arg), 0);
+	ASSERT_EQ(0, kioctl(fd, cmd, arg));
 	return *out;
 }
 
-static inline uint32_t mk_pz(int fd)
+static inline uint32_t mk_pz(struct __test_metadata *_metadata, int fd)
 {
 	struct kdat_pz_create c = { .size = sizeof(c),
-				    .ia_handle = ia_open_ok(fd) };
+				    .ia_handle = ia_open_ok(_metadata, fd) };
 
-	return mk(fd, KDAT_IOCTL_PZ_CREATE, &c, &c.out_pz_handle);
+	return mk(_metadata, fd, KDAT_IOCTL_PZ_CREATE, &c, &c.out_pz_handle);
 }
 
-static inline uint32_t mk_evd(int fd, uint32_t ia, uint32_t flags)
+static inline uint32_t mk_evd(struct __test_metadata *_metadata, int fd,
+			      uint32_t ia, uint32_t flags)
 {
 	struct kdat_evd_create c = { .size = sizeof(c), .ia_handle = ia,
 				     .qlen = 64, .evd_flags = flags };
 
-	return mk(fd, KDAT_IOCTL_EVD_CREATE, &c, &c.out_evd_handle);
+	return mk(_metadata, fd, KDAT_IOCTL_EVD_CREATE, &c, &c.out_evd_handle);
 }
 
-static inline uint32_t pz_ia(int fd, uint32_t *pz)
+static inline uint32_t pz_ia(struct __test_metadata *_metadata, int fd,
+			     uint32_t *pz)
 {
 	struct kdat_pz_create c = { .size = sizeof(c),
-				    .ia_handle = ia_open_ok(fd) };
+				    .ia_handle = ia_open_ok(_metadata, fd) };
 
-	*pz = mk(fd, KDAT_IOCTL_PZ_CREATE, &c, &c.out_pz_handle);
+	*pz = mk(_metadata, fd, KDAT_IOCTL_PZ_CREATE, &c, &c.out_pz_handle);
 	return c.ia_handle;
 }
 
-static inline uint32_t mk_ep(int fd)
+static inline uint32_t mk_ep(struct __test_metadata *_metadata, int fd)
 {
 	struct kdat_ep_create c = { .size = sizeof(c) };
-	uint32_t ia = pz_ia(fd, &c.pz_handle);
+	uint32_t ia = pz_ia(_metadata, fd, &c.pz_handle);
 
-	c.recv_evd_handle = mk_evd(fd, ia, KDAT_EVD_DTO);
+	c.recv_evd_handle = mk_evd(_metadata, fd, ia, KDAT_EVD_DTO);
 	c.request_evd_handle = c.recv_evd_handle;
-	c.connect_evd_handle = mk_evd(fd, ia, KDAT_EVD_CONNECTION);
+	c.connect_evd_handle = mk_evd(_metadata, fd, ia, KDAT_EVD_CONNECTION);
 	c.attr.max_recv_dtos = 4;
 	c.attr.max_request_dtos = 4;
-	return mk(fd, KDAT_IOCTL_EP_CREATE, &c, &c.out_ep_handle);
+	return mk(_metadata, fd, KDAT_IOCTL_EP_CREATE, &c, &c.out_ep_handle);
 }
 
-static inline uint32_t mk_cno(int fd, uint32_t ia)
+static inline uint32_t mk_cno(struct __test_metadata *_metadata, int fd,
+			      uint32_t ia)
 {
 	struct kdat_cno_create c = { .size = sizeof(c), .ia_handle = ia };
 
-	return mk(fd, KDAT_IOCTL_CNO_CREATE, &c, &c.out_cno_handle);
+	return mk(_metadata, fd, KDAT_IOCTL_CNO_CREATE, &c, &c.out_cno_handle);
 }
 
 static inline int destroy_flags(int fd, uint32_t h, uint32_t flags, uint32_t rsvd)
