@@ -574,6 +574,86 @@ static int fill_ep_create(struct __test_metadata *_metadata, int fd, void *buf)
 	return 0;
 }
 
+/*
+ * An RC EP's transport timers (struct kdat_ep_timers): those named in
+ * set are taken, the others are kdat's defaults (what an EP that names
+ * none gets), and the create and a query give all of them back, set
+ * saying so. A value out of range or under the floors any user meets,
+ * a field not in set or a reserved field not 0 is EINVAL, an unknown bit
+ * in set EOPNOTSUPP, and no EP is made.
+ */
+TEST_F(kdat, ep_timers)
+{
+	int fd = dev_open(_metadata);
+	struct kdat_ep_create c = { .size = sizeof(c) }, d;
+	struct kdat_ep_query q = { .size = sizeof(q) };
+	struct kdat_ep_timers t;
+	uint32_t ep;
+
+	fill_ep_create(_metadata, fd, &c);
+	d = c;
+	mk(_metadata, fd, KDAT_IOCTL_EP_CREATE, &d, &d.out_ep_handle);
+	ASSERT_EQ(KDAT_EP_TIMER_ALL, d.timers.set);
+
+	c.timers.set = KDAT_EP_TIMER_RNR_TIMER | KDAT_EP_TIMER_KEEPALIVE;
+	c.timers.rnr_timer = 20;
+	c.timers.keepalive_ms = 0;
+	/* A field not in set is 0. */
+	c.timers.ack_timeout = 9;
+	ASSERT_EQ(-EINVAL, kioctl(fd, KDAT_IOCTL_EP_CREATE, &c));
+	c.timers.ack_timeout = 0;
+	t = c.timers;
+	ep = mk(_metadata, fd, KDAT_IOCTL_EP_CREATE, &c, &c.out_ep_handle);
+	ASSERT_EQ(KDAT_EP_TIMER_ALL, c.timers.set);
+	ASSERT_EQ(20, c.timers.rnr_timer);
+	ASSERT_EQ(0, c.timers.keepalive_ms);
+	ASSERT_EQ(d.timers.ack_timeout, c.timers.ack_timeout);
+	ASSERT_EQ(d.timers.retry_count, c.timers.retry_count);
+	q.ep_handle = ep;
+	ASSERT_EQ(0, kioctl(fd, KDAT_IOCTL_EP_QUERY, &q));
+	ASSERT_EQ(0, memcmp(&q.timers, &c.timers, sizeof(q.timers)));
+
+	/* Each limit, then one past it. */
+	c.timers = t;
+	c.timers.set = KDAT_EP_TIMER_ALL;
+	c.timers.ack_timeout = 31;
+	c.timers.retry_count = 7;
+	c.timers.rnr_timer = 31;
+	c.timers.keepalive_ms = 0xffffffff;
+	t = c.timers;
+	mk(_metadata, fd, KDAT_IOCTL_EP_CREATE, &c, &c.out_ep_handle);
+	ASSERT_EQ(0, memcmp(&t, &c.timers, sizeof(t)));
+	c.timers = t;
+	c.timers.ack_timeout = 32;
+	ASSERT_EQ(-EINVAL, kioctl(fd, KDAT_IOCTL_EP_CREATE, &c));
+	c.timers = t;
+	c.timers.retry_count = 8;
+	ASSERT_EQ(-EINVAL, kioctl(fd, KDAT_IOCTL_EP_CREATE, &c));
+	c.timers = t;
+	c.timers.rnr_timer = 32;
+	ASSERT_EQ(-EINVAL, kioctl(fd, KDAT_IOCTL_EP_CREATE, &c));
+	/* The floors any user meets: 1 ms, 100 ms; 0 is allowed. */
+	c.timers = t;
+	c.timers.ack_timeout = 7;
+	ASSERT_EQ(-EINVAL, kioctl(fd, KDAT_IOCTL_EP_CREATE, &c));
+	c.timers = t;
+	c.timers.keepalive_ms = 99;
+	ASSERT_EQ(-EINVAL, kioctl(fd, KDAT_IOCTL_EP_CREATE, &c));
+	c.timers = t;
+	c.timers.ack_timeout = 0;
+	c.timers.keepalive_ms = 0;
+	mk(_metadata, fd, KDAT_IOCTL_EP_CREATE, &c, &c.out_ep_handle);
+	ASSERT_EQ(0, c.timers.ack_timeout);
+	ASSERT_EQ(0, c.timers.keepalive_ms);
+	c.timers = t;
+	c.timers.__reserved = 1;
+	ASSERT_EQ(-EINVAL, kioctl(fd, KDAT_IOCTL_EP_CREATE, &c));
+	c.timers = t;
+	c.timers.set |= 1U << 4;
+	ASSERT_EQ(-EOPNOTSUPP, kioctl(fd, KDAT_IOCTL_EP_CREATE, &c));
+	ASSERT_EQ(0, close(fd));
+}
+
 static int fill_ep_handle(struct __test_metadata *_metadata, int fd, void *buf)
 {
 	((struct kdat_ep_query *)buf)->ep_handle = mk_ep(_metadata, fd);
