@@ -22,6 +22,9 @@ B=$KDAT_REPO/user/kdat-bench
 command -v ib_send_bw > /dev/null || skip_all "no ib_send_bw (perftest)"
 server=$((KDAT_HOST == 1))
 limit=$((300 * ${KDAT_T_SLOW:-1}))
+# perftest runs a few seconds; a run that hangs (rxe) must not take the
+# suite's time with it.
+plimit=$((120 * ${KDAT_T_SLOW:-1}))
 qual=25000
 dev=$KDAT_TEST_DEV port=${KDAT_TEST_PORT:-1}
 
@@ -35,24 +38,42 @@ cases=(
 echo "TAP version 13"
 echo "1..$((${#cases[@]} + 1))"
 
-# perftest NAME ARGS...: its server on h1, its client on h0; prints the
-# client's output on h0.
+# perftest NAME TAG ARGS...: its server on h1, its client on h0; prints
+# the client's output on h0. The server is listening on its own port
+# (ss) before the client is let go: a client that found no one there
+# would exit, and leave the server waiting for it. A server its client
+# did not come to is killed after the client's end, and said.
 perftest() {
-	local tool=$1 tag=$2
+	local tool=$1 tag=$2 port_tcp=$((18515 + $2)) ppid
 	shift 2
 	if [ $server = 1 ]; then
-		timeout "$limit" "$tool" -d "$dev" -i "$port" -F "$@" \
+		timeout "$plimit" "$tool" -d "$dev" -i "$port" -F -p "$port_tcp" "$@" \
 			> "$work/ps" 2>&1 &
-		sleep 1
+		ppid=$!
+		for _ in $(seq 600); do
+			[ -n "$(ss -Htln "sport = :$port_tcp")" ] && break
+			kill -0 "$ppid" 2> /dev/null || break
+			sleep 0.1
+		done
 		barrier "$tag-perf-up" || true
-		wait
+		barrier "$tag-perf-done" "$plimit" || true
+		for _ in $(seq 300); do
+			kill -0 "$ppid" 2> /dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$ppid" 2> /dev/null; then
+			echo "# $tool server: still running 30 s after its client ended; killed"
+			sed 's/^/#   /' "$work/ps"
+			kill "$ppid"
+		fi
+		wait "$ppid"
 	else
 		barrier "$tag-perf-up" || true
-		timeout "$limit" "$tool" -d "$dev" -i "$port" -F "$@" \
+		timeout "$plimit" "$tool" -d "$dev" -i "$port" -F -p "$port_tcp" "$@" \
 			"$KDAT_PEER_IP" > "$work/pc" 2>&1
 		cat "$work/pc"
+		barrier "$tag-perf-done" "$plimit" || true
 	fi
-	barrier "$tag-perf-done" "$limit" || true
 }
 
 # iters FILE: the #iterations of kdat-bench's result line in FILE, the
