@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The DAT return-code checks of the DAT test programs (KTAP, after
- * ktap.h): EXPECT_DAT(expr, type) compares DAT_GET_TYPE() of what expr
- * returns with a DAT_RETURN type, and an error must also carry the class
- * bit (status & DAT_CLASS_ERROR), as DAT_ERROR() makes it and consumers
- * test it; a success must not, nor DAT_QUEUE_EMPTY and
- * DAT_TIMEOUT_EXPIRED, which OFA's provider returns bare (conditions of
- * the normal course). The failure names the code (dat_strerror()).
+ * The DAT return-code checks of the DAT test programs, cases of the
+ * kernel's kselftest_harness.h (after ../lib/kdat_harness.h):
+ * ASSERT_DAT(expr, type) compares DAT_GET_TYPE() of what expr returns
+ * with a DAT_RETURN type, and an error must also carry the class bit
+ * (status & DAT_CLASS_ERROR), as DAT_ERROR() makes it and consumers test
+ * it; a success must not, nor DAT_QUEUE_EMPTY and DAT_TIMEOUT_EXPIRED,
+ * which OFA's provider returns bare (conditions of the normal course).
+ * Otherwise the case ends, failed, naming the code (dat_strerror()).
+ * OK(expr): ASSERT_DAT(expr, DAT_SUCCESS).
  */
 #ifndef KDAT_TESTS_DAT_EXPECT_H
 #define KDAT_TESTS_DAT_EXPECT_H
+
+#include <stdbool.h>
 
 #include <dat2/udat.h>
 
@@ -19,14 +23,20 @@ static inline int dat_expect_bare(DAT_RETURN type)
 	       type == DAT_TIMEOUT_EXPIRED;
 }
 
-#define EXPECT_DAT(expr, want)						\
+/* Is @r of type @want, with the class bit as the type wants it? */
+static inline bool dat_expect_is(DAT_RETURN r, DAT_RETURN want)
+{
+	return DAT_GET_TYPE(r) == want &&
+	       ((r & DAT_CLASS_ERROR) == 0) == dat_expect_bare(want);
+}
+
+#ifdef KDAT_KTAP_H
+#define ASSERT_DAT(expr, want)						\
 	do {								\
 		DAT_RETURN __r = (expr);				\
 		DAT_RETURN __w = (DAT_RETURN)(want);			\
 									\
-		if (DAT_GET_TYPE(__r) != __w ||				\
-		    ((__r & DAT_CLASS_ERROR) == 0) !=			\
-		    dat_expect_bare(__w)) {				\
+		if (!dat_expect_is(__r, __w)) {				\
 			const char *__maj = "?", *__min = "";		\
 									\
 			dat_strerror(__r, &__maj, &__min);		\
@@ -38,6 +48,26 @@ static inline int dat_expect_bare(DAT_RETURN type)
 				  " with DAT_CLASS_ERROR");		\
 		}							\
 	} while (0)
-#define OK(expr) EXPECT_DAT(expr, DAT_SUCCESS)
+#define EXPECT_DAT(expr, want) ASSERT_DAT(expr, want)
+#else
+#define ASSERT_DAT(expr, want)						\
+	do {								\
+		DAT_RETURN __r = (expr);				\
+		DAT_RETURN __w = (DAT_RETURN)(want);			\
+		const char *__maj = "?", *__min = "";			\
+		bool __dat_as_wanted = dat_expect_is(__r, __w);		\
+									\
+		if (!__dat_as_wanted)					\
+			dat_strerror(__r, &__maj, &__min);		\
+		ASSERT_TRUE(__dat_as_wanted)				\
+			TH_LOG("%s: got %#x (%s%s%s), want %#x%s",	\
+			       #expr, (unsigned int)__r, __maj,		\
+			       *__min ? " " : "", __min,		\
+			       (unsigned int)__w,			\
+			       dat_expect_bare(__w) ? "" :		\
+			       " with DAT_CLASS_ERROR");		\
+	} while (0)
+#endif
+#define OK(expr) ASSERT_DAT(expr, DAT_SUCCESS)
 
 #endif

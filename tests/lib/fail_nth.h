@@ -322,14 +322,22 @@ static inline void fail_nth_sweep(const char *name, void (*scenario)(void),
 
 #ifdef KDAT_HARNESS_H
 /*
- * A kselftest_harness.h case's: each run's scenario asserts with a
- * metadata of its own (kdat_child_run()'s), so that its failures, which the
- * injected faults make, end the run and not the case.
+ * A kselftest_harness.h case's: each run's set-up and scenario assert with
+ * a metadata of their own (kdat_child_call()'s), so that their failures,
+ * which the injected faults make, end the run and not the case. A set-up
+ * that fails ends the run before its scenario, which the sweep reports.
  */
 struct fail_nth_case {
 	struct __test_metadata *metadata;
+	void (*setup)(struct __test_metadata *_metadata);
 	void (*scenario)(struct __test_metadata *_metadata);
 };
+
+static void fail_nth_case_setup_call(struct __test_metadata *_metadata,
+				     void *arg)
+{
+	((struct fail_nth_case *)arg)->setup(_metadata);
+}
 
 static void fail_nth_case_scenario(struct __test_metadata *_metadata,
 				   void *arg)
@@ -340,10 +348,13 @@ static void fail_nth_case_scenario(struct __test_metadata *_metadata,
 /* The harness's reports (TH_LOG(), on stderr) say nothing here either. */
 static void fail_nth_case_setup(void *arg)
 {
+	struct fail_nth_case *fc = arg;
 	int null = open("/dev/null", O_WRONLY);
 
-	(void)arg;
 	dup2(null, STDERR_FILENO);
+	if (fc->setup &&
+	    kdat_child_call(fc->metadata, fail_nth_case_setup_call, fc))
+		_exit(KSFT_FAIL);
 }
 
 static void fail_nth_case_run(void *arg)
@@ -353,12 +364,17 @@ static void fail_nth_case_run(void *arg)
 	kdat_child_run(fc->metadata, fail_nth_case_scenario, fc);
 }
 
-static inline void fail_nth_sweep(struct __test_metadata *_metadata,
-				  const char *name,
-				  void (*scenario)(struct __test_metadata *),
-				  int max)
+/*
+ * The sweep of @scenario, each run after @setup (NULL: none) with nothing
+ * failing: the case skips where the sweep cannot run, and fails on what
+ * it found.
+ */
+static inline void
+fail_nth_sweep_after(struct __test_metadata *_metadata, const char *name,
+		     void (*setup)(struct __test_metadata *),
+		     void (*scenario)(struct __test_metadata *), int max)
 {
-	struct fail_nth_case fc = { _metadata, scenario };
+	struct fail_nth_case fc = { _metadata, setup, scenario };
 	struct fail_nth_calls c = {
 		fail_nth_case_setup, fail_nth_case_run, &fc,
 	};
@@ -372,6 +388,14 @@ static inline void fail_nth_sweep(struct __test_metadata *_metadata,
 		TH_LOG("%s", why);
 	TH_LOG("%s: %d failure points, each failed once: every run "
 	       "unwound, the object counts back", name, points);
+}
+
+static inline void fail_nth_sweep(struct __test_metadata *_metadata,
+				  const char *name,
+				  void (*scenario)(struct __test_metadata *),
+				  int max)
+{
+	fail_nth_sweep_after(_metadata, name, NULL, scenario, max);
 }
 #endif /* KDAT_HARNESS_H */
 

@@ -39,9 +39,10 @@
  * case cannot run here ends it skipped with KDAT_SKIP(). A child process
  * that runs such helpers is made with kdat_fork(): there an ASSERT_*()
  * ends the child (exit status 1), not the case, which reads the child's
- * status as it reads any child's. A thread other than the case's own
- * never asserts (it would jump to another thread's stack): it hands back
- * what it saw.
+ * status as it reads any child's (kdat_child_call(): the same without the
+ * fork, in such a process, for a step whose failure it reads). A thread
+ * other than the case's own never asserts (it would jump to another
+ * thread's stack): it hands back what it saw.
  */
 #ifndef KDAT_HARNESS_H
 #define KDAT_HARNESS_H
@@ -52,6 +53,7 @@
 #include <getopt.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,13 +216,13 @@ FIXTURE_TEARDOWN_PARENT(kdat)
  * In a process of the case's that runs helpers that assert (not the case's
  * own): @fn(@arg) runs with a metadata of its own, a copy of the harness's
  * struct __test_metadata with its own jump buffer and result, so that an
- * ASSERT_*() there ends this process with exit status KSFT_FAIL, not the
- * case, and a SKIP() with KSFT_SKIP. The process exits (its exit handlers
- * run) with KSFT_PASS when @fn returns.
+ * ASSERT_*() there ends @fn, not the case. The answer: KSFT_PASS when @fn
+ * returned, KSFT_FAIL after a failed ASSERT_*(). (A SKIP() there runs its
+ * statement: KDAT_SKIP() ends the process with KSFT_SKIP.)
  */
-static inline __attribute__((noreturn)) void
-kdat_child_run(struct __test_metadata *_metadata,
-	       void (*fn)(struct __test_metadata *, void *), void *arg)
+static inline int kdat_child_call(struct __test_metadata *_metadata,
+				  void (*fn)(struct __test_metadata *, void *),
+				  void *arg)
 {
 	/* Static: this process's own, not changed under a longjmp(). */
 	static struct __test_results results;
@@ -234,7 +236,19 @@ kdat_child_run(struct __test_metadata *_metadata,
 	m.results = &results;
 	if (!setjmp(m.env))
 		fn(&m, arg);
-	exit(m.exit_code);
+	return m.exit_code;
+}
+
+/*
+ * kdat_child_call(), then the process exits (its exit handlers run) with
+ * its answer: KSFT_FAIL after a failed ASSERT_*(), KSFT_PASS when @fn
+ * returned.
+ */
+static inline __attribute__((noreturn)) void
+kdat_child_run(struct __test_metadata *_metadata,
+	       void (*fn)(struct __test_metadata *, void *), void *arg)
+{
+	exit(kdat_child_call(_metadata, fn, arg));
 }
 
 /*
@@ -283,6 +297,20 @@ static void kdat_harness_exit(void)
 	fflush(stdout);
 	fflush(stderr);
 	_exit(KSFT_SKIP);
+}
+
+/*
+ * kdat_harness_exit() is registered before main() runs, so that it runs
+ * last at exit: after the program's own exit handlers (what main()
+ * registers with atexit(), a scratch directory removed), which its
+ * _exit() would skip.
+ */
+static bool kdat_harness_ready;
+
+static void __attribute__((constructor)) kdat_harness_init(void)
+{
+	kdat_harness_pid = getpid();
+	kdat_harness_ready = !atexit(kdat_harness_exit);
 }
 
 /* Is @name a case of the program? (The harness's lists of them.) */
@@ -358,11 +386,10 @@ static inline int kdat_harness_main(int argc, char **argv)
 	optind = 1;
 	opterr = 1;
 
-	kdat_harness_pid = getpid();
+	if (!kdat_harness_ready)
+		return KSFT_FAIL;
 	signal(SIGTERM, kdat_harness_stop);
 	signal(SIGINT, kdat_harness_stop);
-	if (atexit(kdat_harness_exit))
-		return KSFT_FAIL;
 	kdat_harness_slow();
 	return test_harness_run(n, args);
 }
