@@ -199,11 +199,12 @@ tests/dat/kdat-bench-dat2: user/kdat-bench.c user/kdat_tool.h | $(SETUP_STAMP)
 tests/dat/libregfake.so: tests/dat/registry_fake_provider.c
 	$(CC) $(CFLAGS) -Wall -Wextra -DDAT_EXTENSIONS -fPIC -shared -o $@ $<
 
-tests/dat/registry_unit: tests/dat/registry_unit.c tests/selftests/ktap.h \
+tests/dat/registry_unit: tests/dat/registry_unit.c tests/lib/kdat_harness.h \
 		tests/lib/dat_expect.h \
-		tests/dat/libregfake.so $(LIB)
-	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -DDAT_EXTENSIONS -o $@ $< \
-		-Luser -ldat -Wl,-rpath,$(TOP)/user
+		tests/dat/libregfake.so $(LIB) | $(SETUP_STAMP)
+	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -DDAT_EXTENSIONS \
+		-isystem $(KSFT_INC) -o $@ $< -Luser -ldat \
+		-Wl,-rpath,$(TOP)/user
 
 # dat_dto_test: one program, its cases in files by area (tests/dat/dto.h).
 DTO_SRCS := tests/dat/dat_dto_test.c tests/dat/dto_common.c \
