@@ -218,6 +218,13 @@ tests/dat/dat_dto_test: $(DTO_SRCS) tests/dat/dto.h tests/selftests/ktap.h \
 	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $(DTO_SRCS) \
 		$(DAT_PAIR) -Luser -ldat -Wl,-rpath,$(TOP)/user
 
+# registry_two: a DAT program whose cases run on kselftest_harness.h.
+tests/dat/registry_two: tests/dat/registry_two.c tests/lib/kdat_harness.h \
+		tests/lib/dat_expect.h $(DAT_PAIR) tests/lib/dat_pair.h \
+		$(LIB) | $(SETUP_STAMP)
+	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -isystem $(KSFT_INC) \
+		-o $@ $< $(DAT_PAIR) -Luser -ldat -Wl,-rpath,$(TOP)/user
+
 # DAT programs: the DAT 2.0 headers from Debian's libdapl-dev, -ldat.
 tests/dat/%: tests/dat/%.c tests/selftests/ktap.h tests/lib/dat_expect.h \
 		tests/lib/rdma_dev.h tests/selftests/kdat_objects.h \
