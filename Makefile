@@ -151,11 +151,13 @@ tests/selftests/%: tests/selftests/%.c tests/lib/kdat_harness.h \
 	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -isystem $(KSFT_INC) -o $@ $< -lpthread
 
 # The ring test also drives the uapi rings itself.
-tests/dat/ring_test: tests/dat/ring_test.c tests/selftests/ktap.h $(LIB) \
+tests/dat/ring_test: tests/dat/ring_test.c tests/lib/kdat_harness.h $(LIB) \
 		tests/selftests/kdat_objects.h tests/lib/fail_nth.h \
-		$(DAT_PAIR) tests/lib/dat_pair.h include/uapi/linux/kdat.h
-	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $< \
-		$(DAT_PAIR) -Luser -ldat -Wl,-rpath,$(TOP)/user -lpthread
+		$(DAT_PAIR) tests/lib/dat_pair.h include/uapi/linux/kdat.h \
+		| $(SETUP_STAMP)
+	$(CC) $(CFLAGS) $(KDAT_CFLAGS) -Wall -Wextra -D_GNU_SOURCE \
+		-isystem $(KSFT_INC) -o $@ $< $(DAT_PAIR) -Luser -ldat \
+		-Wl,-rpath,$(TOP)/user -lpthread
 
 # The README's DAT program, built from the README's own text (its one C
 # block), as a user would copy it; tests/demo.sh runs it.

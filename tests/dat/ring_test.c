@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The ring protocol of include/uapi/linux/kdat.h, tested from user space
- * (TAP). Connections are made with the DAT API (ioctl path: KDAT_RINGS=0)
+ * The ring protocol of include/uapi/linux/kdat.h, tested from user
+ * space. Connections are made with the DAT API (ioctl path: KDAT_RINGS=0)
  * and the test then gives the queues rings itself and drives them raw:
  * wrap-around, push-back when full, hostile entries and indices, entries
  * rewritten while the poller reads them, munmap under the poller, bursts
@@ -9,6 +9,11 @@
  * posting through libdat's rings, and a process dying with full rings.
  *
  * Needs /dev/kdat, KDAT_TEST_DEV and KDAT_TEST_IP; skips (exit 4) without.
+ *
+ * Each case is a TEST_F() of the kernel's kselftest_harness.h on the
+ * fixture of ../lib/kdat_harness.h: 30 s, 120 s for the long ones, 600 s
+ * for the fault-injection sweep, times $KDAT_T_SLOW. -l lists the cases;
+ * names as arguments (or -t NAME) pick some (tests/suites.faults).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,7 +37,7 @@
 #include <dat2/udat.h>
 #include <linux/kdat.h>
 
-#include "../selftests/ktap.h"
+#include "../lib/kdat_harness.h"
 #include "../selftests/kdat_objects.h"
 #include "../lib/fail_nth.h"
 #include "../lib/dat_pair.h"
@@ -41,11 +46,13 @@
 #define TMO (10 * 1000 * 1000)
 /* How long post() waits for a slot and get_event() for an event (s). */
 static int ring_wait_s = 10;
+/* A DAT call (or a tests/lib/dat_pair.h step) that must succeed. */
 #define OK(expr)							\
 	do {								\
 		DAT_RETURN __r = (expr);				\
-		if (__r != DAT_SUCCESS)					\
-			KTAP_FAIL("%s: %#x", #expr, (unsigned int)__r);	\
+									\
+		ASSERT_EQ(DAT_SUCCESS, __r)				\
+			TH_LOG("%s: %#x", #expr, (unsigned int)__r);	\
 	} while (0)
 
 static double now_s(void)
@@ -62,21 +69,23 @@ static double now_s(void)
  * A side (tests/lib/dat_pair.h) with an RC EP of @depth DTOs each way, a
  * DTO EVD of @qlen, and 1 MiB of its own registered (s->buf).
  */
-static void rside_open(struct side *s, int depth, int qlen)
+static void rside_open(struct __test_metadata *_metadata, struct side *s,
+		       int depth, int qlen)
 {
 	DAT_EP_ATTR a = ep_attr_rc(depth, 2, 1);
 
-	side_ia(s, NULL, qlen);
-	side_ep(s, &a);
-	buf_reg(s, &s->buf, 1 << 20, DAT_MEM_PRIV_ALL_FLAG);
+	OK(side_ia(s, NULL, qlen));
+	OK(side_ep(s, &a));
+	OK(buf_reg(s, &s->buf, 1 << 20, DAT_MEM_PRIV_ALL_FLAG));
 }
 
 /* Connected, no private data either way; the PSP freed after. */
-static void connect_sides(struct side *c, struct side *s)
+static void connect_sides(struct __test_metadata *_metadata, struct side *c,
+			  struct side *s)
 {
 	const struct pair_conn none = { 0 };
 
-	connect_with(c, s, &none);
+	OK(connect_with(c, s, &none));
 	OK(dat_psp_free(s->psp));
 }
 
@@ -93,20 +102,20 @@ struct ring {
 	uint32_t id;			/* the doorbell's name for it */
 };
 
-static void ring_map_flags(void *dat_handle, uint32_t kind, uint32_t flags,
-			   struct ring *r)
+static void ring_map_flags(struct __test_metadata *_metadata, void *dat_handle,
+			   uint32_t kind, uint32_t flags, struct ring *r)
 {
 	struct kdat_ring_create c = {
 		.size = sizeof(c), .kind = kind, .flags = flags,
 	};
 
-	KTAP_EXPECT(!kdat_dat_handle(dat_handle, &r->fd, &c.handle));
+	ASSERT_TRUE(!kdat_dat_handle(dat_handle, &r->fd, &c.handle));
 	r->kh = c.handle;
-	KTAP_EXPECT(!ioctl(r->fd, KDAT_IOCTL_RING_CREATE, &c));
+	ASSERT_TRUE(!ioctl(r->fd, KDAT_IOCTL_RING_CREATE, &c));
 	r->size = c.out_map_size;
 	r->m = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
 		    (off_t)c.out_mmap_offset);
-	KTAP_EXPECT(r->m != MAP_FAILED);
+	ASSERT_TRUE(r->m != MAP_FAILED);
 	r->head = (uint32_t *)(r->m + c.out_off.head);
 	r->tail = (uint32_t *)(r->m + c.out_off.tail);
 	r->flags = (uint32_t *)(r->m + c.out_off.flags);
@@ -115,12 +124,13 @@ static void ring_map_flags(void *dat_handle, uint32_t kind, uint32_t flags,
 	r->mask = c.out_entries - 1;
 	r->esz = c.out_entry_size;
 	r->id = (uint32_t)(c.out_mmap_offset / (uint64_t)sysconf(_SC_PAGESIZE));
-	KTAP_EXPECT(c.out_entries && !(c.out_entries & r->mask));
+	ASSERT_TRUE(c.out_entries && !(c.out_entries & r->mask));
 }
 
-static void ring_map(void *dat_handle, uint32_t kind, struct ring *r)
+static void ring_map(struct __test_metadata *_metadata, void *dat_handle,
+		     uint32_t kind, struct ring *r)
 {
-	ring_map_flags(dat_handle, kind, 0, r);
+	ring_map_flags(_metadata, dat_handle, kind, 0, r);
 }
 
 static uint32_t ld(uint32_t *p)
@@ -129,7 +139,8 @@ static uint32_t ld(uint32_t *p)
 }
 
 /* Publish entries up to @tail, ringing the doorbell as the protocol says. */
-static int publish(struct ring *r, uint32_t tail)
+static int publish(struct __test_metadata *_metadata, struct ring *r,
+		   uint32_t tail)
 {
 	__atomic_store_n(r->tail, tail, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -137,7 +148,7 @@ static int publish(struct ring *r, uint32_t tail)
 	    KDAT_RING_F_NEED_WAKEUP) {
 		struct kdat_ring_wake w = { .size = sizeof(w) };
 
-		KTAP_EXPECT(!ioctl(r->fd, KDAT_IOCTL_RING_WAKE, &w));
+		ASSERT_TRUE(!ioctl(r->fd, KDAT_IOCTL_RING_WAKE, &w));
 		return 1;
 	}
 	return 0;
@@ -165,21 +176,21 @@ static void sqe_fill(struct kdat_sqe *e, uint8_t op, uint64_t cookie,
  * producer must, then fill the entry at tail and publish it. Publishing
  * past a full ring would be a bad tail, which the kernel ignores.
  */
-static int post(struct ring *r, uint8_t op, uint64_t cookie, struct side *s,
-		size_t off, uint64_t len)
+static int post(struct __test_metadata *_metadata, struct ring *r, uint8_t op,
+		uint64_t cookie, struct side *s, size_t off, uint64_t len)
 {
 	uint32_t t = *r->tail;
 	double t0 = now_s();
 
 	/* Signed: a head some test wrote ahead of the tail is not "full". */
 	while ((int32_t)(t - ld(r->head)) > (int32_t)r->mask) {
-		if (now_s() - t0 > ring_wait_s)
-			KTAP_FAIL("ring full for %d s (head %u tail %u)",
-				  ring_wait_s, ld(r->head), t);
+		ASSERT_FALSE(now_s() - t0 > ring_wait_s)
+			TH_LOG("ring full for %d s (head %u tail %u)",
+			       ring_wait_s, ld(r->head), t);
 		sched_yield();
 	}
 	sqe_fill(slot(r, t), op, cookie, s->buf.lctx, s->buf.p + off, len);
-	return publish(r, t + 1);
+	return publish(_metadata, r, t + 1);
 }
 
 /*
@@ -188,39 +199,41 @@ static int post(struct ring *r, uint8_t op, uint64_t cookie, struct side *s,
  * once the count is @n, the events of every earlier completion have been
  * through their EVD (queued, or dropped after an overflow).
  */
-static void wait_completed(struct ring *r, uint32_t n)
+static void wait_completed(struct __test_metadata *_metadata, struct ring *r,
+			   uint32_t n)
 {
 	double t0 = now_s();
 
 	while (ld(r->completed) != n && now_s() - t0 < 2 * ring_wait_s)
 		sched_yield();
-	KTAP_EXPECT_EQ(ld(r->completed), n);
+	ASSERT_EQ(n, ld(r->completed));
 }
 
 /*
  * The lines of @path that start with @only (NULL: every line) as
  * diagnostics, @prefix before each; nothing if it cannot be read.
  */
-static void file_diag(const char *prefix, const char *path, const char *only)
+static void file_diag(struct __test_metadata *_metadata, const char *prefix,
+		      const char *path, const char *only)
 {
 	char line[256];
 	FILE *f = fopen(path, "r");
 
 	while (f && fgets(line, sizeof(line), f))
 		if (!only || !strncmp(line, only, strlen(only)))
-			ktap_diag("%s%.*s", prefix,
-				  (int)strcspn(line, "\n"), line);
+			TH_LOG("%s%.*s", prefix,
+			       (int)strcspn(line, "\n"), line);
 	if (f)
 		fclose(f);
 }
 
 /* The poller line of @fd's fdinfo, as a diagnostic. */
-static void fdinfo_diag(int fd)
+static void fdinfo_diag(struct __test_metadata *_metadata, int fd)
 {
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	file_diag("", path, "poller:");
+	file_diag(_metadata, "", path, "poller:");
 }
 
 /*
@@ -228,7 +241,7 @@ static void fdinfo_diag(int fd)
  * and poller (fdinfo), the device's counters of retries and RNR NAKs, how
  * kdat's CQs were signalled (debugfs, when mounted).
  */
-static void stuck_diag(int fd)
+static void stuck_diag(struct __test_metadata *_metadata, int fd)
 {
 	const char *dev = getenv("KDAT_TEST_DEV");
 	const char *port = getenv("KDAT_TEST_PORT");
@@ -237,7 +250,7 @@ static void stuck_diag(int fd)
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	file_diag("fdinfo: ", path, NULL);
+	file_diag(_metadata, "fdinfo: ", path, NULL);
 	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%s/hw_counters",
 		 dev, port ? port : "1");
 	dir = opendir(path);
@@ -250,14 +263,14 @@ static void stuck_diag(int fd)
 		snprintf(name, sizeof(name), "%s/%s", path, d->d_name);
 		f = fopen(name, "r");
 		if (f && fgets(v, sizeof(v), f))
-			ktap_diag("hw_counters: %s %.*s", d->d_name,
-				  (int)strcspn(v, "\n"), v);
+			TH_LOG("hw_counters: %s %.*s", d->d_name,
+			       (int)strcspn(v, "\n"), v);
 		if (f)
 			fclose(f);
 	}
 	if (dir)
 		closedir(dir);
-	file_diag("kdat/cq: ", "/sys/kernel/debug/kdat/cq", NULL);
+	file_diag(_metadata, "kdat/cq: ", "/sys/kernel/debug/kdat/cq", NULL);
 }
 
 /*
@@ -267,7 +280,8 @@ static void stuck_diag(int fd)
  * and the device show, and what comes in 20 s more (a late completion, or
  * an error: which of the two tells a stall from a lost DTO).
  */
-static struct kdat_event get_event(struct ring *r)
+static struct kdat_event get_event(struct __test_metadata *_metadata,
+				   struct ring *r)
 {
 	struct kdat_event ev;
 	uint32_t h = *r->head;
@@ -285,41 +299,42 @@ static struct kdat_event get_event(struct ring *r)
 		if (!ioctl(r->fd, KDAT_IOCTL_EVD_WAIT, &w))
 			continue;
 		err = errno;
-		stuck_diag(r->fd);
+		stuck_diag(_metadata, r->fd);
 		w.timeout_us = 20000000;
 		if (ioctl(r->fd, KDAT_IOCTL_EVD_WAIT, &w)) {
-			ktap_diag("nothing in 20 s more either: %s",
-				  strerror(errno));
+			TH_LOG("nothing in 20 s more either: %s",
+			       strerror(errno));
 		} else {
 			memcpy(&ev, r->ent + (size_t)(h & r->mask) * sizeof(ev),
 			       sizeof(ev));
-			ktap_diag("then: event %#x cookie %llu status %u err %u",
-				  ev.event_number,
-				  (unsigned long long)ev.cookie, ev.status,
-				  ev.post_error);
-			stuck_diag(r->fd);
+			TH_LOG("then: event %#x cookie %llu status %u err %u",
+			       ev.event_number,
+			       (unsigned long long)ev.cookie, ev.status,
+			       ev.post_error);
+			stuck_diag(_metadata, r->fd);
 		}
-		KTAP_FAIL("no completion within %d s (head %u): %s",
-			  ring_wait_s, h, strerror(err));
+		ASSERT_EQ(0, err)
+			TH_LOG("no completion within %d s (head %u): %s",
+			       ring_wait_s, h, strerror(err));
 	}
 	memcpy(&ev, r->ent + (size_t)(h & r->mask) * sizeof(ev), sizeof(ev));
 	__atomic_store_n(r->head, h + 1, __ATOMIC_RELEASE);
 	return ev;
 }
 
-static void expect_dto(struct ring *r, uint64_t cookie, uint32_t status,
-		       uint32_t post_error)
+static void expect_dto(struct __test_metadata *_metadata, struct ring *r,
+		       uint64_t cookie, uint32_t status, uint32_t post_error)
 {
-	struct kdat_event ev = get_event(r);
+	struct kdat_event ev = get_event(_metadata, r);
 
-	if (ev.event_number != KDAT_EVENT_DTO_COMPLETION ||
-	    ev.cookie != cookie || ev.status != status ||
-	    ev.post_error != post_error)
-		KTAP_FAIL("event %#x cookie %llu status %u err %u; want cookie "
-			  "%llu status %u err %u", ev.event_number,
-			  (unsigned long long)ev.cookie, ev.status,
-			  ev.post_error, (unsigned long long)cookie, status,
-			  post_error);
+	ASSERT_FALSE(ev.event_number != KDAT_EVENT_DTO_COMPLETION ||
+		     ev.cookie != cookie || ev.status != status ||
+		     ev.post_error != post_error)
+		TH_LOG("event %#x cookie %llu status %u err %u; want cookie "
+		       "%llu status %u err %u", ev.event_number,
+		       (unsigned long long)ev.cookie, ev.status,
+		       ev.post_error, (unsigned long long)cookie, status,
+		       post_error);
 }
 
 /* A connected pair with raw rings: c sends, s receives. */
@@ -332,29 +347,31 @@ struct rawpair {
 };
 
 /* The pair connected through libdat, which stays off the queues. */
-static void rawpair_connect(struct rawpair *p, int depth, int qlen)
+static void rawpair_connect(struct __test_metadata *_metadata,
+			    struct rawpair *p, int depth, int qlen)
 {
 	memset(p, 0, sizeof(*p));
 	setenv("KDAT_RINGS", "0", 1);
-	rside_open(&p->c, depth, qlen);
-	rside_open(&p->s, depth, qlen);
-	connect_sides(&p->c, &p->s);
+	rside_open(_metadata, &p->c, depth, qlen);
+	rside_open(_metadata, &p->s, depth, qlen);
+	connect_sides(_metadata, &p->c, &p->s);
 }
 
 /* Its raw rings, made and mapped. */
-static void rawpair_map(struct rawpair *p)
+static void rawpair_map(struct __test_metadata *_metadata, struct rawpair *p)
 {
-	ring_map(p->c.ep, KDAT_RING_SEND, &p->csq);
-	ring_map(p->c.ep, KDAT_RING_RECV, &p->crq);
-	ring_map(p->s.ep, KDAT_RING_RECV, &p->srq);
-	ring_map(p->c.dto_evd, KDAT_RING_EVD, &p->ccq);
-	ring_map(p->s.dto_evd, KDAT_RING_EVD, &p->scq);
+	ring_map(_metadata, p->c.ep, KDAT_RING_SEND, &p->csq);
+	ring_map(_metadata, p->c.ep, KDAT_RING_RECV, &p->crq);
+	ring_map(_metadata, p->s.ep, KDAT_RING_RECV, &p->srq);
+	ring_map(_metadata, p->c.dto_evd, KDAT_RING_EVD, &p->ccq);
+	ring_map(_metadata, p->s.dto_evd, KDAT_RING_EVD, &p->scq);
 }
 
-static void rawpair_open(struct rawpair *p, int depth, int qlen)
+static void rawpair_open(struct __test_metadata *_metadata, struct rawpair *p,
+			 int depth, int qlen)
 {
-	rawpair_connect(p, depth, qlen);
-	rawpair_map(p);
+	rawpair_connect(_metadata, p, depth, qlen);
+	rawpair_map(_metadata, p);
 }
 
 /*
@@ -362,33 +379,34 @@ static void rawpair_open(struct rawpair *p, int depth, int qlen)
  * before s's receive ring, and a send that finds no receive waits for the
  * RNR timer.
  */
-static void prime(struct rawpair *p)
+static void prime(struct __test_metadata *_metadata, struct rawpair *p)
 {
 	int k;
 
 	for (k = 0; k < 8; k++)
-		post(&p->srq, KDAT_DTO_RECEIVE, 1000000 + p->rx_next++, &p->s,
-		     0, 64);
+		post(_metadata, &p->srq, KDAT_DTO_RECEIVE,
+		     1000000 + p->rx_next++, &p->s, 0, 64);
 	p->primed = true;
 }
 
 /* One message c -> s through the rings, checked. */
-static void ping(struct rawpair *p, uint64_t i)
+static void ping(struct __test_metadata *_metadata, struct rawpair *p,
+		 uint64_t i)
 {
 	p->c.buf.p[0] = (uint8_t)i;
 	if (!p->primed)
-		post(&p->srq, KDAT_DTO_RECEIVE, i, &p->s, 0, 64);
-	post(&p->csq, KDAT_DTO_SEND, i, &p->c, 0, 32);
-	expect_dto(&p->ccq, i, KDAT_DTO_SUCCESS, 0);
+		post(_metadata, &p->srq, KDAT_DTO_RECEIVE, i, &p->s, 0, 64);
+	post(_metadata, &p->csq, KDAT_DTO_SEND, i, &p->c, 0, 32);
+	expect_dto(_metadata, &p->ccq, i, KDAT_DTO_SUCCESS, 0);
 	if (p->primed) {
-		expect_dto(&p->scq, 1000000 + p->rx_done++, KDAT_DTO_SUCCESS,
-			   0);
-		post(&p->srq, KDAT_DTO_RECEIVE, 1000000 + p->rx_next++, &p->s,
-		     0, 64);
+		expect_dto(_metadata, &p->scq, 1000000 + p->rx_done++,
+			   KDAT_DTO_SUCCESS, 0);
+		post(_metadata, &p->srq, KDAT_DTO_RECEIVE,
+		     1000000 + p->rx_next++, &p->s, 0, 64);
 	} else {
-		expect_dto(&p->scq, i, KDAT_DTO_SUCCESS, 0);
+		expect_dto(_metadata, &p->scq, i, KDAT_DTO_SUCCESS, 0);
 	}
-	KTAP_EXPECT(p->s.buf.p[0] == (uint8_t)i);
+	ASSERT_TRUE(p->s.buf.p[0] == (uint8_t)i);
 }
 
 /*
@@ -426,18 +444,18 @@ static bool pollers_asleep(void)
 /* ---- cases ------------------------------------------------------------ */
 
 /* 1000 messages through rings of 16 entries: the indices wrap many times. */
-static void test_wraparound(void)
+TEST_F(kdat, test_wraparound)
 {
 	struct rawpair p;
 	int i;
 
-	rawpair_open(&p, 16, 32);
-	KTAP_EXPECT(p.csq.mask == 15);
-	prime(&p);
+	rawpair_open(_metadata, &p, 16, 32);
+	ASSERT_TRUE(p.csq.mask == 15);
+	prime(_metadata, &p);
 	for (i = 0; i < 1000; i++)
-		ping(&p, i);
-	KTAP_EXPECT(*p.csq.tail == 1000 && ld(p.csq.head) == 1000);
-	KTAP_EXPECT(ld(p.csq.completed) == 1000);
+		ping(_metadata, &p, i);
+	ASSERT_TRUE(*p.csq.tail == 1000 && ld(p.csq.head) == 1000);
+	ASSERT_TRUE(ld(p.csq.completed) == 1000);
 }
 
 /*
@@ -445,22 +463,22 @@ static void test_wraparound(void)
  * the ioctl would, nothing overwritten. A full completion ring gives the
  * overflow event and keeps what it holds.
  */
-static void test_full_pushes_back(void)
+TEST_F(kdat, test_full_pushes_back)
 {
 	struct rawpair p;
 	struct kdat_event ev;
 	int i;
 
-	rawpair_open(&p, 4, 4);
+	rawpair_open(_metadata, &p, 4, 4);
 	/* No receive at s: the sends wait (RNR), holding their places. */
 	for (i = 0; i < 4; i++)
-		post(&p.csq, KDAT_DTO_SEND, i, &p.c, 0, 8);
-	post(&p.csq, KDAT_DTO_SEND, 99, &p.c, 0, 8);
-	expect_dto(&p.ccq, 99, KDAT_DTO_ERR_LOCAL_EP, ENOMEM);
+		post(_metadata, &p.csq, KDAT_DTO_SEND, i, &p.c, 0, 8);
+	post(_metadata, &p.csq, KDAT_DTO_SEND, 99, &p.c, 0, 8);
+	expect_dto(_metadata, &p.ccq, 99, KDAT_DTO_ERR_LOCAL_EP, ENOMEM);
 	for (i = 0; i < 4; i++)
-		post(&p.srq, KDAT_DTO_RECEIVE, 100 + i, &p.s, 0, 64);
+		post(_metadata, &p.srq, KDAT_DTO_RECEIVE, 100 + i, &p.s, 0, 64);
 	for (i = 0; i < 4; i++)
-		expect_dto(&p.ccq, i, KDAT_DTO_SUCCESS, 0);
+		expect_dto(_metadata, &p.ccq, i, KDAT_DTO_SUCCESS, 0);
 	/*
 	 * A slot is free once its completion is counted (the uapi's
 	 * "completed"), not when the peer's send completes: s's device may
@@ -469,7 +487,7 @@ static void test_full_pushes_back(void)
 	 * posted before then finds s's four slots taken, is refused (ENOMEM),
 	 * and the send after it waits on RNR NAKs for ever.
 	 */
-	wait_completed(&p.srq, 4);
+	wait_completed(_metadata, &p.srq, 4);
 	/*
 	 * s's EVD holds 4: the four receives; nothing read yet. Three more:
 	 * the first gives the overflow event, the others are dropped. The
@@ -478,82 +496,82 @@ static void test_full_pushes_back(void)
 	 * was through (dropped) before the overflow event is read.
 	 */
 	for (i = 0; i < 3; i++) {
-		post(&p.srq, KDAT_DTO_RECEIVE, 200 + i, &p.s, 0, 64);
-		post(&p.csq, KDAT_DTO_SEND, 10 + i, &p.c, 0, 8);
-		expect_dto(&p.ccq, 10 + i, KDAT_DTO_SUCCESS, 0);
+		post(_metadata, &p.srq, KDAT_DTO_RECEIVE, 200 + i, &p.s, 0, 64);
+		post(_metadata, &p.csq, KDAT_DTO_SEND, 10 + i, &p.c, 0, 8);
+		expect_dto(_metadata, &p.ccq, 10 + i, KDAT_DTO_SUCCESS, 0);
 	}
-	wait_completed(&p.srq, 7);
+	wait_completed(_metadata, &p.srq, 7);
 	for (i = 0; i < 4; i++)
-		expect_dto(&p.scq, 100 + i, KDAT_DTO_SUCCESS, 0);
-	ev = get_event(&p.scq);
-	KTAP_EXPECT(ev.event_number == KDAT_EVENT_ASYNC_EVD_OVERFLOW);
-	KTAP_EXPECT(ld(p.scq.tail) == *p.scq.head);
+		expect_dto(_metadata, &p.scq, 100 + i, KDAT_DTO_SUCCESS, 0);
+	ev = get_event(_metadata, &p.scq);
+	ASSERT_TRUE(ev.event_number == KDAT_EVENT_ASYNC_EVD_OVERFLOW);
+	ASSERT_TRUE(ld(p.scq.tail) == *p.scq.head);
 }
 
 /* Entries the ioctl would refuse complete refused, with its errno. */
-static void test_hostile_entries(void)
+TEST_F(kdat, test_hostile_entries)
 {
 	struct rawpair p;
 	struct kdat_sqe *e;
 	uint32_t t;
 
-	rawpair_open(&p, 16, 64);
+	rawpair_open(_metadata, &p, 16, 64);
 	t = *p.csq.tail;
 	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 1, 0x7ffffff0, p.c.buf.p, 8);
-	publish(&p.csq, ++t);
-	expect_dto(&p.ccq, 1, KDAT_DTO_ERR_LOCAL_PROTECTION, EACCES);
+	publish(_metadata, &p.csq, ++t);
+	expect_dto(_metadata, &p.ccq, 1, KDAT_DTO_ERR_LOCAL_PROTECTION, EACCES);
 
 	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 2, p.c.buf.lctx,
 		 p.c.buf.p + (1 << 20) - 4, 64);
-	publish(&p.csq, ++t);
-	expect_dto(&p.ccq, 2, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
+	publish(_metadata, &p.csq, ++t);
+	expect_dto(_metadata, &p.ccq, 2, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
 
 	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 3, p.c.buf.lctx,
 		 p.c.buf.p - 4096, 64);
-	publish(&p.csq, ++t);
-	expect_dto(&p.ccq, 3, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
+	publish(_metadata, &p.csq, ++t);
+	expect_dto(_metadata, &p.ccq, 3, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
 
 	e = slot(&p.csq, t);
 	sqe_fill(e, KDAT_DTO_SEND, 4, p.c.buf.lctx, p.c.buf.p, 8);
 	e->completion_flags = 0x80;
-	publish(&p.csq, ++t);
-	expect_dto(&p.ccq, 4, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
+	publish(_metadata, &p.csq, ++t);
+	expect_dto(_metadata, &p.ccq, 4, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
 
 	e = slot(&p.csq, t);
 	sqe_fill(e, KDAT_DTO_SEND, 5, p.c.buf.lctx, p.c.buf.p, 8);
 	e->num_segments = 200;
-	publish(&p.csq, ++t);
-	expect_dto(&p.ccq, 5, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
+	publish(_metadata, &p.csq, ++t);
+	expect_dto(_metadata, &p.ccq, 5, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
 
 	sqe_fill(slot(&p.csq, t), KDAT_DTO_RECEIVE, 6, p.c.buf.lctx, p.c.buf.p, 8);
-	publish(&p.csq, ++t);
-	expect_dto(&p.ccq, 6, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
+	publish(_metadata, &p.csq, ++t);
+	expect_dto(_metadata, &p.ccq, 6, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
 
 	e = slot(&p.csq, t);
 	sqe_fill(e, KDAT_DTO_SEND, 7, p.c.buf.lctx, p.c.buf.p, 8);
 	e->__pad = 1;
-	publish(&p.csq, ++t);
-	expect_dto(&p.ccq, 7, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
+	publish(_metadata, &p.csq, ++t);
+	expect_dto(_metadata, &p.ccq, 7, KDAT_DTO_ERR_LOCAL_EP, EINVAL);
 
 	/* An LMR of the peer's PZ (another IA): EPERM. */
 	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 8, p.s.buf.lctx, p.s.buf.p, 8);
-	publish(&p.csq, ++t);
-	expect_dto(&p.ccq, 8, KDAT_DTO_ERR_LOCAL_PROTECTION, EPERM);
+	publish(_metadata, &p.csq, ++t);
+	expect_dto(_metadata, &p.ccq, 8, KDAT_DTO_ERR_LOCAL_PROTECTION, EPERM);
 
 	/* Nothing was posted for them: the next message is the next event. */
-	ping(&p, 9);
-	KTAP_EXPECT(ld(p.csq.completed) == 9);
+	ping(_metadata, &p, 9);
+	ASSERT_TRUE(ld(p.csq.completed) == 9);
 }
 
 /* A tail far past head is not consumed; a sane one is again. */
-static void test_hostile_indices(void)
+TEST_F(kdat, test_hostile_indices)
 {
 	struct rawpair p;
 	uint32_t h, t, c0;
 	double t0;
 
-	rawpair_open(&p, 16, 64);
-	ping(&p, 1);
+	rawpair_open(_metadata, &p, 16, 64);
+	ping(_metadata, &p, 1);
 	h = ld(p.csq.head);
 	t = *p.csq.tail;
 	__atomic_store_n(p.csq.tail, t + 1000, __ATOMIC_RELEASE);
@@ -565,44 +583,46 @@ static void test_hostile_indices(void)
 	t0 = now_s();
 	while (!(ld(p.csq.flags) & KDAT_RING_F_BAD_TAIL) && now_s() - t0 < 5)
 		sched_yield();
-	KTAP_EXPECT(ld(p.csq.flags) & KDAT_RING_F_BAD_TAIL);
-	KTAP_EXPECT(ld(p.csq.head) == h);
-	KTAP_EXPECT(ld(p.ccq.tail) == *p.ccq.head);	/* nothing completed */
+	ASSERT_TRUE(ld(p.csq.flags) & KDAT_RING_F_BAD_TAIL);
+	ASSERT_TRUE(ld(p.csq.head) == h);
+	/* Nothing completed. */
+	ASSERT_TRUE(ld(p.ccq.tail) == *p.ccq.head);
 	__atomic_store_n(p.csq.tail, t, __ATOMIC_RELEASE);
 	/* The kernel's head and completed are its own: writes are ignored. */
 	__atomic_store_n(p.csq.head, h + 7, __ATOMIC_RELEASE);
 	__atomic_store_n(p.csq.completed, 12345, __ATOMIC_RELEASE);
-	ping(&p, 2);
-	KTAP_EXPECT(!(ld(p.csq.flags) & KDAT_RING_F_BAD_TAIL));
-	KTAP_EXPECT(ld(p.csq.head) == t + 1 && ld(p.csq.completed) == 2);
+	ping(_metadata, &p, 2);
+	ASSERT_TRUE(!(ld(p.csq.flags) & KDAT_RING_F_BAD_TAIL));
+	ASSERT_TRUE(ld(p.csq.head) == t + 1 && ld(p.csq.completed) == 2);
 
 	/* A completion-ring head moved backwards, then far ahead. */
 	h = *p.ccq.head;
 	__atomic_store_n(p.ccq.head, h - 3, __ATOMIC_RELEASE);
-	post(&p.srq, KDAT_DTO_RECEIVE, 3, &p.s, 0, 64);
-	post(&p.csq, KDAT_DTO_SEND, 3, &p.c, 0, 8);
-	expect_dto(&p.scq, 3, KDAT_DTO_SUCCESS, 0);
+	post(_metadata, &p.srq, KDAT_DTO_RECEIVE, 3, &p.s, 0, 64);
+	post(_metadata, &p.csq, KDAT_DTO_SEND, 3, &p.c, 0, 8);
+	expect_dto(_metadata, &p.scq, 3, KDAT_DTO_SUCCESS, 0);
 	t0 = now_s();
 	while (ld(p.ccq.tail) == h && now_s() - t0 < 10)
 		sched_yield();
-	KTAP_EXPECT(ld(p.ccq.tail) == h + 1);	/* written where it belongs */
+	/* Written where it belongs. */
+	ASSERT_TRUE(ld(p.ccq.tail) == h + 1);
 	__atomic_store_n(p.ccq.head, h + 100000, __ATOMIC_RELEASE);
 	c0 = ld(p.csq.completed);
-	post(&p.srq, KDAT_DTO_RECEIVE, 4, &p.s, 0, 64);
-	post(&p.srq, KDAT_DTO_RECEIVE, 40, &p.s, 0, 64);
-	post(&p.csq, KDAT_DTO_SEND, 4, &p.c, 0, 8);
-	post(&p.csq, KDAT_DTO_SEND, 40, &p.c, 0, 8);
-	expect_dto(&p.scq, 4, KDAT_DTO_SUCCESS, 0);
-	expect_dto(&p.scq, 40, KDAT_DTO_SUCCESS, 0);
+	post(_metadata, &p.srq, KDAT_DTO_RECEIVE, 4, &p.s, 0, 64);
+	post(_metadata, &p.srq, KDAT_DTO_RECEIVE, 40, &p.s, 0, 64);
+	post(_metadata, &p.csq, KDAT_DTO_SEND, 4, &p.c, 0, 8);
+	post(_metadata, &p.csq, KDAT_DTO_SEND, 40, &p.c, 0, 8);
+	expect_dto(_metadata, &p.scq, 4, KDAT_DTO_SUCCESS, 0);
+	expect_dto(_metadata, &p.scq, 40, KDAT_DTO_SUCCESS, 0);
 	/*
 	 * Send 40 counted as completed: the CQ is handled in order, so send
 	 * 4's completion has been through the (full) ring by now.
 	 */
-	wait_completed(&p.csq, c0 + 2);
+	wait_completed(_metadata, &p.csq, c0 + 2);
 	/* The kernel saw a full ring: it wrote nothing. */
-	KTAP_EXPECT(ld(p.ccq.tail) == h + 1);
+	ASSERT_TRUE(ld(p.ccq.tail) == h + 1);
 	__atomic_store_n(p.ccq.head, h + 1, __ATOMIC_RELEASE);
-	ping(&p, 5);
+	ping(_metadata, &p, 5);
 }
 
 struct scribbler {
@@ -634,7 +654,7 @@ static void *scribble(void *arg)
  * Entries rewritten while the poller copies them: each consumed entry
  * gives exactly one completion, whatever it said; nothing breaks.
  */
-static void test_entries_rewritten(void)
+TEST_F_TIMEOUT(kdat, test_entries_rewritten, 120)
 {
 	struct scribbler sc;
 	struct rawpair p;
@@ -643,12 +663,13 @@ static void test_entries_rewritten(void)
 	const uint32_t n = 3000;
 	double t0;
 
-	rawpair_open(&p, 16, 256);
-	prime(&p);	/* the rare entry that is a valid send completes */
+	rawpair_open(_metadata, &p, 16, 256);
+	/* The rare entry that is a valid send completes. */
+	prime(_metadata, &p);
 	sc.r = &p.csq;
 	sc.stop = false;
 	sc.started = false;
-	KTAP_EXPECT(!pthread_create(&th, NULL, scribble, &sc));
+	ASSERT_TRUE(!pthread_create(&th, NULL, scribble, &sc));
 	while (!sc.started)
 		sched_yield();
 	start = *p.csq.tail;
@@ -657,11 +678,11 @@ static void test_entries_rewritten(void)
 	while ((t - start < n || got < t - start) && now_s() - t0 < 60) {
 		/* Room: entries taken and done with. */
 		if (t - start < n && t - ld(p.csq.completed) < 16)
-			publish(&p.csq, ++t);
+			publish(_metadata, &p.csq, ++t);
 		while (ld(p.ccq.tail) != *p.ccq.head) {
-			struct kdat_event ev = get_event(&p.ccq);
+			struct kdat_event ev = get_event(_metadata, &p.ccq);
 
-			KTAP_EXPECT(ev.event_number ==
+			ASSERT_TRUE(ev.event_number ==
 				    KDAT_EVENT_DTO_COMPLETION);
 			got++;
 		}
@@ -669,116 +690,94 @@ static void test_entries_rewritten(void)
 	}
 	sc.stop = true;
 	pthread_join(th, NULL);
-	if (got != n || t - start != n)
-		KTAP_FAIL("%u completions for %u entries (head %u completed %u "
-			  "flags %#x)", got, t - start, ld(p.csq.head),
-			  ld(p.csq.completed), ld(p.csq.flags));
-	KTAP_EXPECT(ld(p.csq.head) == t);
+	ASSERT_FALSE(got != n || t - start != n)
+		TH_LOG("%u completions for %u entries (head %u completed %u "
+		       "flags %#x)", got, t - start, ld(p.csq.head),
+		       ld(p.csq.completed), ld(p.csq.flags));
+	ASSERT_TRUE(ld(p.csq.head) == t);
 	/* The ring still works with honest entries. */
-	ping(&p, 777777);
+	ping(_metadata, &p, 777777);
 }
 
 /* munmap of a ring while the poller drains it: the kernel's copy stays. */
-static void test_munmap_under_poller(void)
+TEST_F(kdat, test_munmap_under_poller)
 {
 	struct rawpair p;
 	struct ring second;
 	uint32_t t;
 	int i;
 
-	rawpair_open(&p, 64, 256);
-	ring_map(p.c.ep, KDAT_RING_SEND, &second);
-	KTAP_EXPECT(second.mask == p.csq.mask);
+	rawpair_open(_metadata, &p, 64, 256);
+	ring_map(_metadata, p.c.ep, KDAT_RING_SEND, &second);
+	ASSERT_TRUE(second.mask == p.csq.mask);
 	for (i = 0; i < 32; i++)
-		post(&p.srq, KDAT_DTO_RECEIVE, i, &p.s, 0, 64);
+		post(_metadata, &p.srq, KDAT_DTO_RECEIVE, i, &p.s, 0, 64);
 	t = *second.tail;
 	for (i = 0; i < 32; i++)
 		sqe_fill(slot(&second, t + i), KDAT_DTO_SEND, i, p.c.buf.lctx,
 			 p.c.buf.p, 8);
-	publish(&second, t + 32);
-	KTAP_EXPECT(!munmap(second.m, second.size));
+	publish(_metadata, &second, t + 32);
+	ASSERT_TRUE(!munmap(second.m, second.size));
 	for (i = 0; i < 32; i++)
-		expect_dto(&p.ccq, i, KDAT_DTO_SUCCESS, 0);
+		expect_dto(_metadata, &p.ccq, i, KDAT_DTO_SUCCESS, 0);
 	for (i = 0; i < 32; i++)
-		expect_dto(&p.scq, i, KDAT_DTO_SUCCESS, 0);
-	ping(&p, 1000);
+		expect_dto(_metadata, &p.scq, i, KDAT_DTO_SUCCESS, 0);
+	ping(_metadata, &p, 1000);
 }
 
-/* kdat's module parameters a case sets, and their values before. */
 #define PARAM_DIR "/sys/module/kdat/parameters/"
-static struct {
-	const char *name;
-	unsigned int saved;
-} params_saved[4];
-static int params_nr;
-
-static void params_restore(void)
-{
-	char path[128];
-	FILE *f;
-
-	while (params_nr > 0) {
-		params_nr--;
-		snprintf(path, sizeof(path), PARAM_DIR "%s",
-			 params_saved[params_nr].name);
-		f = fopen(path, "w");
-		if (f) {
-			fprintf(f, "%u\n", params_saved[params_nr].saved);
-			fclose(f);
-		}
-	}
-}
 
 /*
  * kdat's module parameter @name (poll_idle_us, poll_busy_pct) set to @v
- * for the rest of the case, put back when the case's process exits,
+ * for the rest of the case, put back at the case's end (kdat_at_end()),
  * whether it passes or fails. Skips where it cannot be set.
  */
-static void param_set(const char *name, unsigned int v)
+static void param_set(struct __test_metadata *_metadata, const char *name,
+		      unsigned int v)
 {
-	char path[128];
+	char path[128], was[16];
+	unsigned int saved;
 	FILE *f;
 
 	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
 	f = fopen(path, "r+");
 	if (!f)
-		ktap_skip("cannot set kdat's module parameters (not root?)");
-	KTAP_EXPECT(params_nr < 4);
-	KTAP_EXPECT(fscanf(f, "%u", &params_saved[params_nr].saved) == 1);
-	params_saved[params_nr++].name = name;
-	if (params_nr == 1)
-		KTAP_EXPECT(!atexit(params_restore));
+		KDAT_SKIP("cannot set kdat's module parameters (not root?)");
+	ASSERT_EQ(1, fscanf(f, "%u", &saved));
+	snprintf(was, sizeof(was), "%u\n", saved);
+	ASSERT_EQ(0, kdat_at_end(path, was));
 	rewind(f);
 	fprintf(f, "%u\n", v);
-	KTAP_EXPECT(!fclose(f));
+	ASSERT_EQ(0, fclose(f));
 }
 
 /*
  * Lost wake-ups: 10,000 bursts, each after an idle gap longer than the
  * poller's spin, so that it has gone to sleep; no DTO may stay stuck.
  */
-static void test_lost_wakeup(void)
+TEST_F_TIMEOUT(kdat, test_lost_wakeup, 120)
 {
 	struct rawpair p;
 	int i, rings = 0, slept = 0;
 
-	param_set("poll_idle_us", 50);
-	rawpair_open(&p, 16, 64);
-	prime(&p);
+	param_set(_metadata, "poll_idle_us", 50);
+	rawpair_open(_metadata, &p, 16, 64);
+	prime(_metadata, &p);
 	for (i = 0; i < 10000; i++) {
 		usleep(200);	/* > 50 us: the poller sleeps */
 		if (ld(p.csq.flags) & KDAT_RING_F_NEED_WAKEUP)
 			slept++;
-		rings += post(&p.csq, KDAT_DTO_SEND, i, &p.c, 0, 8);
-		expect_dto(&p.ccq, i, KDAT_DTO_SUCCESS, 0);
-		expect_dto(&p.scq, 1000000 + p.rx_done++, KDAT_DTO_SUCCESS, 0);
-		post(&p.srq, KDAT_DTO_RECEIVE, 1000000 + p.rx_next++, &p.s, 0,
-		     64);
+		rings += post(_metadata, &p.csq, KDAT_DTO_SEND, i, &p.c, 0, 8);
+		expect_dto(_metadata, &p.ccq, i, KDAT_DTO_SUCCESS, 0);
+		expect_dto(_metadata, &p.scq, 1000000 + p.rx_done++,
+			   KDAT_DTO_SUCCESS, 0);
+		post(_metadata, &p.srq, KDAT_DTO_RECEIVE, 1000000 + p.rx_next++,
+		     &p.s, 0, 64);
 	}
-	ktap_diag("poller asleep before %d of 10000 bursts; %d doorbells",
-		  slept, rings);
+	TH_LOG("poller asleep before %d of 10000 bursts; %d doorbells",
+	       slept, rings);
 	/* The test is only worth it if the poller did sleep. */
-	KTAP_EXPECT(slept > 1000);
+	ASSERT_TRUE(slept > 1000);
 }
 
 /*
@@ -786,7 +785,7 @@ static void test_lost_wakeup(void)
  * caller's own call takes what it published (head reaches tail before the
  * call returns); unknown flags are refused.
  */
-static void test_submit_in_caller(void)
+TEST_F(kdat, test_submit_in_caller)
 {
 	struct kdat_ring_wake w = { .size = sizeof(w) };
 	struct rawpair p;
@@ -794,11 +793,11 @@ static void test_submit_in_caller(void)
 	uint32_t t;
 	int i;
 
-	rawpair_open(&p, 16, 64);
-	prime(&p);
+	rawpair_open(_metadata, &p, 16, 64);
+	prime(_metadata, &p);
 	w.flags = 1U << 31;
 	errno = 0;
-	KTAP_EXPECT(ioctl(p.csq.fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
+	ASSERT_TRUE(ioctl(p.csq.fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
 		    errno == EINVAL);
 	for (i = 0; i < 4; i++) {
 		/*
@@ -808,8 +807,8 @@ static void test_submit_in_caller(void)
 		t0 = now_s();
 		while (!(ld(p.csq.flags) & KDAT_RING_F_NEED_WAKEUP) ||
 		       !pollers_asleep()) {
-			if (now_s() - t0 > 10)
-				KTAP_FAIL("the idle poller did not sleep");
+			ASSERT_FALSE(now_s() - t0 > 10)
+				TH_LOG("the idle poller did not sleep");
 			usleep(100);
 		}
 		t = *p.csq.tail;
@@ -819,16 +818,18 @@ static void test_submit_in_caller(void)
 			 p.c.buf.lctx, p.c.buf.p, 8);
 		__atomic_store_n(p.csq.tail, t + 2, __ATOMIC_RELEASE);
 		w.flags = KDAT_RING_WAKE_SUBMIT;
-		KTAP_EXPECT(!ioctl(p.csq.fd, KDAT_IOCTL_RING_WAKE, &w));
-		KTAP_EXPECT(ld(p.csq.head) == t + 2);
-		expect_dto(&p.ccq, i, KDAT_DTO_SUCCESS, 0);
-		expect_dto(&p.ccq, 100 + i, KDAT_DTO_SUCCESS, 0);
-		expect_dto(&p.scq, 1000000 + p.rx_done++, KDAT_DTO_SUCCESS, 0);
-		expect_dto(&p.scq, 1000000 + p.rx_done++, KDAT_DTO_SUCCESS, 0);
-		post(&p.srq, KDAT_DTO_RECEIVE, 1000000 + p.rx_next++, &p.s, 0,
-		     64);
-		post(&p.srq, KDAT_DTO_RECEIVE, 1000000 + p.rx_next++, &p.s, 0,
-		     64);
+		ASSERT_TRUE(!ioctl(p.csq.fd, KDAT_IOCTL_RING_WAKE, &w));
+		ASSERT_TRUE(ld(p.csq.head) == t + 2);
+		expect_dto(_metadata, &p.ccq, i, KDAT_DTO_SUCCESS, 0);
+		expect_dto(_metadata, &p.ccq, 100 + i, KDAT_DTO_SUCCESS, 0);
+		expect_dto(_metadata, &p.scq, 1000000 + p.rx_done++,
+			   KDAT_DTO_SUCCESS, 0);
+		expect_dto(_metadata, &p.scq, 1000000 + p.rx_done++,
+			   KDAT_DTO_SUCCESS, 0);
+		post(_metadata, &p.srq, KDAT_DTO_RECEIVE, 1000000 + p.rx_next++,
+		     &p.s, 0, 64);
+		post(_metadata, &p.srq, KDAT_DTO_RECEIVE, 1000000 + p.rx_next++,
+		     &p.s, 0, 64);
 	}
 }
 
@@ -863,7 +864,8 @@ static void *post_thread(void *arg)
 	return NULL;
 }
 
-static void drain_sends(DAT_EVD_HANDLE evd, int total, unsigned char *seen)
+static void drain_sends(struct __test_metadata *_metadata, DAT_EVD_HANDLE evd,
+			int total, unsigned char *seen)
 {
 	int i;
 
@@ -873,16 +875,16 @@ static void drain_sends(DAT_EVD_HANDLE evd, int total, unsigned char *seen)
 		uint64_t ck;
 
 		OK(dat_evd_wait(evd, TMO, 1, &ev, &n));
-		KTAP_EXPECT(ev.event_number == DAT_DTO_COMPLETION_EVENT);
-		KTAP_EXPECT_EQ(ev.event_data.dto_completion_event_data.status,
-			       DAT_DTO_SUCCESS);
+		ASSERT_TRUE(ev.event_number == DAT_DTO_COMPLETION_EVENT);
+		ASSERT_EQ(DAT_DTO_SUCCESS,
+			  ev.event_data.dto_completion_event_data.status);
 		ck = ev.event_data.dto_completion_event_data.user_cookie.as_64;
-		KTAP_EXPECT(ck < (uint64_t)total && !seen[ck]);
+		ASSERT_TRUE(ck < (uint64_t)total && !seen[ck]);
 		seen[ck] = 1;
 	}
 }
 
-static void test_threads(void)
+TEST_F_TIMEOUT(kdat, test_threads, 120)
 {
 	enum { T = 4, N = 300 };
 	struct side c[T], s[T];
@@ -893,9 +895,9 @@ static void test_threads(void)
 
 	unsetenv("KDAT_RINGS");	/* libdat's rings */
 	for (i = 0; i < T; i++) {
-		rside_open(&c[i], 64, 2048);
-		rside_open(&s[i], 64, 2048);
-		connect_sides(&c[i], &s[i]);
+		rside_open(_metadata, &c[i], 64, 2048);
+		rside_open(_metadata, &s[i], 64, 2048);
+		connect_sides(_metadata, &c[i], &s[i]);
 		/* Receives for everything that will come. */
 		for (j = 0; j < 64; j++) {
 			DAT_LMR_TRIPLET t = {
@@ -910,7 +912,7 @@ static void test_threads(void)
 	/* Many EPs: a thread each. Receivers re-post as messages land. */
 	for (i = 0; i < T; i++) {
 		ps[i] = (struct poster){ c[i].ep, &c[i], 0, N };
-		KTAP_EXPECT(!pthread_create(&th[i], NULL, post_thread, &ps[i]));
+		ASSERT_TRUE(!pthread_create(&th[i], NULL, post_thread, &ps[i]));
 	}
 	for (i = 0; i < T; i++) {
 		memset(seen, 0, sizeof(seen));
@@ -924,19 +926,21 @@ static void test_threads(void)
 			DAT_DTO_COOKIE ck = { .as_64 = 0 };
 
 			OK(dat_evd_wait(s[i].dto_evd, TMO, 1, &ev, &n));
-			KTAP_EXPECT_EQ(ev.event_data.dto_completion_event_data
-				       .status, DAT_DTO_SUCCESS);
+			ASSERT_EQ(DAT_DTO_SUCCESS,
+				  ev.event_data.dto_completion_event_data
+				  .status);
 			OK(dat_ep_post_recv(s[i].ep, 1, &t, ck, 0));
 		}
-		drain_sends(c[i].dto_evd, N, seen);
+		drain_sends(_metadata, c[i].dto_evd, N, seen);
 	}
-	for (i = 0; i < T; i++)
-		KTAP_EXPECT(pthread_join(th[i], NULL) == 0);
+	for (i = 0; i < T; i++) {
+		ASSERT_TRUE(pthread_join(th[i], NULL) == 0);
+	}
 
 	/* One EP, T threads; the receiver keeps up. */
 	for (i = 0; i < T; i++) {
 		ps[i] = (struct poster){ c[0].ep, &c[0], i * N, N };
-		KTAP_EXPECT(!pthread_create(&th[i], NULL, post_thread, &ps[i]));
+		ASSERT_TRUE(!pthread_create(&th[i], NULL, post_thread, &ps[i]));
 	}
 	for (j = 0; j < T * N; j++) {
 		DAT_EVENT ev;
@@ -948,16 +952,16 @@ static void test_threads(void)
 		DAT_DTO_COOKIE ck = { .as_64 = 0 };
 
 		OK(dat_evd_wait(s[0].dto_evd, TMO, 1, &ev, &n));
-		KTAP_EXPECT_EQ(ev.event_data.dto_completion_event_data.status,
-			       DAT_DTO_SUCCESS);
+		ASSERT_EQ(DAT_DTO_SUCCESS,
+			  ev.event_data.dto_completion_event_data.status);
 		OK(dat_ep_post_recv(s[0].ep, 1, &t, ck, 0));
 	}
 	memset(seen, 0, sizeof(seen));
-	drain_sends(c[0].dto_evd, T * N, seen);
+	drain_sends(_metadata, c[0].dto_evd, T * N, seen);
 	for (i = 0; i < T; i++) {
 		void *rv;
 
-		KTAP_EXPECT(pthread_join(th[i], &rv) == 0 && !rv);
+		ASSERT_TRUE(pthread_join(th[i], &rv) == 0 && !rv);
 	}
 }
 
@@ -986,39 +990,48 @@ static int count_pollers(pid_t pid)
 	return n;
 }
 
+/*
+ * test_exit_with_full_rings' child (kdat_fork()): its rings full, it says
+ * so on @arg's pipe and waits to be killed.
+ */
+static void full_rings_child(struct __test_metadata *_metadata, void *arg)
+{
+	int *up = arg;
+	struct rawpair p;
+	int i;
+
+	rawpair_open(_metadata, &p, 64, 8);
+	/* Sends with no receive: all stuck; more published than fit. */
+	for (i = 0; i < 64; i++)
+		post(_metadata, &p.csq, KDAT_DTO_SEND, i, &p.c, 0, 8);
+	if (write(up[1], "r", 1) != 1)
+		_exit(2);
+	for (;;)
+		pause();
+}
+
 /* A process killed with its rings full leaves nothing: no poller either. */
-static void test_exit_with_full_rings(void)
+TEST_F(kdat, test_exit_with_full_rings)
 {
 	int up[2], status;
 	double t0;
 	pid_t pid;
 	char c;
 
-	KTAP_EXPECT(!pipe(up));
-	pid = fork();
-	if (!pid) {
-		struct rawpair p;
-		int i;
-
-		rawpair_open(&p, 64, 8);
-		/* Sends with no receive: all stuck; more published than fit. */
-		for (i = 0; i < 64; i++)
-			post(&p.csq, KDAT_DTO_SEND, i, &p.c, 0, 8);
-		if (write(up[1], "r", 1) != 1)
-			_exit(2);
-		for (;;)
-			pause();
-	}
-	KTAP_EXPECT(read(up[0], &c, 1) == 1);
+	ASSERT_TRUE(!pipe(up));
+	pid = kdat_fork(_metadata, full_rings_child, up);
+	ASSERT_LT(0, pid);
+	close(up[1]);		/* a child that failed: no byte, no wait */
+	ASSERT_TRUE(read(up[0], &c, 1) == 1);
 	/* The poller starts with the first ring, before the child wrote. */
-	KTAP_EXPECT(count_pollers(pid) == 1);
+	ASSERT_TRUE(count_pollers(pid) == 1);
 	kill(pid, SIGKILL);
-	KTAP_EXPECT(waitpid(pid, &status, 0) == pid);
+	ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
 	/* It goes with the file, which the dead child's exit released. */
 	t0 = now_s();
 	while (count_pollers(pid) != 0) {
-		if (now_s() - t0 > 10)
-			KTAP_FAIL("the dead process's poller outlived it 10 s");
+		ASSERT_FALSE(now_s() - t0 > 10)
+			TH_LOG("the dead process's poller outlived it 10 s");
 		usleep(10000);
 	}
 }
@@ -1058,31 +1071,34 @@ static int poller_tid(void)
 }
 
 /* Wait up to 2 s for the poller to be there (or gone); its tid. */
-static int poller_wait(bool there)
+static int poller_wait(struct __test_metadata *_metadata, bool there)
 {
 	double t0 = now_s();
 	int tid;
 
 	while (!(tid = poller_tid()) == there) {
-		if (now_s() - t0 > 2)
-			KTAP_FAIL("the poller is %s after 2 s",
-				  there ? "not there" : "still there");
+		ASSERT_FALSE(now_s() - t0 > 2)
+			TH_LOG("the poller is %s after 2 s",
+			       there ? "not there" : "still there");
 		usleep(1000);
 	}
 	return tid;
 }
 
 /* One ping, as libdat posts: the doorbells it rang (0 or 1). */
-static int ping_rings(struct rawpair *p, uint64_t i)
+static int ping_rings(struct __test_metadata *_metadata, struct rawpair *p,
+		      uint64_t i)
 {
 	int rang;
 
 	p->c.buf.p[0] = (uint8_t)i;
-	rang = post(&p->csq, KDAT_DTO_SEND, i, &p->c, 0, 32);
-	expect_dto(&p->ccq, i, KDAT_DTO_SUCCESS, 0);
-	expect_dto(&p->scq, 1000000 + p->rx_done++, KDAT_DTO_SUCCESS, 0);
-	KTAP_EXPECT(p->s.buf.p[0] == (uint8_t)i);
-	post(&p->srq, KDAT_DTO_RECEIVE, 1000000 + p->rx_next++, &p->s, 0, 64);
+	rang = post(_metadata, &p->csq, KDAT_DTO_SEND, i, &p->c, 0, 32);
+	expect_dto(_metadata, &p->ccq, i, KDAT_DTO_SUCCESS, 0);
+	expect_dto(_metadata, &p->scq, 1000000 + p->rx_done++, KDAT_DTO_SUCCESS,
+		   0);
+	ASSERT_TRUE(p->s.buf.p[0] == (uint8_t)i);
+	post(_metadata, &p->srq, KDAT_DTO_RECEIVE, 1000000 + p->rx_next++,
+	     &p->s, 0, 64);
 	return rang;
 }
 
@@ -1093,7 +1109,7 @@ static int ping_rings(struct rawpair *p, uint64_t i)
  * KDAT_RING_WAKE_SUBMIT. Then KDAT_POLLER_SPIN: a poller again, which
  * takes posts without a doorbell. Bad settings are refused.
  */
-static void test_no_poller(void)
+TEST_F(kdat, test_no_poller)
 {
 	struct kdat_ring_wake w = { .size = sizeof(w) };
 	int i, rang = 0, fd;
@@ -1101,65 +1117,64 @@ static void test_no_poller(void)
 	cpu_set_t one;
 	uint32_t t;
 
-	rawpair_open(&p, 16, 64);
+	rawpair_open(_metadata, &p, 16, 64);
 	fd = p.csq.fd;
-	prime(&p);
-	ping(&p, 1);
-	KTAP_EXPECT(poller_tid() > 0);
-	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_SPIN + 1, KDAT_POLLER_ANY_CPU,
-				  0), EINVAL);
-	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_NONE, -2, 0), EINVAL);
-	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_NONE, 1 << 20, 0), EINVAL);
-	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_NONE, KDAT_POLLER_ANY_CPU, 1),
-		       EINVAL);
+	prime(_metadata, &p);
+	ping(_metadata, &p, 1);
+	ASSERT_TRUE(poller_tid() > 0);
+	ASSERT_EQ(EINVAL,
+		  poller_set(fd, KDAT_POLLER_SPIN + 1, KDAT_POLLER_ANY_CPU, 0));
+	ASSERT_EQ(EINVAL, poller_set(fd, KDAT_POLLER_NONE, -2, 0));
+	ASSERT_EQ(EINVAL, poller_set(fd, KDAT_POLLER_NONE, 1 << 20, 0));
+	ASSERT_EQ(EINVAL,
+		  poller_set(fd, KDAT_POLLER_NONE, KDAT_POLLER_ANY_CPU, 1));
 	/* A CPU the caller may not run on. */
 	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
 		cpu_set_t all;
 
-		KTAP_EXPECT(!sched_getaffinity(0, sizeof(all), &all));
+		ASSERT_TRUE(!sched_getaffinity(0, sizeof(all), &all));
 		CPU_ZERO(&one);
 		CPU_SET(0, &one);
-		KTAP_EXPECT(!sched_setaffinity(0, sizeof(one), &one));
-		KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_ADAPTIVE, 1, 0),
-			       EINVAL);
-		KTAP_EXPECT(!sched_setaffinity(0, sizeof(all), &all));
+		ASSERT_TRUE(!sched_setaffinity(0, sizeof(one), &one));
+		ASSERT_EQ(EINVAL, poller_set(fd, KDAT_POLLER_ADAPTIVE, 1, 0));
+		ASSERT_TRUE(!sched_setaffinity(0, sizeof(all), &all));
 	}
 	/* Refused settings changed nothing. */
-	KTAP_EXPECT(poller_tid() > 0);
+	ASSERT_TRUE(poller_tid() > 0);
 
-	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_NONE, KDAT_POLLER_ANY_CPU,
-				  0), 0);
-	poller_wait(false);
-	KTAP_EXPECT(ld(p.csq.flags) & KDAT_RING_F_NEED_WAKEUP);
-	KTAP_EXPECT(ld(p.crq.flags) & KDAT_RING_F_NEED_WAKEUP);
-	KTAP_EXPECT(ld(p.srq.flags) & KDAT_RING_F_NEED_WAKEUP);
+	ASSERT_EQ(0, poller_set(fd, KDAT_POLLER_NONE, KDAT_POLLER_ANY_CPU, 0));
+	poller_wait(_metadata, false);
+	ASSERT_TRUE(ld(p.csq.flags) & KDAT_RING_F_NEED_WAKEUP);
+	ASSERT_TRUE(ld(p.crq.flags) & KDAT_RING_F_NEED_WAKEUP);
+	ASSERT_TRUE(ld(p.srq.flags) & KDAT_RING_F_NEED_WAKEUP);
 	t = *p.csq.tail;
 	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 2, p.c.buf.lctx, p.c.buf.p, 8);
 	__atomic_store_n(p.csq.tail, t + 1, __ATOMIC_RELEASE);
 	usleep(200000);
-	KTAP_EXPECT_EQ(ld(p.csq.head), t);
-	KTAP_EXPECT(!ioctl(fd, KDAT_IOCTL_RING_WAKE, &w));
-	KTAP_EXPECT_EQ(ld(p.csq.head), t + 1);
-	expect_dto(&p.ccq, 2, KDAT_DTO_SUCCESS, 0);
-	expect_dto(&p.scq, 1000000 + p.rx_done++, KDAT_DTO_SUCCESS, 0);
-	post(&p.srq, KDAT_DTO_RECEIVE, 1000000 + p.rx_next++, &p.s, 0, 64);
+	ASSERT_EQ(t, ld(p.csq.head));
+	ASSERT_TRUE(!ioctl(fd, KDAT_IOCTL_RING_WAKE, &w));
+	ASSERT_EQ(t + 1, ld(p.csq.head));
+	expect_dto(_metadata, &p.ccq, 2, KDAT_DTO_SUCCESS, 0);
+	expect_dto(_metadata, &p.scq, 1000000 + p.rx_done++, KDAT_DTO_SUCCESS,
+		   0);
+	post(_metadata, &p.srq, KDAT_DTO_RECEIVE, 1000000 + p.rx_next++, &p.s,
+	     0, 64);
 	for (i = 0; i < 100; i++)
-		rang += ping_rings(&p, 10 + i);
-	KTAP_EXPECT_EQ(rang, 100);
-	KTAP_EXPECT(poller_tid() == 0);
+		rang += ping_rings(_metadata, &p, 10 + i);
+	ASSERT_EQ(100, rang);
+	ASSERT_TRUE(poller_tid() == 0);
 
 	/*
 	 * However slow the pings, a spinning poller does not go idle
 	 * between them (an adaptive one may back off: test_poller_unpaid).
 	 */
-	param_set("poll_idle_us", 200000);
-	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_SPIN, KDAT_POLLER_ANY_CPU, 0),
-		       0);
-	poller_wait(true);
+	param_set(_metadata, "poll_idle_us", 200000);
+	ASSERT_EQ(0, poller_set(fd, KDAT_POLLER_SPIN, KDAT_POLLER_ANY_CPU, 0));
+	poller_wait(_metadata, true);
 	for (rang = 0, i = 0; i < 100; i++)
-		rang += ping_rings(&p, 200 + i);
-	ktap_diag("a poller again: %d doorbells for 100 pings", rang);
-	KTAP_EXPECT(rang < 100);
+		rang += ping_rings(_metadata, &p, 200 + i);
+	TH_LOG("a poller again: %d doorbells for 100 pings", rang);
+	ASSERT_TRUE(rang < 100);
 }
 
 /*
@@ -1167,7 +1182,7 @@ static void test_no_poller(void)
  * (libdat names the ring it posted to); one that names no submission ring
  * of the file, or whose reserved field is not 0, is refused.
  */
-static void test_wake_one_ring(void)
+TEST_F(kdat, test_wake_one_ring)
 {
 	struct kdat_ring_wake w = {
 		.size = sizeof(w), .flags = KDAT_RING_WAKE_SUBMIT,
@@ -1176,13 +1191,12 @@ static void test_wake_one_ring(void)
 	uint32_t t, rt;
 	int fd;
 
-	rawpair_open(&p, 16, 64);
+	rawpair_open(_metadata, &p, 16, 64);
 	fd = p.csq.fd;
-	prime(&p);
-	ping(&p, 1);
-	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_NONE, KDAT_POLLER_ANY_CPU,
-				  0), 0);
-	poller_wait(false);
+	prime(_metadata, &p);
+	ping(_metadata, &p, 1);
+	ASSERT_EQ(0, poller_set(fd, KDAT_POLLER_NONE, KDAT_POLLER_ANY_CPU, 0));
+	poller_wait(_metadata, false);
 	/* A receive on s's ring and a send on c's, published, no doorbell. */
 	rt = *p.srq.tail;
 	sqe_fill(slot(&p.srq, rt), KDAT_DTO_RECEIVE, 1000000 + p.rx_next++,
@@ -1192,45 +1206,46 @@ static void test_wake_one_ring(void)
 	sqe_fill(slot(&p.csq, t), KDAT_DTO_SEND, 2, p.c.buf.lctx, p.c.buf.p, 8);
 	__atomic_store_n(p.csq.tail, t + 1, __ATOMIC_RELEASE);
 	usleep(100000);
-	KTAP_EXPECT_EQ(ld(p.srq.head), rt);
-	KTAP_EXPECT_EQ(ld(p.csq.head), t);
+	ASSERT_EQ(rt, ld(p.srq.head));
+	ASSERT_EQ(t, ld(p.csq.head));
 	/* s's receive ring alone... */
 	w.ring = p.srq.id;
-	KTAP_EXPECT(!ioctl(fd, KDAT_IOCTL_RING_WAKE, &w));
-	KTAP_EXPECT_EQ(ld(p.srq.head), rt + 1);
-	KTAP_EXPECT_EQ(ld(p.csq.head), t);
+	ASSERT_TRUE(!ioctl(fd, KDAT_IOCTL_RING_WAKE, &w));
+	ASSERT_EQ(rt + 1, ld(p.srq.head));
+	ASSERT_EQ(t, ld(p.csq.head));
 	usleep(100000);
-	KTAP_EXPECT_EQ(ld(p.csq.head), t);
+	ASSERT_EQ(t, ld(p.csq.head));
 	/* ...then c's send ring. */
 	w.ring = p.csq.id;
-	KTAP_EXPECT(!ioctl(fd, KDAT_IOCTL_RING_WAKE, &w));
-	KTAP_EXPECT_EQ(ld(p.csq.head), t + 1);
-	expect_dto(&p.ccq, 2, KDAT_DTO_SUCCESS, 0);
-	expect_dto(&p.scq, 1000000 + p.rx_done++, KDAT_DTO_SUCCESS, 0);
+	ASSERT_TRUE(!ioctl(fd, KDAT_IOCTL_RING_WAKE, &w));
+	ASSERT_EQ(t + 1, ld(p.csq.head));
+	expect_dto(_metadata, &p.ccq, 2, KDAT_DTO_SUCCESS, 0);
+	expect_dto(_metadata, &p.scq, 1000000 + p.rx_done++, KDAT_DTO_SUCCESS,
+		   0);
 
 	/* An EVD's ring, an id no ring has, a reserved field not 0. */
 	w.ring = p.ccq.id;
 	errno = 0;
-	KTAP_EXPECT(ioctl(fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
+	ASSERT_TRUE(ioctl(fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
 		    errno == EBADF);
 	w.ring = 0x7ffff;
 	errno = 0;
-	KTAP_EXPECT(ioctl(fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
+	ASSERT_TRUE(ioctl(fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
 		    errno == EBADF);
 	/* Without SUBMIT too: the id is checked before the poller wakes. */
 	w.flags = 0;
 	errno = 0;
-	KTAP_EXPECT(ioctl(fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
+	ASSERT_TRUE(ioctl(fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
 		    errno == EBADF);
 	w.flags = KDAT_RING_WAKE_SUBMIT;
 	w.ring = p.csq.id;
 	w.__reserved = 1;
 	errno = 0;
-	KTAP_EXPECT(ioctl(fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
+	ASSERT_TRUE(ioctl(fd, KDAT_IOCTL_RING_WAKE, &w) == -1 &&
 		    errno == EINVAL);
 	/* Nothing refused was taken; the rings still work. */
-	KTAP_EXPECT_EQ(ld(p.csq.head), t + 1);
-	ping_rings(&p, 3);
+	ASSERT_EQ(t + 1, ld(p.csq.head));
+	ping_rings(_metadata, &p, 3);
 }
 
 /*
@@ -1242,7 +1257,7 @@ static void test_wake_one_ring(void)
  * until the connect and the accept take them; then a message each way
  * finds one.
  */
-static void test_connect_takes_recvs(void)
+TEST_F(kdat, test_connect_takes_recvs)
 {
 	struct rawpair p;
 	struct ring ssq;
@@ -1250,13 +1265,13 @@ static void test_connect_takes_recvs(void)
 
 	memset(&p, 0, sizeof(p));
 	setenv("KDAT_RINGS", "0", 1);
-	rside_open(&p.c, 16, 64);
-	rside_open(&p.s, 16, 64);
-	ring_map(p.c.ep, KDAT_RING_RECV, &p.crq);
-	ring_map(p.s.ep, KDAT_RING_RECV, &p.srq);
-	KTAP_EXPECT_EQ(poller_set(p.crq.fd, KDAT_POLLER_NONE,
-				  KDAT_POLLER_ANY_CPU, 0), 0);
-	poller_wait(false);
+	rside_open(_metadata, &p.c, 16, 64);
+	rside_open(_metadata, &p.s, 16, 64);
+	ring_map(_metadata, p.c.ep, KDAT_RING_RECV, &p.crq);
+	ring_map(_metadata, p.s.ep, KDAT_RING_RECV, &p.srq);
+	ASSERT_EQ(0, poller_set(p.crq.fd, KDAT_POLLER_NONE,
+				KDAT_POLLER_ANY_CPU, 0));
+	poller_wait(_metadata, false);
 	for (k = 0; k < 2; k++) {
 		sqe_fill(slot(&p.crq, k), KDAT_DTO_RECEIVE, 100 + k, p.c.buf.lctx,
 			 p.c.buf.p + 4096, 64);
@@ -1266,21 +1281,21 @@ static void test_connect_takes_recvs(void)
 	__atomic_store_n(p.crq.tail, 2, __ATOMIC_RELEASE);
 	__atomic_store_n(p.srq.tail, 2, __ATOMIC_RELEASE);
 	usleep(100000);
-	KTAP_EXPECT_EQ(ld(p.crq.head), 0);
-	KTAP_EXPECT_EQ(ld(p.srq.head), 0);
-	connect_sides(&p.c, &p.s);
-	KTAP_EXPECT_EQ(ld(p.crq.head), 2);
-	KTAP_EXPECT_EQ(ld(p.srq.head), 2);
-	ring_map(p.c.ep, KDAT_RING_SEND, &p.csq);
-	ring_map(p.s.ep, KDAT_RING_SEND, &ssq);
-	ring_map(p.c.dto_evd, KDAT_RING_EVD, &p.ccq);
-	ring_map(p.s.dto_evd, KDAT_RING_EVD, &p.scq);
-	post(&p.csq, KDAT_DTO_SEND, 1, &p.c, 0, 32);
-	expect_dto(&p.ccq, 1, KDAT_DTO_SUCCESS, 0);
-	expect_dto(&p.scq, 200, KDAT_DTO_SUCCESS, 0);
-	post(&ssq, KDAT_DTO_SEND, 2, &p.s, 0, 32);
-	expect_dto(&p.scq, 2, KDAT_DTO_SUCCESS, 0);
-	expect_dto(&p.ccq, 100, KDAT_DTO_SUCCESS, 0);
+	ASSERT_EQ(0, ld(p.crq.head));
+	ASSERT_EQ(0, ld(p.srq.head));
+	connect_sides(_metadata, &p.c, &p.s);
+	ASSERT_EQ(2, ld(p.crq.head));
+	ASSERT_EQ(2, ld(p.srq.head));
+	ring_map(_metadata, p.c.ep, KDAT_RING_SEND, &p.csq);
+	ring_map(_metadata, p.s.ep, KDAT_RING_SEND, &ssq);
+	ring_map(_metadata, p.c.dto_evd, KDAT_RING_EVD, &p.ccq);
+	ring_map(_metadata, p.s.dto_evd, KDAT_RING_EVD, &p.scq);
+	post(_metadata, &p.csq, KDAT_DTO_SEND, 1, &p.c, 0, 32);
+	expect_dto(_metadata, &p.ccq, 1, KDAT_DTO_SUCCESS, 0);
+	expect_dto(_metadata, &p.scq, 200, KDAT_DTO_SUCCESS, 0);
+	post(_metadata, &ssq, KDAT_DTO_SEND, 2, &p.s, 0, 32);
+	expect_dto(_metadata, &p.scq, 2, KDAT_DTO_SUCCESS, 0);
+	expect_dto(_metadata, &p.ccq, 100, KDAT_DTO_SUCCESS, 0);
 }
 
 /*
@@ -1291,7 +1306,7 @@ static void test_connect_takes_recvs(void)
  * DAT_INVALID_STATE, having taken the four (before, it counted none and
  * shrank, and the four were refused later, as errors on the EVD).
  */
-static void test_srq_resize_counts_ring(void)
+TEST_F(kdat, test_srq_resize_counts_ring)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1 };
 	DAT_SRQ_PARAM sp;
@@ -1302,27 +1317,27 @@ static void test_srq_resize_counts_ring(void)
 	int i;
 
 	setenv("KDAT_RINGS", "0", 1);	/* libdat stays off the queues */
-	rside_open(&s, 4, 16);
+	rside_open(_metadata, &s, 4, 16);
 	OK(dat_srq_create(s.ia, s.pz, &sa, &srq));
-	ring_map(srq, KDAT_RING_SRQ, &r);
-	KTAP_EXPECT_EQ(poller_set(r.fd, KDAT_POLLER_NONE, KDAT_POLLER_ANY_CPU,
-				  0), 0);
-	poller_wait(false);
+	ring_map(_metadata, srq, KDAT_RING_SRQ, &r);
+	ASSERT_EQ(0, poller_set(r.fd, KDAT_POLLER_NONE, KDAT_POLLER_ANY_CPU,
+				0));
+	poller_wait(_metadata, false);
 	t = *r.tail;
 	for (i = 0; i < 4; i++)
 		sqe_fill(slot(&r, t + i), KDAT_DTO_RECEIVE, 70 + i, s.buf.lctx,
 			 s.buf.p + i * 64, 64);
 	__atomic_store_n(r.tail, t + 4, __ATOMIC_RELEASE);
 	usleep(100000);
-	KTAP_EXPECT_EQ(ld(r.head), t);	/* nobody took them */
-	if (DAT_GET_TYPE(dat_srq_resize(srq, 2)) != DAT_INVALID_STATE)
-		KTAP_FAIL("dat_srq_resize(srq, 2) with 4 receives on the ring: not DAT_INVALID_STATE");
-	KTAP_EXPECT_EQ(ld(r.head), t + 4);
+	ASSERT_EQ(t, ld(r.head));	/* nobody took them */
+	ASSERT_FALSE(DAT_GET_TYPE(dat_srq_resize(srq, 2)) != DAT_INVALID_STATE)
+		TH_LOG("dat_srq_resize(srq, 2) with 4 receives on the ring: not DAT_INVALID_STATE");
+	ASSERT_EQ(t + 4, ld(r.head));
 	OK(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &sp));
-	KTAP_EXPECT_EQ(sp.max_recv_dtos, 8);
+	ASSERT_EQ(8, sp.max_recv_dtos);
 	/* Four posted: 4 is room enough, 3 is not. */
-	if (DAT_GET_TYPE(dat_srq_resize(srq, 3)) != DAT_INVALID_STATE)
-		KTAP_FAIL("dat_srq_resize(srq, 3) with 4 receives posted: not DAT_INVALID_STATE");
+	ASSERT_FALSE(DAT_GET_TYPE(dat_srq_resize(srq, 3)) != DAT_INVALID_STATE)
+		TH_LOG("dat_srq_resize(srq, 3) with 4 receives posted: not DAT_INVALID_STATE");
 	OK(dat_srq_resize(srq, 4));
 	OK(dat_srq_free(srq));
 	munmap(r.m, r.size);
@@ -1372,43 +1387,44 @@ static void *flood(void *arg)
  * refills too, for as long as the publisher kept up, holding the file's
  * ring lock.
  */
-static void test_flush_bounded(void)
+TEST_F(kdat, test_flush_bounded)
 {
 	struct flooder f = { 0 };
 	struct rawpair p;
 	pthread_t th;
 	double t0, took;
 
-	rawpair_open(&p, 16, 64);
-	KTAP_EXPECT_EQ(poller_set(p.csq.fd, KDAT_POLLER_NONE,
-				  KDAT_POLLER_ANY_CPU, 0), 0);
-	poller_wait(false);
+	rawpair_open(_metadata, &p, 16, 64);
+	ASSERT_EQ(0, poller_set(p.csq.fd, KDAT_POLLER_NONE,
+				KDAT_POLLER_ANY_CPU, 0));
+	poller_wait(_metadata, false);
 	f.r = &p.csq;
 	f.side = &p.c;
-	KTAP_EXPECT(!pthread_create(&th, NULL, flood, &f));
+	ASSERT_TRUE(!pthread_create(&th, NULL, flood, &f));
 	usleep(100000);		/* the ring is full: nobody takes from it */
 	t0 = now_s();
 	OK(dat_ep_disconnect(p.c.ep, DAT_CLOSE_ABRUPT_FLAG));
 	took = now_s() - t0;
 	f.stop = true;
-	KTAP_EXPECT(!pthread_join(th, NULL));
-	ktap_diag("disconnect took %.3f s beside a publisher (%lu entries)",
-		  took, f.published);
-	if (took > 2)
-		KTAP_FAIL("the disconnect took %.3f s: it followed the publisher",
-			  took);
+	ASSERT_TRUE(!pthread_join(th, NULL));
+	TH_LOG("disconnect took %.3f s beside a publisher (%lu entries)",
+	       took, f.published);
+	ASSERT_FALSE(took > 2)
+		TH_LOG("the disconnect took %.3f s: it followed the publisher",
+		       took);
 	/*
 	 * A full ring before, the flush took it, the publisher filled it
 	 * again and waits: nobody takes more (no poller, no doorbell). A
 	 * flush that read the tail again took the refills too.
 	 */
-	if (f.published > 2 * (p.csq.mask + 1))
-		KTAP_FAIL("%lu entries published: the flush took more than the %u published before it",
-			  f.published, p.csq.mask + 1);
+	ASSERT_FALSE(f.published > 2 * (p.csq.mask + 1))
+		TH_LOG("%lu entries published: the flush took more than the %u published before it",
+		       f.published, p.csq.mask + 1);
 }
 
 /* The number after @key in @fd's poller line of fdinfo; -1 if none. */
-static long poller_field(int fd, const char *key)
+static long poller_field(struct __test_metadata *_metadata, int fd,
+			 const char *key)
 {
 	char path[64], line[512], *at;
 	long v = -1;
@@ -1416,7 +1432,7 @@ static long poller_field(int fd, const char *key)
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	f = fopen(path, "r");
-	KTAP_EXPECT(f);
+	ASSERT_NE(NULL, f);
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, "poller:\t", 8) &&
 		    (at = strstr(line, key)))
@@ -1432,40 +1448,40 @@ static long poller_field(int fd, const char *key)
  * process posts from its own context meanwhile (doorbells), every DTO
  * completing. KDAT_POLLER_SPIN's poller spins on through the same pings.
  */
-static void test_poller_unpaid(void)
+TEST_F_TIMEOUT(kdat, test_poller_unpaid, 120)
 {
 	int i, rang, fd;
 	struct rawpair p;
 
-	param_set("poll_idle_us", 200000);	/* never idle between the pings */
-	param_set("poll_busy_pct", 50);
-	rawpair_open(&p, 16, 64);
+	/* Never idle between the pings. */
+	param_set(_metadata, "poll_idle_us", 200000);
+	param_set(_metadata, "poll_busy_pct", 50);
+	rawpair_open(_metadata, &p, 16, 64);
 	fd = p.csq.fd;
-	prime(&p);
-	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_ADAPTIVE,
-				  KDAT_POLLER_ANY_CPU, 0), 0);
-	poller_wait(true);
+	prime(_metadata, &p);
+	ASSERT_EQ(0,
+		  poller_set(fd, KDAT_POLLER_ADAPTIVE, KDAT_POLLER_ANY_CPU, 0));
+	poller_wait(_metadata, true);
 	for (rang = 0, i = 0; i < 200; i++) {
 		usleep(1000);
-		rang += ping_rings(&p, i);
+		rang += ping_rings(_metadata, &p, i);
 	}
-	ktap_diag("adaptive: %d doorbells for 200 pings 1 ms apart", rang);
-	fdinfo_diag(fd);
-	KTAP_EXPECT(poller_field(fd, " unpaid_sleeps ") > 0);
-	KTAP_EXPECT(rang > 0);
+	TH_LOG("adaptive: %d doorbells for 200 pings 1 ms apart", rang);
+	fdinfo_diag(_metadata, fd);
+	ASSERT_TRUE(poller_field(_metadata, fd, " unpaid_sleeps ") > 0);
+	ASSERT_TRUE(rang > 0);
 
-	KTAP_EXPECT_EQ(poller_set(fd, KDAT_POLLER_SPIN, KDAT_POLLER_ANY_CPU, 0),
-		       0);
-	poller_wait(true);
+	ASSERT_EQ(0, poller_set(fd, KDAT_POLLER_SPIN, KDAT_POLLER_ANY_CPU, 0));
+	poller_wait(_metadata, true);
 	for (rang = 0, i = 0; i < 200; i++) {
 		usleep(1000);
-		rang += ping_rings(&p, 1000 + i);
+		rang += ping_rings(_metadata, &p, 1000 + i);
 	}
-	ktap_diag("spin: %d doorbells for 200 pings 1 ms apart", rang);
-	fdinfo_diag(fd);
-	KTAP_EXPECT_EQ(poller_field(fd, " unpaid_sleeps "), 0);
-	KTAP_EXPECT(poller_field(fd, " busy_pct ") >= 0);
-	KTAP_EXPECT(rang < 200);
+	TH_LOG("spin: %d doorbells for 200 pings 1 ms apart", rang);
+	fdinfo_diag(_metadata, fd);
+	ASSERT_EQ(0, poller_field(_metadata, fd, " unpaid_sleeps "));
+	ASSERT_TRUE(poller_field(_metadata, fd, " busy_pct ") >= 0);
+	ASSERT_TRUE(rang < 200);
 }
 
 /*
@@ -1475,16 +1491,16 @@ static void test_poller_unpaid(void)
  * task looks); else a busy loop. 0 when it could not be placed (SCHED_FIFO
  * refused, CPU 0 out of reach), said in a diagnostic.
  */
-static pid_t child_on_cpu0(bool fifo)
+static pid_t child_on_cpu0(struct __test_metadata *_metadata, bool fifo)
 {
 	struct sched_param sp = { .sched_priority = 1 };
 	pid_t parent = getpid(), pid;
 	int ready[2];
 	char ok = 0;
 
-	KTAP_EXPECT(!pipe(ready));
+	ASSERT_TRUE(!pipe(ready));
 	pid = fork();
-	KTAP_EXPECT(pid >= 0);
+	ASSERT_TRUE(pid >= 0);
 	if (!pid) {
 		cpu_set_t one;
 		double t0;
@@ -1507,7 +1523,7 @@ static pid_t child_on_cpu0(bool fifo)
 	}
 	close(ready[1]);
 	if (read(ready[0], &ok, 1) != 1 || !ok) {
-		ktap_diag("no %s on CPU 0", fifo ? "SCHED_FIFO task" : "busy loop");
+		TH_LOG("no %s on CPU 0", fifo ? "SCHED_FIFO task" : "busy loop");
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		pid = 0;
@@ -1521,17 +1537,17 @@ static pid_t child_on_cpu0(bool fifo)
  * CPU 1; skip where the case's process may not use both.  Returns the
  * process's own affinity in @all, to be restored.
  */
-static void need_cpus01(cpu_set_t *all)
+static void need_cpus01(struct __test_metadata *_metadata, cpu_set_t *all)
 {
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		ktap_skip("needs two CPUs");
-	KTAP_EXPECT(!sched_getaffinity(0, sizeof(*all), all));
+		KDAT_SKIP("needs two CPUs");
+	ASSERT_TRUE(!sched_getaffinity(0, sizeof(*all), all));
 	if (!CPU_ISSET(0, all) || !CPU_ISSET(1, all))
-		ktap_skip("needs CPUs 0 and 1");
+		KDAT_SKIP("needs CPUs 0 and 1");
 }
 
 /* CPU time @pid has had, in seconds (utime + stime). */
-static double cpu_s(pid_t pid)
+static double cpu_s(struct __test_metadata *_metadata, pid_t pid)
 {
 	unsigned long ut = 0, st = 0;
 	char path[64], buf[1024], *p;
@@ -1539,12 +1555,12 @@ static double cpu_s(pid_t pid)
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	f = fopen(path, "r");
-	KTAP_EXPECT(f);
+	ASSERT_NE(NULL, f);
 	if (!f)
 		return 0;
 	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
 	fclose(f);
-	KTAP_EXPECT(p && sscanf(p, ") %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+	ASSERT_TRUE(p && sscanf(p, ") %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
 				&ut, &st) == 2);
 	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
 }
@@ -1565,7 +1581,7 @@ static double cpu_s(pid_t pid)
  * Its idle spin is made long (200 ms) for the case, so that only the
  * CPU's being wanted sends it to sleep, however slow the pings are.
  */
-static void test_poller_yields_cpu(void)
+TEST_F_TIMEOUT(kdat, test_poller_yields_cpu, 120)
 {
 	int i, rang, tid, status;
 	double t0, c0, share;
@@ -1577,84 +1593,85 @@ static void test_poller_yields_cpu(void)
 	pid_t hog;
 	FILE *f;
 
-	need_cpus01(&all);
-	param_set("poll_idle_us", 200000);
-	rawpair_open(&p, 16, 64);
-	prime(&p);
+	need_cpus01(_metadata, &all);
+	param_set(_metadata, "poll_idle_us", 200000);
+	rawpair_open(_metadata, &p, 16, 64);
+	prime(_metadata, &p);
 	/* Only its CPU's being wanted sends a spinning poller away. */
-	KTAP_EXPECT_EQ(poller_set(p.csq.fd, KDAT_POLLER_SPIN, 0, 0), 0);
-	tid = poller_wait(true);
+	ASSERT_EQ(0, poller_set(p.csq.fd, KDAT_POLLER_SPIN, 0, 0));
+	tid = poller_wait(_metadata, true);
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
 	f = fopen(path, "r");
-	KTAP_EXPECT(f);
+	ASSERT_NE(NULL, f);
 	while (fgets(line, sizeof(line), f))
 		if (!strcmp(line, "Cpus_allowed_list:\t0\n"))
 			pinned = true;
 	fclose(f);
-	KTAP_EXPECT(pinned);
+	ASSERT_TRUE(pinned);
 	CPU_ZERO(&one);
 	CPU_SET(1, &one);
-	KTAP_EXPECT(!sched_setaffinity(0, sizeof(one), &one));
+	ASSERT_TRUE(!sched_setaffinity(0, sizeof(one), &one));
 
-	hog = child_on_cpu0(false);
-	KTAP_EXPECT(hog > 0);
+	hog = child_on_cpu0(_metadata, false);
+	ASSERT_TRUE(hog > 0);
 	usleep(100000);
-	idle_naps = poller_field(p.csq.fd, " idle_naps ");
-	KTAP_EXPECT(idle_naps >= 0);
+	idle_naps = poller_field(_metadata, p.csq.fd, " idle_naps ");
+	ASSERT_TRUE(idle_naps >= 0);
 	t0 = now_s();
-	c0 = cpu_s(hog);
+	c0 = cpu_s(_metadata, hog);
 	for (rang = 0, i = 0; i < 1000; i++)
-		rang += ping_rings(&p, i);
-	share = (cpu_s(hog) - c0) / (now_s() - t0);
-	ktap_diag("beside a busy loop: %d doorbells for 1000 pings in %.2f s, the loop had %.0f%% of its CPU",
-		  rang, now_s() - t0, share * 100);
-	fdinfo_diag(p.csq.fd);
-	KTAP_EXPECT(share >= 0.65);
+		rang += ping_rings(_metadata, &p, i);
+	share = (cpu_s(_metadata, hog) - c0) / (now_s() - t0);
+	TH_LOG("beside a busy loop: %d doorbells for 1000 pings in %.2f s, the loop had %.0f%% of its CPU",
+	       rang, now_s() - t0, share * 100);
+	fdinfo_diag(_metadata, p.csq.fd);
+	ASSERT_TRUE(share >= 0.65);
 	/*
 	 * It gave the CPU up, in naps or sleeps for its CPU: not idle
 	 * (200 ms), nor unpaid (spinning). How the two share it depends on
 	 * the kernel (6.12's rxe workers want the CPU too).
 	 */
-	KTAP_EXPECT(poller_field(p.csq.fd, " shared_sleeps ") > 0 ||
-		    poller_field(p.csq.fd, " naps ") > 500);
+	ASSERT_TRUE(poller_field(_metadata, p.csq.fd, " shared_sleeps ") > 0 ||
+		    poller_field(_metadata, p.csq.fd, " naps ") > 500);
 	/* The loop left its CPU no idle time: no nap found it free. */
-	KTAP_EXPECT_EQ(poller_field(p.csq.fd, " idle_naps "), idle_naps);
+	ASSERT_EQ(idle_naps, poller_field(_metadata, p.csq.fd, " idle_naps "));
 	kill(hog, SIGKILL);
-	KTAP_EXPECT(waitpid(hog, &status, 0) == hog);
+	ASSERT_TRUE(waitpid(hog, &status, 0) == hog);
 
 	usleep(500000);
 	for (rang = 0, i = 0; i < 1000; i++)
-		rang += ping_rings(&p, 2000 + i);
-	ktap_diag("alone on its CPU: %d doorbells for 1000 pings", rang);
-	fdinfo_diag(p.csq.fd);
-	KTAP_EXPECT(rang < 500);
-	KTAP_EXPECT(!sched_setaffinity(0, sizeof(all), &all));
+		rang += ping_rings(_metadata, &p, 2000 + i);
+	TH_LOG("alone on its CPU: %d doorbells for 1000 pings", rang);
+	fdinfo_diag(_metadata, p.csq.fd);
+	ASSERT_TRUE(rang < 500);
+	ASSERT_TRUE(!sched_setaffinity(0, sizeof(all), &all));
 }
 
 /*
  * Pinned to CPU 0 in @mode (set while the process may run there), pings
  * from CPU 1 for a second; the poller's shared_sleeps.
  */
-static long preempted_sleeps(struct rawpair *p, uint32_t mode,
-			     const char *name, uint64_t base)
+static long preempted_sleeps(struct __test_metadata *_metadata,
+			     struct rawpair *p, uint32_t mode, const char *name,
+			     uint64_t base)
 {
 	cpu_set_t one, all;
 	double t0;
 	int i, rang;
 
-	KTAP_EXPECT(!sched_getaffinity(0, sizeof(all), &all));
-	KTAP_EXPECT_EQ(poller_set(p->csq.fd, mode, 0, 0), 0);
-	poller_wait(true);
+	ASSERT_TRUE(!sched_getaffinity(0, sizeof(all), &all));
+	ASSERT_EQ(0, poller_set(p->csq.fd, mode, 0, 0));
+	poller_wait(_metadata, true);
 	CPU_ZERO(&one);
 	CPU_SET(1, &one);
-	KTAP_EXPECT(!sched_setaffinity(0, sizeof(one), &one));
+	ASSERT_TRUE(!sched_setaffinity(0, sizeof(one), &one));
 	t0 = now_s();
 	for (rang = 0, i = 0; now_s() - t0 < 1; i++)
-		rang += ping_rings(p, base + i);
-	KTAP_EXPECT(!sched_setaffinity(0, sizeof(all), &all));
-	ktap_diag("%s: %d doorbells for %d pings", name, rang, i);
-	fdinfo_diag(p->csq.fd);
-	return poller_field(p->csq.fd, " shared_sleeps ");
+		rang += ping_rings(_metadata, p, base + i);
+	ASSERT_TRUE(!sched_setaffinity(0, sizeof(all), &all));
+	TH_LOG("%s: %d doorbells for %d pings", name, rang, i);
+	fdinfo_diag(_metadata, p->csq.fd);
+	return poller_field(_metadata, p->csq.fd, " shared_sleeps ");
 }
 
 /*
@@ -1670,7 +1687,7 @@ static long preempted_sleeps(struct rawpair *p, uint32_t mode,
  * sends it away: another task runnable at its looks for half a
  * millisecond).
  */
-static void test_poller_preempted(void)
+TEST_F_TIMEOUT(kdat, test_poller_preempted, 120)
 {
 	struct rawpair p;
 	long adaptive, spin;
@@ -1678,21 +1695,23 @@ static void test_poller_preempted(void)
 	int status;
 	pid_t rt;
 
-	need_cpus01(&all);
-	param_set("poll_idle_us", 200000);
-	param_set("poll_busy_pct", 0);
-	rawpair_open(&p, 16, 64);
-	prime(&p);
-	rt = child_on_cpu0(true);
+	need_cpus01(_metadata, &all);
+	param_set(_metadata, "poll_idle_us", 200000);
+	param_set(_metadata, "poll_busy_pct", 0);
+	rawpair_open(_metadata, &p, 16, 64);
+	prime(_metadata, &p);
+	rt = child_on_cpu0(_metadata, true);
 	if (!rt)
-		ktap_skip("SCHED_FIFO refused");
-	adaptive = preempted_sleeps(&p, KDAT_POLLER_ADAPTIVE, "adaptive", 0);
-	spin = preempted_sleeps(&p, KDAT_POLLER_SPIN, "spin", 100000);
+		SKIP(return, "SCHED_FIFO refused");
+	adaptive = preempted_sleeps(_metadata, &p, KDAT_POLLER_ADAPTIVE,
+				    "adaptive", 0);
+	spin = preempted_sleeps(_metadata, &p, KDAT_POLLER_SPIN, "spin",
+				100000);
 	kill(rt, SIGKILL);
-	KTAP_EXPECT(waitpid(rt, &status, 0) == rt);
+	ASSERT_TRUE(waitpid(rt, &status, 0) == rt);
 	/* 50 bursts in a second: most send the adaptive one away. */
-	KTAP_EXPECT(adaptive >= 10);
-	KTAP_EXPECT(spin >= 0 && spin <= 5);
+	ASSERT_TRUE(adaptive >= 10);
+	ASSERT_TRUE(spin >= 0 && spin <= 5);
 }
 
 /*
@@ -1700,7 +1719,7 @@ static void test_poller_preempted(void)
  * indices as the kernel and the process last wrote them, its poller
  * (asleep once idle, with NEED_WAKEUP in the ring's flags).
  */
-static void test_fdinfo(void)
+TEST_F(kdat, test_fdinfo)
 {
 	char path[64], line[256], want[128];
 	bool objs = false, send = false, poller = false;
@@ -1710,25 +1729,25 @@ static void test_fdinfo(void)
 	FILE *f;
 	int i;
 
-	rawpair_open(&p, 16, 32);
-	prime(&p);
+	rawpair_open(_metadata, &p, 16, 32);
+	prime(_metadata, &p);
 	for (i = 0; i < 20; i++)
-		ping(&p, i);
+		ping(_metadata, &p, i);
 	t0 = now_s();
 	while (!(ld(p.csq.flags) & KDAT_RING_F_NEED_WAKEUP) ||
 	       !pollers_asleep()) {
-		if (now_s() - t0 > 10)
-			KTAP_FAIL("the idle poller did not sleep");
+		ASSERT_FALSE(now_s() - t0 > 10)
+			TH_LOG("the idle poller did not sleep");
 		usleep(1000);
 	}
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", p.csq.fd);
 	f = fopen(path, "r");
-	KTAP_EXPECT(f);
+	ASSERT_NE(NULL, f);
 	snprintf(want, sizeof(want),
 		 "entries 16 head 20 tail 20 completed 20 flags %#x\n",
 		 KDAT_RING_F_NEED_WAKEUP);
 	while (fgets(line, sizeof(line), f)) {
-		ktap_diag("%s: %.*s", path, (int)strcspn(line, "\n"), line);
+		TH_LOG("%s: %.*s", path, (int)strcspn(line, "\n"), line);
 		/* Both sides are in libdat's one file, 4 EVDs each. */
 		if (!strncmp(line, "objects:", 8))
 			objs = strstr(line, " ia 2 pz 2 lmr 2 evd 8 ep 2 psp 0"
@@ -1743,10 +1762,10 @@ static void test_fdinfo(void)
 			poller = atoi(line + 8) > 0 && strstr(line, " asleep ");
 	}
 	fclose(f);
-	KTAP_EXPECT(objs);
-	KTAP_EXPECT(send);
-	KTAP_EXPECT(recv == 2);
-	KTAP_EXPECT(poller);
+	ASSERT_TRUE(objs);
+	ASSERT_TRUE(send);
+	ASSERT_TRUE(recv == 2);
+	ASSERT_TRUE(poller);
 }
 
 /* ---- extended send entries (the DAT IB extensions) ------------------- */
@@ -1761,10 +1780,10 @@ static struct kdat_sqe_ext *xslot(struct ring *r, uint32_t i)
  * One extended entry at @r's tail, published: @op with up to two local
  * segments (@len2 0: one; both 0: none) and the remote buffer.
  */
-static void xpost(struct ring *r, uint8_t op, uint64_t cookie,
-		  struct side *s, size_t off1, uint64_t len1, size_t off2,
-		  uint64_t len2, DAT_RMR_CONTEXT rctx, uint64_t raddr,
-		  const struct kdat_dto_ext *ext)
+static void xpost(struct __test_metadata *_metadata, struct ring *r, uint8_t op,
+		  uint64_t cookie, struct side *s, size_t off1, uint64_t len1,
+		  size_t off2, uint64_t len2, DAT_RMR_CONTEXT rctx,
+		  uint64_t raddr, const struct kdat_dto_ext *ext)
 {
 	uint32_t t = *r->tail;
 	struct kdat_sqe_ext *x = xslot(r, t);
@@ -1784,29 +1803,30 @@ static void xpost(struct ring *r, uint8_t op, uint64_t cookie,
 	x->remote.segment_length = len1 + len2;
 	if (ext)
 		x->ext = *ext;
-	publish(r, t + 1);
+	publish(_metadata, r, t + 1);
 }
 
 /* The next event of @r: a DTO completion of @op, as wanted. */
-static struct kdat_event expect_op(struct ring *r, uint64_t cookie,
-				   uint32_t op, uint32_t status,
-				   uint32_t post_error, uint64_t len,
-				   uint32_t imm)
+static struct kdat_event expect_op(struct __test_metadata *_metadata,
+				   struct ring *r, uint64_t cookie, uint32_t op,
+				   uint32_t status, uint32_t post_error,
+				   uint64_t len, uint32_t imm)
 {
-	struct kdat_event ev = get_event(r);
+	struct kdat_event ev = get_event(_metadata, r);
 
-	if (ev.event_number != KDAT_EVENT_DTO_COMPLETION ||
-	    ev.cookie != cookie || ev.operation != op ||
-	    ev.status != status || ev.post_error != post_error ||
-	    (status == KDAT_DTO_SUCCESS && ev.transferred_length != len) ||
-	    ev.imm_data != imm)
-		KTAP_FAIL("event %#x cookie %llu op %u status %u err %u len "
-			  "%llu imm %#x; want %llu %u %u %u %llu %#x",
-			  ev.event_number, (unsigned long long)ev.cookie,
-			  ev.operation, ev.status, ev.post_error,
-			  (unsigned long long)ev.transferred_length,
-			  ev.imm_data, (unsigned long long)cookie, op, status,
-			  post_error, (unsigned long long)len, imm);
+	ASSERT_FALSE(ev.event_number != KDAT_EVENT_DTO_COMPLETION ||
+		     ev.cookie != cookie || ev.operation != op ||
+		     ev.status != status || ev.post_error != post_error ||
+		     (status == KDAT_DTO_SUCCESS &&
+		      ev.transferred_length != len) ||
+		     ev.imm_data != imm)
+		TH_LOG("event %#x cookie %llu op %u status %u err %u len "
+		       "%llu imm %#x; want %llu %u %u %u %llu %#x",
+		       ev.event_number, (unsigned long long)ev.cookie,
+		       ev.operation, ev.status, ev.post_error,
+		       (unsigned long long)ev.transferred_length,
+		       ev.imm_data, (unsigned long long)cookie, op, status,
+		       post_error, (unsigned long long)len, imm);
 	return ev;
 }
 
@@ -1817,7 +1837,7 @@ static struct kdat_event expect_op(struct ring *r, uint64_t cookie,
  * hostile extended entries are refused as the ioctl would; a plain ring
  * refuses the extended ops.
  */
-static void test_ext_entries(void)
+TEST_F_TIMEOUT(kdat, test_ext_entries, 120)
 {
 	const struct kdat_dto_ext imm = { .imm_data = 0xa1b2c3d4 };
 	struct kdat_dto_ext x;
@@ -1835,40 +1855,40 @@ static void test_ext_entries(void)
 
 	memset(&p, 0, sizeof(p));
 	setenv("KDAT_RINGS", "0", 1);
-	rside_open(&p.c, 16, 64);
-	rside_open(&p.s, 16, 64);
-	connect_sides(&p.c, &p.s);
-	ring_map_flags(p.c.ep, KDAT_RING_SEND, KDAT_RING_CREATE_SQE_EXT,
-		       &p.csq);
-	ring_map(p.s.ep, KDAT_RING_RECV, &p.srq);
-	ring_map(p.c.dto_evd, KDAT_RING_EVD, &p.ccq);
-	ring_map(p.s.dto_evd, KDAT_RING_EVD, &p.scq);
+	rside_open(_metadata, &p.c, 16, 64);
+	rside_open(_metadata, &p.s, 16, 64);
+	connect_sides(_metadata, &p.c, &p.s);
+	ring_map_flags(_metadata, p.c.ep, KDAT_RING_SEND,
+		       KDAT_RING_CREATE_SQE_EXT, &p.csq);
+	ring_map(_metadata, p.s.ep, KDAT_RING_RECV, &p.srq);
+	ring_map(_metadata, p.c.dto_evd, KDAT_RING_EVD, &p.ccq);
+	ring_map(_metadata, p.s.dto_evd, KDAT_RING_EVD, &p.scq);
 	segs = (p.csq.esz - sizeof(struct kdat_sqe_ext)) /
 	       sizeof(struct kdat_lmr_triplet);
-	ktap_diag("extended send entries: %u bytes, room for %u segments",
-		  p.csq.esz, segs);
-	KTAP_EXPECT(p.csq.esz % 64 == 0 && segs >= 2);
+	TH_LOG("extended send entries: %u bytes, room for %u segments",
+	       p.csq.esz, segs);
+	ASSERT_TRUE(p.csq.esz % 64 == 0 && segs >= 2);
 
 	/* Write with immediate data from two segments. */
 	for (i = 0; i < 2000; i++)
 		p.c.buf.p[i] = (unsigned char)(i * 7 + 1);
 	memset(p.s.buf.p, 0xEE, 8192);
-	post(&p.srq, KDAT_DTO_RECEIVE, 50, &p.s, 0, 64);
-	xpost(&p.csq, KDAT_DTO_RDMA_WRITE_IMM, 51, &p.c, 0, 100, 1000, 50,
-	      p.s.buf.rctx, (uintptr_t)p.s.buf.p + 4096, &imm);
+	post(_metadata, &p.srq, KDAT_DTO_RECEIVE, 50, &p.s, 0, 64);
+	xpost(_metadata, &p.csq, KDAT_DTO_RDMA_WRITE_IMM, 51, &p.c, 0, 100,
+	      1000, 50, p.s.buf.rctx, (uintptr_t)p.s.buf.p + 4096, &imm);
 	n++;
-	expect_op(&p.ccq, 51, KDAT_DTO_RDMA_WRITE_IMM, KDAT_DTO_SUCCESS, 0,
-		  150, 0);
-	expect_op(&p.scq, 50, KDAT_DTO_RECV_RDMA_IMM, KDAT_DTO_SUCCESS, 0,
-		  150, imm.imm_data);
-	KTAP_EXPECT(!memcmp(p.s.buf.p + 4096, p.c.buf.p, 100));
-	KTAP_EXPECT(!memcmp(p.s.buf.p + 4196, p.c.buf.p + 1000, 50));
-	KTAP_EXPECT(p.s.buf.p[4095] == 0xEE && p.s.buf.p[4246] == 0xEE);
-	KTAP_EXPECT(p.s.buf.p[0] == 0xEE);	/* the receive's buffer */
+	expect_op(_metadata, &p.ccq, 51, KDAT_DTO_RDMA_WRITE_IMM,
+		  KDAT_DTO_SUCCESS, 0, 150, 0);
+	expect_op(_metadata, &p.scq, 50, KDAT_DTO_RECV_RDMA_IMM,
+		  KDAT_DTO_SUCCESS, 0, 150, imm.imm_data);
+	ASSERT_TRUE(!memcmp(p.s.buf.p + 4096, p.c.buf.p, 100));
+	ASSERT_TRUE(!memcmp(p.s.buf.p + 4196, p.c.buf.p + 1000, 50));
+	ASSERT_TRUE(p.s.buf.p[4095] == 0xEE && p.s.buf.p[4246] == 0xEE);
+	ASSERT_TRUE(p.s.buf.p[0] == 0xEE);	/* the receive's buffer */
 
 	/* The atomics, on memory s opens to them, exact values. */
-	KTAP_EXPECT(!kdat_dat_handle(p.c.ia, &fd, &iq.ia_handle));
-	KTAP_EXPECT(!ioctl(fd, KDAT_IOCTL_IA_QUERY, &iq));
+	ASSERT_TRUE(!kdat_dat_handle(p.c.ia, &fd, &iq.ia_handle));
+	ASSERT_TRUE(!ioctl(fd, KDAT_IOCTL_IA_QUERY, &iq));
 	reg.for_va = p.s.buf.p + 8192;
 	OK(dat_lmr_create(p.s.ia, DAT_MEM_TYPE_VIRTUAL, reg, 4096, p.s.pz,
 			  DAT_MEM_PRIV_ALL_FLAG | 0x40, DAT_VA_TYPE_VA, &albr,
@@ -1878,46 +1898,50 @@ static void test_ext_entries(void)
 	*target = 5;
 	*result = 0;
 	x = (struct kdat_dto_ext){ .compare_add = 10 };
-	xpost(&p.csq, KDAT_DTO_FETCH_ADD, 52, &p.c, 4096, 8, 0, 0, arctx,
-	      (uintptr_t)target, &x);
+	xpost(_metadata, &p.csq, KDAT_DTO_FETCH_ADD, 52, &p.c, 4096, 8, 0, 0,
+	      arctx, (uintptr_t)target, &x);
 	n++;
 	if (iq.atomic_cap == KDAT_ATOMIC_NONE) {
-		expect_op(&p.ccq, 52, KDAT_DTO_FETCH_ADD,
+		expect_op(_metadata, &p.ccq, 52, KDAT_DTO_FETCH_ADD,
 			  KDAT_DTO_ERR_LOCAL_EP, EOPNOTSUPP, 0, 0);
 	} else {
-		expect_op(&p.ccq, 52, KDAT_DTO_FETCH_ADD, KDAT_DTO_SUCCESS, 0,
-			  8, 0);
-		KTAP_EXPECT_EQ(*result, 5);
-		KTAP_EXPECT_EQ(*target, 15);
+		expect_op(_metadata, &p.ccq, 52, KDAT_DTO_FETCH_ADD,
+			  KDAT_DTO_SUCCESS, 0, 8, 0);
+		ASSERT_EQ(5, *result);
+		ASSERT_EQ(15, *target);
 		x = (struct kdat_dto_ext){ .compare_add = 15, .swap = 99 };
-		xpost(&p.csq, KDAT_DTO_CMP_SWAP, 53, &p.c, 4096, 8, 0, 0,
-		      arctx, (uintptr_t)target, &x);
+		xpost(_metadata, &p.csq, KDAT_DTO_CMP_SWAP, 53, &p.c, 4096, 8,
+		      0, 0, arctx, (uintptr_t)target, &x);
 		n++;
-		expect_op(&p.ccq, 53, KDAT_DTO_CMP_SWAP, KDAT_DTO_SUCCESS, 0,
-			  8, 0);
-		KTAP_EXPECT_EQ(*result, 15);
-		KTAP_EXPECT_EQ(*target, 99);
+		expect_op(_metadata, &p.ccq, 53, KDAT_DTO_CMP_SWAP,
+			  KDAT_DTO_SUCCESS, 0, 8, 0);
+		ASSERT_EQ(15, *result);
+		ASSERT_EQ(99, *target);
 	}
 
 	/* Hostile extended entries: refused, with the ioctl's errno. */
 	x = (struct kdat_dto_ext){ .imm_data = 1, .ah_handle = 1 };
-	xpost(&p.csq, KDAT_DTO_RDMA_WRITE_IMM, 60, &p.c, 0, 8, 0, 0,
+	xpost(_metadata, &p.csq, KDAT_DTO_RDMA_WRITE_IMM, 60, &p.c, 0, 8, 0, 0,
 	      p.s.buf.rctx, (uintptr_t)p.s.buf.p, &x);
 	x = (struct kdat_dto_ext){ .imm_data = 1 };
-	xpost(&p.csq, KDAT_DTO_SEND, 61, &p.c, 0, 8, 0, 0, 0, 0, &x);
+	xpost(_metadata, &p.csq, KDAT_DTO_SEND, 61, &p.c, 0, 8, 0, 0, 0, 0, &x);
 	x = (struct kdat_dto_ext){ .compare_add = 1, .swap = 2 };
-	xpost(&p.csq, KDAT_DTO_FETCH_ADD, 62, &p.c, 0, 8, 0, 0, arctx,
-	      (uintptr_t)target, &x);
-	xpost(&p.csq, KDAT_DTO_RECV_RDMA_IMM, 63, &p.c, 0, 8, 0, 0, 0, 0,
+	xpost(_metadata, &p.csq, KDAT_DTO_FETCH_ADD, 62, &p.c, 0, 8, 0, 0,
+	      arctx, (uintptr_t)target, &x);
+	xpost(_metadata, &p.csq, KDAT_DTO_RECV_RDMA_IMM, 63, &p.c, 0, 8, 0, 0,
+	      0, 0, NULL);
+	xpost(_metadata, &p.csq, KDAT_DTO_RECEIVE, 64, &p.c, 0, 8, 0, 0, 0, 0,
 	      NULL);
-	xpost(&p.csq, KDAT_DTO_RECEIVE, 64, &p.c, 0, 8, 0, 0, 0, 0, NULL);
 	/* A plain send from an extended entry: no receive at s, it waits. */
-	xpost(&p.csq, KDAT_DTO_SEND, 65, &p.c, 0, 8, 0, 0, 0, 0, NULL);
+	xpost(_metadata, &p.csq, KDAT_DTO_SEND, 65, &p.c, 0, 8, 0, 0, 0, 0,
+	      NULL);
 	n += 6;
 	for (i = 60; i < 65; i++)
-		expect_op(&p.ccq, i, i == 63 ? KDAT_DTO_RECV_RDMA_IMM :
-			  i == 64 ? KDAT_DTO_RECEIVE : i == 61 ?
-			  KDAT_DTO_SEND : i == 62 ? KDAT_DTO_FETCH_ADD :
+		expect_op(_metadata, &p.ccq, i,
+			  i == 63 ? KDAT_DTO_RECV_RDMA_IMM :
+			  i == 64 ? KDAT_DTO_RECEIVE :
+			  i == 61 ? KDAT_DTO_SEND :
+			  i == 62 ? KDAT_DTO_FETCH_ADD :
 			  KDAT_DTO_RDMA_WRITE_IMM, KDAT_DTO_ERR_LOCAL_EP,
 			  EINVAL, 0, 0);
 	/* More segments than the entry has room for. */
@@ -1928,28 +1952,30 @@ static void test_ext_entries(void)
 		xslot(&p.csq, t)->op = KDAT_DTO_SEND;
 		xslot(&p.csq, t)->cookie = 66;
 		xslot(&p.csq, t)->num_segments = segs + 1;
-		publish(&p.csq, t + 1);
+		publish(_metadata, &p.csq, t + 1);
 		n++;
 	}
-	expect_op(&p.ccq, 66, KDAT_DTO_SEND, KDAT_DTO_ERR_LOCAL_EP, EINVAL, 0,
+	expect_op(_metadata, &p.ccq, 66, KDAT_DTO_SEND, KDAT_DTO_ERR_LOCAL_EP,
+		  EINVAL, 0, 0);
+	post(_metadata, &p.srq, KDAT_DTO_RECEIVE, 70, &p.s, 0, 64);
+	expect_op(_metadata, &p.ccq, 65, KDAT_DTO_SEND, KDAT_DTO_SUCCESS, 0, 8,
 		  0);
-	post(&p.srq, KDAT_DTO_RECEIVE, 70, &p.s, 0, 64);
-	expect_op(&p.ccq, 65, KDAT_DTO_SEND, KDAT_DTO_SUCCESS, 0, 8, 0);
-	expect_op(&p.scq, 70, KDAT_DTO_RECEIVE, KDAT_DTO_SUCCESS, 0, 8, 0);
-	KTAP_EXPECT_EQ(ld(p.csq.completed), n);
+	expect_op(_metadata, &p.scq, 70, KDAT_DTO_RECEIVE, KDAT_DTO_SUCCESS, 0,
+		  8, 0);
+	ASSERT_EQ(n, ld(p.csq.completed));
 
 	/* A ring of plain entries refuses the extended ops. */
-	rawpair_open(&q, 16, 64);
+	rawpair_open(_metadata, &q, 16, 64);
 	sqe_fill(slot(&q.csq, 0), KDAT_DTO_FETCH_ADD, 80, q.c.buf.lctx, q.c.buf.p,
 		 8);
 	sqe_fill(slot(&q.csq, 1), KDAT_DTO_RDMA_WRITE_IMM, 81, q.c.buf.lctx,
 		 q.c.buf.p, 8);
-	publish(&q.csq, 2);
-	expect_op(&q.ccq, 80, KDAT_DTO_FETCH_ADD, KDAT_DTO_ERR_LOCAL_EP,
-		  EINVAL, 0, 0);
-	expect_op(&q.ccq, 81, KDAT_DTO_RDMA_WRITE_IMM, KDAT_DTO_ERR_LOCAL_EP,
-		  EINVAL, 0, 0);
-	ping(&q, 82);
+	publish(_metadata, &q.csq, 2);
+	expect_op(_metadata, &q.ccq, 80, KDAT_DTO_FETCH_ADD,
+		  KDAT_DTO_ERR_LOCAL_EP, EINVAL, 0, 0);
+	expect_op(_metadata, &q.ccq, 81, KDAT_DTO_RDMA_WRITE_IMM,
+		  KDAT_DTO_ERR_LOCAL_EP, EINVAL, 0, 0);
+	ping(_metadata, &q, 82);
 }
 
 /*
@@ -1958,7 +1984,7 @@ static void test_ext_entries(void)
  * (it was refused past 65536). The EVD holds qlen events, refuses the
  * next (DAT_QUEUE_FULL), and the ring gives them back in order.
  */
-static void test_evd_ring_largest(void)
+TEST_F_TIMEOUT(kdat, test_evd_ring_largest, 120)
 {
 	DAT_EVENT se = { .event_number = DAT_SOFTWARE_EVENT };
 	DAT_EVD_HANDLE aevd = DAT_HANDLE_NULL, evd;
@@ -1967,30 +1993,31 @@ static void test_evd_ring_largest(void)
 	struct ring r;
 
 	if (geteuid())
-		ktap_skip("not root: 8 MiB of ring is over a user's RLIMIT_MEMLOCK");
+		SKIP(return, "not root: 8 MiB of ring is over a user's RLIMIT_MEMLOCK");
 	setenv("KDAT_RINGS", "0", 1);	/* the ring is made here */
 	OK(dat_ia_open(pair_conf.ia_name, 8, &aevd, &ia));
 	OK(dat_evd_create(ia, q, NULL, DAT_EVD_SOFTWARE_FLAG, &evd));
-	ring_map(evd, KDAT_RING_EVD, &r);
-	KTAP_EXPECT_EQ(r.mask + 1, 131072);
+	ring_map(_metadata, evd, KDAT_RING_EVD, &r);
+	ASSERT_EQ(131072, r.mask + 1);
 	for (i = 1; i <= q; i++) {
 		se.event_data.software_event_data.pointer = (void *)i;
 		OK(dat_evd_post_se(evd, &se));
 	}
-	KTAP_EXPECT_EQ(DAT_GET_TYPE(dat_evd_post_se(evd, &se)), DAT_QUEUE_FULL);
-	KTAP_EXPECT_EQ(ld(r.tail) - *r.head, q);
+	ASSERT_EQ(DAT_QUEUE_FULL, DAT_GET_TYPE(dat_evd_post_se(evd, &se)));
+	ASSERT_EQ(q, ld(r.tail) - *r.head);
 	for (i = 1; i <= q; i++) {
-		struct kdat_event ev = get_event(&r);
+		struct kdat_event ev = get_event(_metadata, &r);
 
-		if (ev.event_number != KDAT_EVENT_SOFTWARE || ev.cookie != i)
-			KTAP_FAIL("event %llu: number %u cookie %llu",
-				  (unsigned long long)i, ev.event_number,
-				  (unsigned long long)ev.cookie);
+		ASSERT_FALSE(ev.event_number != KDAT_EVENT_SOFTWARE ||
+			     ev.cookie != i)
+			TH_LOG("event %llu: number %u cookie %llu",
+			       (unsigned long long)i, ev.event_number,
+			       (unsigned long long)ev.cookie);
 	}
 	/* Room again, at the wrap of the ring's first half. */
 	se.event_data.software_event_data.pointer = (void *)(q + 1);
 	OK(dat_evd_post_se(evd, &se));
-	KTAP_EXPECT_EQ(get_event(&r).cookie, q + 1);
+	ASSERT_EQ(q + 1, get_event(_metadata, &r).cookie);
 	munmap(r.m, r.size);
 	OK(dat_evd_free(evd));
 	OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
@@ -2008,64 +2035,41 @@ static void test_evd_ring_largest(void)
  */
 static struct rawpair fn_pair;
 
-static void fail_nth_rings_setup(void)
+static void fail_nth_rings_setup(struct __test_metadata *_metadata)
 {
 	ring_wait_s = 2;
-	rawpair_connect(&fn_pair, 16, 64);
+	rawpair_connect(_metadata, &fn_pair, 16, 64);
 }
 
-static void fail_nth_rings(void)
+static void fail_nth_rings(struct __test_metadata *_metadata)
 {
 	struct rawpair *p = &fn_pair;
 	int i;
 
-	rawpair_map(p);
-	KTAP_EXPECT_EQ(poller_set(p->csq.fd, KDAT_POLLER_NONE, 0, 0), 0);
-	prime(p);
+	rawpair_map(_metadata, p);
+	ASSERT_EQ(0, poller_set(p->csq.fd, KDAT_POLLER_NONE, 0, 0));
+	prime(_metadata, p);
 	for (i = 0; i < 4; i++)
-		ping_rings(p, i);
+		ping_rings(_metadata, p, i);
 }
 
-static void test_fail_nth_rings(void)
+TEST_F_TIMEOUT(kdat, test_fail_nth_rings, 600)
 {
-	fail_nth_sweep_after("rings", fail_nth_rings_setup, fail_nth_rings,
-			     3000);
+	fail_nth_sweep_after(_metadata, "rings", fail_nth_rings_setup,
+			     fail_nth_rings, 3000);
 }
-
-static const struct ktap_case cases[] = {
-	KTAP_CASE(test_wraparound),
-	KTAP_CASE(test_full_pushes_back),
-	KTAP_CASE(test_hostile_entries),
-	KTAP_CASE(test_hostile_indices),
-	KTAP_CASE(test_entries_rewritten),
-	KTAP_CASE(test_munmap_under_poller),
-	KTAP_CASE(test_threads),
-	KTAP_CASE(test_lost_wakeup),
-	KTAP_CASE(test_submit_in_caller),
-	KTAP_CASE(test_exit_with_full_rings),
-	KTAP_CASE(test_fdinfo),
-	KTAP_CASE(test_no_poller),
-	KTAP_CASE(test_wake_one_ring),
-	KTAP_CASE(test_connect_takes_recvs),
-	KTAP_CASE(test_poller_unpaid),
-	KTAP_CASE(test_poller_yields_cpu),
-	KTAP_CASE(test_poller_preempted),
-	KTAP_CASE(test_ext_entries),
-	KTAP_CASE(test_evd_ring_largest),
-	KTAP_CASE(test_srq_resize_counts_ring),
-	KTAP_CASE(test_flush_bounded),
-	KTAP_CASE(test_fail_nth_rings),
-};
 
 int main(int argc, char **argv)
 {
-	int skip = pair_test_env();
+	int skip;
 
-	if (skip)
-		return skip;
+	if (!kdat_harness_listing(argc, argv)) {
+		skip = pair_test_env();
+		if (skip)
+			return skip;
+	}
 	/* Qualifiers apart from dat_dto_test's, as before. */
 	pair_conf.qual_base = 20000;
 	pair_conf.qual_span = 40000;
-	return ktap_run_named(cases, sizeof(cases) / sizeof(cases[0]),
-			      argc - 1, argv + 1);
+	return kdat_harness_main(argc, argv);
 }

@@ -2,11 +2,10 @@
 /*
  * Fault injection swept over a scenario, for any test program of kdat's:
  * the hostile suite's ioctl scenarios and ring_test's ring scenario share
- * it. The sweep itself (fail_nth_sweep_run()) belongs to no harness: the
+ * it. The sweep itself (fail_nth_sweep_run()) belongs to no harness. The
  * caller includes ../selftests/kdat_objects.h (the object counts) and
- * either ../selftests/ktap.h (fail_nth_sweep_after(), fail_nth_sweep():
- * scenarios of no argument) or ../lib/kdat_harness.h (fail_nth_sweep():
- * a kselftest_harness.h case's, scenarios that assert) first.
+ * ../lib/kdat_harness.h first: fail_nth_sweep() and fail_nth_sweep_after()
+ * are a kselftest_harness.h case's, their set-ups and scenarios assert.
  */
 #ifndef KDAT_FAIL_NTH_H
 #define KDAT_FAIL_NTH_H
@@ -273,52 +272,6 @@ static int fail_nth_sweep_run(const char *name,
 	validate_slabs();
 	return 0;
 }
-
-#ifdef KDAT_KTAP_H
-/* ktap.h's cases: scenarios and set-ups of no argument. */
-struct fail_nth_ktap {
-	void (*setup)(void);
-	void (*scenario)(void);
-};
-
-static void fail_nth_ktap_setup(void *arg)
-{
-	((struct fail_nth_ktap *)arg)->setup();
-}
-
-static void fail_nth_ktap_scenario(void *arg)
-{
-	((struct fail_nth_ktap *)arg)->scenario();
-}
-
-static void fail_nth_sweep_after(const char *name, void (*setup)(void),
-				 void (*scenario)(void), int max)
-{
-	struct fail_nth_ktap k = { setup, scenario };
-	struct fail_nth_calls c = {
-		setup ? fail_nth_ktap_setup : NULL, fail_nth_ktap_scenario, &k,
-	};
-	char why[256];
-	int points = 0;
-
-	switch (fail_nth_sweep_run(name, &c, max, &points, why, sizeof(why))) {
-	case 0:
-		break;
-	case KSFT_SKIP:
-		ktap_skip(why);
-	default:
-		KTAP_FAIL("%s", why);
-	}
-	ktap_diag("%s: %d failure points, each failed once: every run "
-		  "unwound, the object counts back", name, points);
-}
-
-static inline void fail_nth_sweep(const char *name, void (*scenario)(void),
-				  int max)
-{
-	fail_nth_sweep_after(name, NULL, scenario, max);
-}
-#endif /* KDAT_KTAP_H */
 
 #ifdef KDAT_HARNESS_H
 /*
