@@ -208,17 +208,19 @@ tests/dat/registry_unit: tests/dat/registry_unit.c tests/lib/kdat_harness.h \
 		-isystem $(KSFT_INC) -o $@ $< -Luser -ldat \
 		-Wl,-rpath,$(TOP)/user
 
-# dat_dto_test: one program, its cases in files by area (tests/dat/dto.h).
-DTO_SRCS := tests/dat/dat_dto_test.c tests/dat/dto_common.c \
+# dat_dto_test: one program, its cases in files by area (tests/dat/dto.h),
+# which dat_dto_test.c includes: kselftest_harness.h's lists of cases are
+# a translation unit's.
+DTO_SRCS := tests/dat/dto_common.c \
 	    tests/dat/dto_connect.c tests/dat/dto_post.c tests/dat/dto_rdma.c \
 	    tests/dat/dto_srq.c tests/dat/dto_evd.c tests/dat/dto_ia.c \
 	    tests/dat/dto_ext.c tests/dat/dto_ud.c
-tests/dat/dat_dto_test: $(DTO_SRCS) tests/dat/dto.h tests/selftests/ktap.h \
-		tests/lib/dat_expect.h tests/lib/rdma_dev.h \
-		tests/selftests/kdat_objects.h $(DAT_PAIR) tests/lib/dat_pair.h \
-		$(LIB)
-	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -o $@ $(DTO_SRCS) \
-		$(DAT_PAIR) -Luser -ldat -Wl,-rpath,$(TOP)/user
+tests/dat/dat_dto_test: tests/dat/dat_dto_test.c $(DTO_SRCS) tests/dat/dto.h \
+		tests/lib/kdat_harness.h tests/lib/dat_expect.h \
+		tests/lib/rdma_dev.h tests/selftests/kdat_objects.h \
+		$(DAT_PAIR) tests/lib/dat_pair.h $(LIB) | $(SETUP_STAMP)
+	$(CC) $(CFLAGS) -Wall -Wextra -D_GNU_SOURCE -isystem $(KSFT_INC) \
+		-o $@ $< $(DAT_PAIR) -Luser -ldat -Wl,-rpath,$(TOP)/user
 
 # registry_two: a DAT program whose cases run on kselftest_harness.h.
 tests/dat/registry_two: tests/dat/registry_two.c tests/lib/kdat_harness.h \

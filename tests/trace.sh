@@ -59,8 +59,8 @@ grep -q 'kdat:kdat_poller_sleep:' "$work/bench.txt" &&
 result $? "kdat_poller_sleep and kdat_poller_wake"
 
 perf record -q -e 'kdat:kdat_refuse' -a -o "$work/ref.data" -- \
-	env KDAT_RINGS=0 KTAP_FILTER=test_err_invalid_lmr \
-	"$TOP/tests/dat/dat_dto_test" > "$work/ref.out" 2>&1
+	env KDAT_RINGS=0 "$TOP/tests/dat/dat_dto_test" test_err_invalid_lmr \
+	> "$work/ref.out" 2>&1
 perf script -i "$work/ref.data" > "$work/ref.txt" 2> /dev/null
 grep -m3 'kdat:kdat_refuse:' "$work/ref.txt" | sed 's/^/# /'
 grep -q 'kdat:kdat_refuse:.* err=-13' "$work/ref.txt"

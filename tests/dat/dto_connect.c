@@ -11,7 +11,8 @@
  * Two successful DTO completions of @len bytes on one EVD whose order is
  * not defined (a send and a receive of one EP): cookies @a and @b.
  */
-static void expect_dto_pair(DAT_EVD_HANDLE evd, uint64_t a, uint64_t b,
+static void expect_dto_pair(struct __test_metadata *_metadata,
+			    DAT_EVD_HANDLE evd, uint64_t a, uint64_t b,
 			    DAT_COUNT len)
 {
 	const DAT_DTO_COMPLETION_EVENT_DATA *d;
@@ -20,61 +21,65 @@ static void expect_dto_pair(DAT_EVD_HANDLE evd, uint64_t a, uint64_t b,
 	int k;
 
 	for (k = 0; k < 2; k++) {
-		wait_event(evd, &ev);
-		KTAP_EXPECT(ev.event_number == DAT_DTO_COMPLETION_EVENT);
+		OK(wait_event(evd, &ev));
+		ASSERT_TRUE(ev.event_number == DAT_DTO_COMPLETION_EVENT);
 		d = &ev.event_data.dto_completion_event_data;
-		if (d->status != DAT_DTO_SUCCESS ||
-		    d->transfered_length != (DAT_SEG_LENGTH)len)
-			KTAP_FAIL("dto %llu: status %d len %u, want 0 %d",
-				  (unsigned long long)d->user_cookie.as_64,
-				  d->status, d->transfered_length, len);
-		if (d->user_cookie.as_64 == a && !seen_a)
+		ASSERT_FALSE(d->status != DAT_DTO_SUCCESS ||
+			     d->transfered_length != (DAT_SEG_LENGTH)len)
+			TH_LOG("dto %llu: status %d len %u, want 0 %d",
+			       (unsigned long long)d->user_cookie.as_64,
+			       d->status, d->transfered_length, len);
+		if (d->user_cookie.as_64 == a && !seen_a) {
 			seen_a = true;
-		else if (d->user_cookie.as_64 == b && !seen_b)
-			seen_b = true;
-		else
-			KTAP_FAIL("dto: cookie %llu, want %llu and %llu",
-				  (unsigned long long)d->user_cookie.as_64,
-				  (unsigned long long)a, (unsigned long long)b);
+			continue;
+		}
+		ASSERT_FALSE(d->user_cookie.as_64 != b || seen_b)
+			TH_LOG("dto: cookie %llu, want %llu and %llu",
+			       (unsigned long long)d->user_cookie.as_64,
+			       (unsigned long long)a, (unsigned long long)b);
+		seen_b = true;
 	}
 }
 
-void test_connect_accept(void)
+TEST_F(kdat, test_connect_accept)
 {
 	struct side c, s;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	state_is(c.ep, DAT_EP_STATE_UNCONNECTED);
-	connect_pair(&c, &s, false);
-	state_is(c.ep, DAT_EP_STATE_CONNECTED);
-	state_is(s.ep, DAT_EP_STATE_CONNECTED);
+	OK(side_open(&c, NULL));
+	OK(side_open(&s, NULL));
+	state_is(_metadata, c.ep, DAT_EP_STATE_UNCONNECTED);
+	OK(connect_pair(&c, &s, false));
+	state_is(_metadata, c.ep, DAT_EP_STATE_CONNECTED);
+	state_is(_metadata, s.ep, DAT_EP_STATE_CONNECTED);
 	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_GRACEFUL_FLAG));
-	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
-	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
-	state_is(c.ep, DAT_EP_STATE_DISCONNECTED);
-	state_is(s.ep, DAT_EP_STATE_DISCONNECTED);
+	expect_conn_event(_metadata, c.conn_evd,
+			  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	expect_conn_event(_metadata, s.conn_evd,
+			  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	state_is(_metadata, c.ep, DAT_EP_STATE_DISCONNECTED);
+	state_is(_metadata, s.ep, DAT_EP_STATE_DISCONNECTED);
 	OK(dat_ep_reset(c.ep));
-	state_is(c.ep, DAT_EP_STATE_UNCONNECTED);
-	sides_close(&c, &s);
+	state_is(_metadata, c.ep, DAT_EP_STATE_UNCONNECTED);
+	OK(sides_close(&c, &s));
 }
 
-void test_connect_reject(void)
+TEST_F(kdat, test_connect_reject)
 {
 	struct side c, s;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	connect_pair(&c, &s, true);
-	state_is(c.ep, DAT_EP_STATE_DISCONNECTED);
-	state_is(s.ep, DAT_EP_STATE_UNCONNECTED);
+	OK(side_open(&c, NULL));
+	OK(side_open(&s, NULL));
+	OK(connect_pair(&c, &s, true));
+	state_is(_metadata, c.ep, DAT_EP_STATE_DISCONNECTED);
+	state_is(_metadata, s.ep, DAT_EP_STATE_UNCONNECTED);
 	/* The PSP stays: the server can take the next request. */
 	OK(dat_psp_free(s.psp));
-	sides_close(&c, &s);
+	OK(sides_close(&c, &s));
 }
 
 /* Connect @c to qualifier @q again, for round @round (reset first). */
-static void connect_round(struct side *c, DAT_CONN_QUAL q, int round)
+static void connect_round(struct __test_metadata *_metadata, struct side *c,
+			  DAT_CONN_QUAL q, int round)
 {
 	if (round)
 		OK(dat_ep_reset(c->ep));
@@ -88,7 +93,7 @@ static void connect_round(struct side *c, DAT_CONN_QUAL q, int round)
  * its PSP free to go after. So does an accept with an EP of the wrong
  * state (DAT_INVALID_STATE); the same CR is then accepted.
  */
-void test_cr_reply_refused_keeps_cr(void)
+TEST_F(kdat, test_cr_reply_refused_keeps_cr)
 {
 	DAT_CONN_QUAL q = new_qual();
 	void *gone = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -99,35 +104,35 @@ void test_cr_reply_refused_keeps_cr(void)
 	DAT_EVENT ev;
 	int round;
 
-	KTAP_EXPECT(gone != MAP_FAILED);
-	side_open(&c, NULL);
-	side_open(&s, NULL);
+	ASSERT_TRUE(gone != MAP_FAILED);
+	OK(side_open(&c, NULL));
+	OK(side_open(&s, NULL));
 	OK(dat_psp_create(s.ia, q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
 	for (round = 0; round < 2; round++) {
-		connect_round(&c, q, round);
-		wait_event(s.cr_evd, &ev);
-		KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+		connect_round(_metadata, &c, q, round);
+		OK(wait_event(s.cr_evd, &ev));
+		ASSERT_TRUE(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
 		cr = ev.event_data.cr_arrival_event_data.cr_handle;
 		if (round == 0) {
-			EXPECT_DAT(dat_cr_reject(cr, 8, gone),
+			ASSERT_DAT(dat_cr_reject(cr, 8, gone),
 				   DAT_INVALID_PARAMETER);
-			EXPECT_DAT(dat_cr_accept(cr, s.ep, 8, gone),
+			ASSERT_DAT(dat_cr_accept(cr, s.ep, 8, gone),
 				   DAT_INVALID_PARAMETER);
 			OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
-			KTAP_EXPECT(crp.local_ep_handle == DAT_HANDLE_NULL);
+			ASSERT_TRUE(crp.local_ep_handle == DAT_HANDLE_NULL);
 			/* Nor the PSP while a request waits. */
-			EXPECT_DAT(dat_psp_free(s.psp), DAT_INVALID_STATE);
+			ASSERT_DAT(dat_psp_free(s.psp), DAT_INVALID_STATE);
 			OK(dat_cr_reject(cr, 0, NULL));
-			expect_conn_event(c.conn_evd,
+			expect_conn_event(_metadata, c.conn_evd,
 					  DAT_CONNECTION_EVENT_PEER_REJECTED,
 					  NULL);
 		} else {
 			/* The client's EP, connecting: the wrong state. */
-			EXPECT_DAT(dat_cr_accept(cr, c.ep, 0, NULL),
+			ASSERT_DAT(dat_cr_accept(cr, c.ep, 0, NULL),
 				   DAT_INVALID_STATE);
 			OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
 			OK(dat_cr_accept(cr, s.ep, 0, NULL));
-			expect_conn_event(c.conn_evd,
+			expect_conn_event(_metadata, c.conn_evd,
 					  DAT_CONNECTION_EVENT_ESTABLISHED,
 					  NULL);
 		}
@@ -135,7 +140,7 @@ void test_cr_reply_refused_keeps_cr(void)
 	/* No CR is left on the PSP: it goes. */
 	OK(dat_psp_free(s.psp));
 	munmap(gone, 4096);
-	sides_close(&c, &s);
+	OK(sides_close(&c, &s));
 }
 
 /*
@@ -145,7 +150,7 @@ void test_cr_reply_refused_keeps_cr(void)
  * then dropped, the request left unanswered until the peer's timeout.)
  * The CNO says the request is there without taking it.
  */
-void test_cr_no_memory_keeps_request(void)
+TEST_F(kdat, test_cr_no_memory_keeps_request)
 {
 	DAT_CONN_QUAL q = new_qual();
 	DAT_EVD_HANDLE crevd, got;
@@ -154,45 +159,45 @@ void test_cr_no_memory_keeps_request(void)
 	DAT_EVENT ev;
 	int round;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
+	OK(side_open(&c, NULL));
+	OK(side_open(&s, NULL));
 	OK(dat_cno_create(s.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
 	OK(dat_evd_create(s.ia, 8, cno, DAT_EVD_CR_FLAG, &crevd));
 	OK(dat_psp_create(s.ia, q, crevd, DAT_PSP_CONSUMER_FLAG, &s.psp));
 	for (round = 0; round < 2; round++) {
-		connect_round(&c, q, round);
+		connect_round(_metadata, &c, q, round);
 		OK(dat_cno_wait(cno, TMO, &got));
-		KTAP_EXPECT(got == crevd);
+		ASSERT_TRUE(got == crevd);
 		if (round == 1) {
 			/* The request is queued; no memory for its CR. */
 			__atomic_store_n(&calloc_fail, 1, __ATOMIC_RELAXED);
-			EXPECT_DAT(dat_evd_dequeue(crevd, &ev),
+			ASSERT_DAT(dat_evd_dequeue(crevd, &ev),
 				   DAT_INSUFFICIENT_RESOURCES);
 			__atomic_store_n(&calloc_fail, 0, __ATOMIC_RELAXED);
 		}
 		OK(dat_evd_dequeue(crevd, &ev));
-		KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+		ASSERT_TRUE(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
 		if (round == 0) {
 			/* The thread's spare went into this CR. */
 			OK(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle,
 					 0, NULL));
-			expect_conn_event(c.conn_evd,
+			expect_conn_event(_metadata, c.conn_evd,
 					  DAT_CONNECTION_EVENT_PEER_REJECTED,
 					  NULL);
 		} else {
 			OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
 					 s.ep, 0, NULL));
-			expect_conn_event(c.conn_evd,
+			expect_conn_event(_metadata, c.conn_evd,
 					  DAT_CONNECTION_EVENT_ESTABLISHED,
 					  NULL);
 		}
 	}
 	OK(dat_psp_free(s.psp));
-	sides_close(&c, &s);
+	OK(sides_close(&c, &s));
 }
 
 /* An RSP: its EP is RESERVED, takes one request, and only that EP. */
-void test_rsp(void)
+TEST_F(kdat, test_rsp)
 {
 	DAT_CONN_QUAL q = new_qual();
 	struct side c, c2, s;
@@ -203,61 +208,63 @@ void test_rsp(void)
 	DAT_CR_PARAM crp;
 	DAT_EVENT ev;
 
-	side_open(&c, NULL);
-	side_open(&c2, NULL);
-	side_open(&s, NULL);
+	OK(side_open(&c, NULL));
+	OK(side_open(&c2, NULL));
+	OK(side_open(&s, NULL));
 	OK(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd, &a,
 			 &other));
 	OK(dat_rsp_create(s.ia, q, s.ep, s.cr_evd, &rsp));
-	state_is(s.ep, DAT_EP_STATE_RESERVED);
+	state_is(_metadata, s.ep, DAT_EP_STATE_RESERVED);
 	/* A reserved EP cannot connect on its own, nor be reserved twice. */
-	EXPECT_DAT(dat_ep_connect(s.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q,
+	ASSERT_DAT(dat_ep_connect(s.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q,
 				  TMO, 0, NULL, DAT_QOS_BEST_EFFORT,
 				  DAT_CONNECT_DEFAULT_FLAG), DAT_INVALID_STATE);
 	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q, TMO, 4,
 			  "rsp", DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
-	wait_event(s.cr_evd, &ev);
-	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+	OK(wait_event(s.cr_evd, &ev));
+	ASSERT_TRUE(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
 	/* DAT: the RSP is spent; the event names no service point. */
-	KTAP_EXPECT(ev.event_data.cr_arrival_event_data.sp_handle.rsp_handle ==
+	ASSERT_TRUE(ev.event_data.cr_arrival_event_data.sp_handle.rsp_handle ==
 		    DAT_HANDLE_NULL);
 	cr = ev.event_data.cr_arrival_event_data.cr_handle;
 	OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
-	KTAP_EXPECT(!memcmp(crp.private_data, "rsp", 4));
+	ASSERT_TRUE(!memcmp(crp.private_data, "rsp", 4));
 	/* The CR names the RSP's EP; a PSP's CR names none. */
-	KTAP_EXPECT(crp.local_ep_handle == s.ep);
+	ASSERT_TRUE(crp.local_ep_handle == s.ep);
 	/* The RSP cannot go while its request waits. */
-	EXPECT_DAT(dat_rsp_free(rsp), DAT_INVALID_STATE);
+	ASSERT_DAT(dat_rsp_free(rsp), DAT_INVALID_STATE);
 	/* Only the reserved EP may take it; the CR survives the refusal. */
-	EXPECT_DAT(dat_cr_accept(cr, other, 0, NULL), DAT_INVALID_PARAMETER);
+	ASSERT_DAT(dat_cr_accept(cr, other, 0, NULL), DAT_INVALID_PARAMETER);
 	/* A second requester on the spent RSP is refused. */
 	OK(dat_ep_connect(c2.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q, TMO, 0,
 			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
-	wait_event(c2.conn_evd, &ev);
-	KTAP_EXPECT(ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED);
+	OK(wait_event(c2.conn_evd, &ev));
+	ASSERT_TRUE(ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED);
 	OK(dat_cr_accept(cr, s.ep, 3, "ok"));
-	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, "ok");
-	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	expect_conn_event(_metadata, c.conn_evd,
+			  DAT_CONNECTION_EVENT_ESTABLISHED, "ok");
+	expect_conn_event(_metadata, s.conn_evd,
+			  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
 	/* The RSP went with its request. */
-	EXPECT_DAT(dat_rsp_free(rsp), DAT_INVALID_HANDLE);
-	sides_close(&c, &c2);
+	ASSERT_DAT(dat_rsp_free(rsp), DAT_INVALID_HANDLE);
+	OK(sides_close(&c, &c2));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
-void test_connect_unreachable(void)
+TEST_F(kdat, test_connect_unreachable)
 {
 	struct sockaddr_in nobody = pair_conf.peer;
 	struct side c;
 	DAT_EVENT ev;
 
-	side_open(&c, NULL);
+	OK(side_open(&c, NULL));
 	/* Nothing listens on this qualifier: the peer's CM rejects. */
 	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&nobody, 65000, TMO, 0,
 			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
-	wait_event(c.conn_evd, &ev);
-	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_EVENT_NON_PEER_REJECTED ||
+	OK(wait_event(c.conn_evd, &ev));
+	ASSERT_TRUE(ev.event_number == DAT_CONNECTION_EVENT_NON_PEER_REJECTED ||
 		    ev.event_number == DAT_CONNECTION_EVENT_UNREACHABLE);
-	state_is(c.ep, DAT_EP_STATE_DISCONNECTED);
+	state_is(_metadata, c.ep, DAT_EP_STATE_DISCONNECTED);
 	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
@@ -272,7 +279,7 @@ static DAT_CONN_QUAL ofa_port(DAT_CONN_QUAL q)
 	return q < 65536 ? q : 65535 - 32001 + q % 32001;
 }
 
-void test_conn_qual_wide(void)
+TEST_F(kdat, test_conn_qual_wide)
 {
 	struct side c, s;
 	DAT_CONN_QUAL q = ((DAT_CONN_QUAL)0xabcd << 32) | (getpid() * 16);
@@ -280,15 +287,15 @@ void test_conn_qual_wide(void)
 	DAT_EVENT ev;
 	int i;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	KTAP_EXPECT(ofa_port(q) >= 33534 && ofa_port(q) <= 65534);
+	OK(side_open(&c, NULL));
+	OK(side_open(&s, NULL));
+	ASSERT_TRUE(ofa_port(q) >= 33534 && ofa_port(q) <= 65534);
 	OK(dat_psp_create(s.ia, q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
 	/* The same port by its 16-bit name, or by a larger one. */
-	EXPECT_DAT(dat_psp_create(s.ia, ofa_port(q), s.cr_evd,
+	ASSERT_DAT(dat_psp_create(s.ia, ofa_port(q), s.cr_evd,
 				  DAT_PSP_CONSUMER_FLAG, &psp2),
 		   DAT_CONN_QUAL_IN_USE);
-	EXPECT_DAT(dat_psp_create(s.ia, q + 32001 * 7, s.cr_evd,
+	ASSERT_DAT(dat_psp_create(s.ia, q + 32001 * 7, s.cr_evd,
 				  DAT_PSP_CONSUMER_FLAG, &psp2),
 		   DAT_CONN_QUAL_IN_USE);
 	/* Its low 16 bits are another port (kdat used to take those). */
@@ -306,90 +313,102 @@ void test_conn_qual_wide(void)
 				  i ? ofa_port(q) : q, TMO, 0, NULL,
 				  DAT_QOS_BEST_EFFORT,
 				  DAT_CONNECT_DEFAULT_FLAG));
-		wait_event(s.cr_evd, &ev);
-		KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
-		KTAP_EXPECT(ev.event_data.cr_arrival_event_data.conn_qual == q);
+		OK(wait_event(s.cr_evd, &ev));
+		ASSERT_TRUE(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+		ASSERT_TRUE(ev.event_data.cr_arrival_event_data.conn_qual == q);
 		OK(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd,
 				 &a, &ep));
 		OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
 				 ep, 0, NULL));
-		expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
-				  NULL);
-		expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
-				  NULL);
+		expect_conn_event(_metadata, c.conn_evd,
+				  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+		expect_conn_event(_metadata, s.conn_evd,
+				  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
 		OK(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG));
-		expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED,
-				  NULL);
-		expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED,
-				  NULL);
+		expect_conn_event(_metadata, c.conn_evd,
+				  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+		expect_conn_event(_metadata, s.conn_evd,
+				  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
 		OK(dat_ep_free(ep));
 		OK(dat_ep_reset(c.ep));
 	}
 	/* 0 would be the CM's "any port". */
-	EXPECT_DAT(dat_psp_create(s.ia, 0, s.cr_evd, DAT_PSP_CONSUMER_FLAG,
+	ASSERT_DAT(dat_psp_create(s.ia, 0, s.cr_evd, DAT_PSP_CONSUMER_FLAG,
 				  &psp2), DAT_INVALID_PARAMETER);
-	sides_close(&c, &s);
+	OK(sides_close(&c, &s));
+}
+
+/* test_two_processes' server: its qualifier, and its "ready" pipe. */
+struct two_server {
+	DAT_CONN_QUAL q;
+	int go;
+};
+
+/* The server, in a child (kdat_fork()): it echoes 100 messages. */
+static void two_server(struct __test_metadata *_metadata, void *arg)
+{
+	struct two_server *ts = arg;
+	struct side s;
+	struct buf b;
+	DAT_LMR_TRIPLET r;
+	DAT_EVENT ev;
+	int i;
+
+	OK(side_open(&s, NULL));
+	OK(buf_reg(&s, &b, 4096, DAT_MEM_PRIV_ALL_FLAG));
+	OK(dat_psp_create(s.ia, ts->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG,
+			  &s.psp));
+	r = seg(&b, 0, 64);
+	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(0), 0));
+	ASSERT_TRUE(write(ts->go, "g", 1) == 1);
+	OK(wait_event(s.cr_evd, &ev));
+	OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s.ep,
+			 0, NULL));
+	expect_conn_event(_metadata, s.conn_evd,
+			  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	for (i = 0; i < 100; i++) {
+		DAT_LMR_TRIPLET t = seg(&b, 0, 8);
+
+		/* Echo each message back, after reposting. */
+		do {
+			OK(wait_event(s.dto_evd, &ev));
+		} while (ev.event_data.dto_completion_event_data.operation !=
+			 DAT_DTO_RECEIVE);
+		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(i + 1), 0));
+		OK(dat_ep_post_send(s.ep, 1, &t, cookie(1000 + i),
+				    DAT_COMPLETION_SUPPRESS_FLAG));
+	}
+	expect_conn_event(_metadata, s.conn_evd,
+			  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
 }
 
 /* Two processes: the server in a child, ping-pong of 100 messages. */
-void test_two_processes(void)
+TEST_F(kdat, test_two_processes)
 {
-	DAT_CONN_QUAL q = new_qual();
+	struct two_server ts = { .q = new_qual() };
 	int go[2], status, i;
 	pid_t pid;
 	char x;
 
-	KTAP_EXPECT(!pipe(go));
-	pid = fork();
-	KTAP_EXPECT(pid >= 0);
-	if (pid == 0) {
-		struct side s;
-		struct buf b;
-		DAT_LMR_TRIPLET r;
-		DAT_EVENT ev;
-
-		side_open(&s, NULL);
-		buf_reg(&s, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
-		OK(dat_psp_create(s.ia, q, s.cr_evd, DAT_PSP_CONSUMER_FLAG,
-				  &s.psp));
-		r = seg(&b, 0, 64);
-		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(0), 0));
-		KTAP_EXPECT(write(go[1], "g", 1) == 1);
-		wait_event(s.cr_evd, &ev);
-		OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
-				 s.ep, 0, NULL));
-		expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
-				  NULL);
-		for (i = 0; i < 100; i++) {
-			DAT_LMR_TRIPLET t = seg(&b, 0, 8);
-
-			/* Echo each message back, after reposting. */
-			do {
-				wait_event(s.dto_evd, &ev);
-			} while (ev.event_data.dto_completion_event_data
-				 .operation != DAT_DTO_RECEIVE);
-			OK(dat_ep_post_recv(s.ep, 1, &r, cookie(i + 1), 0));
-			OK(dat_ep_post_send(s.ep, 1, &t, cookie(1000 + i),
-					    DAT_COMPLETION_SUPPRESS_FLAG));
-		}
-		expect_conn_event(s.conn_evd,
-				  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
-		exit(0);
-	}
-	KTAP_EXPECT(read(go[0], &x, 1) == 1);
+	ASSERT_TRUE(!pipe(go));
+	ts.go = go[1];
+	pid = kdat_fork(_metadata, two_server, &ts);
+	ASSERT_TRUE(pid >= 0);
+	close(go[1]);		/* a failed server: no byte, no wait */
+	ASSERT_TRUE(read(go[0], &x, 1) == 1);
 	{
 		struct side c;
 		struct buf b, rb;
 		DAT_LMR_TRIPLET t, r;
 
-		side_open(&c, NULL);
-		buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
-		buf_reg(&c, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q,
-				  TMO, 0, NULL, DAT_QOS_BEST_EFFORT,
+		OK(side_open(&c, NULL));
+		OK(buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG));
+		OK(buf_reg(&c, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG));
+		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer,
+				  ts.q, TMO, 0, NULL, DAT_QOS_BEST_EFFORT,
 				  DAT_CONNECT_DEFAULT_FLAG));
-		expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
-				  NULL);
+		expect_conn_event(_metadata, c.conn_evd,
+				  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
 		t = seg(&b, 0, 8);
 		r = seg(&rb, 0, 64);
 		for (i = 0; i < 100; i++) {
@@ -400,20 +419,20 @@ void test_two_processes(void)
 			 * The echo may complete before the send's own ACK
 			 * does: the two in either order.
 			 */
-			expect_dto_pair(c.dto_evd, i, 5000 + i, 8);
-			KTAP_EXPECT(!memcmp(rb.p, &i, sizeof(i)));
+			expect_dto_pair(_metadata, c.dto_evd, i, 5000 + i, 8);
+			ASSERT_TRUE(!memcmp(rb.p, &i, sizeof(i)));
 		}
 		OK(dat_ep_disconnect(c.ep, DAT_CLOSE_GRACEFUL_FLAG));
-		expect_conn_event(c.conn_evd,
+		expect_conn_event(_metadata, c.conn_evd,
 				  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
 		OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
 	}
-	KTAP_EXPECT(waitpid(pid, &status, 0) == pid);
-	KTAP_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 /* A graceful disconnect lets the requests in progress complete. */
-void test_graceful_disconnect(void)
+TEST_F(kdat, test_graceful_disconnect)
 {
 	struct side c, s;
 	struct buf b, rb;
@@ -421,7 +440,7 @@ void test_graceful_disconnect(void)
 	DAT_RETURN ret;
 	int i;
 
-	sides_open(&c, &b, &s, &rb, 65536);
+	OK(sides_open(&c, &b, &s, &rb, 65536));
 	r = seg(&rb, 0, 65536);
 	t = seg(&b, 0, 65536);
 	for (i = 0; i < 8; i++)
@@ -437,31 +456,35 @@ void test_graceful_disconnect(void)
 	 */
 	ret = dat_ep_post_send(c.ep, 1, &t, cookie(1), 0);
 	if (DAT_GET_TYPE(ret) == DAT_SUCCESS)
-		state_is(c.ep, DAT_EP_STATE_DISCONNECTED);
+		state_is(_metadata, c.ep, DAT_EP_STATE_DISCONNECTED);
 	else
-		EXPECT_DAT(ret, DAT_INVALID_STATE);
+		ASSERT_DAT(ret, DAT_INVALID_STATE);
 	/* The requests in progress complete, in order, before the flush. */
 	for (i = 0; i < 8; i++)
-		expect_dto(c.dto_evd, 100 + i, DAT_DTO_SUCCESS, 65536);
+		expect_dto(_metadata, c.dto_evd, 100 + i, DAT_DTO_SUCCESS,
+			   65536);
 	if (DAT_GET_TYPE(ret) == DAT_SUCCESS)
-		expect_dto(c.dto_evd, 1, DAT_DTO_ERR_FLUSHED, -1);
+		expect_dto(_metadata, c.dto_evd, 1, DAT_DTO_ERR_FLUSHED, -1);
 	for (i = 0; i < 8; i++)
-		expect_dto(s.dto_evd, i, DAT_DTO_SUCCESS, 65536);
-	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
-	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+		expect_dto(_metadata, s.dto_evd, i, DAT_DTO_SUCCESS, 65536);
+	expect_conn_event(_metadata, c.conn_evd,
+			  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	expect_conn_event(_metadata, s.conn_evd,
+			  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
 	/* DISCONNECTED now, whatever the timing: accepted and flushed. */
 	OK(dat_ep_post_send(c.ep, 1, &t, cookie(2), 0));
-	expect_dto(c.dto_evd, 2, DAT_DTO_ERR_FLUSHED, -1);
-	sides_close(&c, &s);
+	expect_dto(_metadata, c.dto_evd, 2, DAT_DTO_ERR_FLUSHED, -1);
+	OK(sides_close(&c, &s));
 }
 
 /* The whole code, subtype included. */
-#define EXPECT_DAT_FULL(expr, want)					\
+#define ASSERT_DAT_FULL(expr, want)					\
 	do {								\
 		DAT_RETURN __r = (expr);				\
-		if (__r != (DAT_RETURN)(want))				\
-			KTAP_FAIL("%s: got %#x, want %#x", #expr,	\
-				  (unsigned int)__r, (unsigned int)(want)); \
+									\
+		ASSERT_EQ((DAT_RETURN)(want), __r)			\
+			TH_LOG("%s: got %#x, want %#x", #expr,		\
+			       (unsigned int)__r, (unsigned int)(want)); \
 	} while (0)
 
 /*
@@ -470,7 +493,7 @@ void test_graceful_disconnect(void)
  * provider answers; where the man pages make them no-ops (disconnecting
  * a DISCONNECTED EP, resetting an UNCONNECTED one), success.
  */
-void test_ep_state_errors(void)
+TEST_F(kdat, test_ep_state_errors)
 {
 	const DAT_RETURN st = DAT_CLASS_ERROR | DAT_INVALID_STATE;
 	DAT_CONN_QUAL q = new_qual();
@@ -481,58 +504,60 @@ void test_ep_state_errors(void)
 	struct side c, s;
 	int i;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
+	OK(side_open(&c, NULL));
+	OK(side_open(&s, NULL));
 	/* UNCONNECTED, never connected: both flags of disconnect. */
-	state_is(c.ep, DAT_EP_STATE_UNCONNECTED);
-	EXPECT_DAT_FULL(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG),
+	state_is(_metadata, c.ep, DAT_EP_STATE_UNCONNECTED);
+	ASSERT_DAT_FULL(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG),
 			st | DAT_INVALID_STATE_EP_UNCONNECTED);
-	EXPECT_DAT_FULL(dat_ep_disconnect(c.ep, DAT_CLOSE_GRACEFUL_FLAG),
+	ASSERT_DAT_FULL(dat_ep_disconnect(c.ep, DAT_CLOSE_GRACEFUL_FLAG),
 			st | DAT_INVALID_STATE_EP_UNCONNECTED);
 	OK(dat_ep_reset(c.ep));
-	state_is(c.ep, DAT_EP_STATE_UNCONNECTED);
+	state_is(_metadata, c.ep, DAT_EP_STATE_UNCONNECTED);
 
 	/* RESERVED by an RSP. */
 	OK(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd, &a,
 			 &r));
 	OK(dat_rsp_create(s.ia, q, r, s.cr_evd, &rsp));
-	state_is(r, DAT_EP_STATE_RESERVED);
-	EXPECT_DAT_FULL(dat_ep_connect(r, addr, new_qual(), TMO, 0, NULL,
+	state_is(_metadata, r, DAT_EP_STATE_RESERVED);
+	ASSERT_DAT_FULL(dat_ep_connect(r, addr, new_qual(), TMO, 0, NULL,
 				       DAT_QOS_BEST_EFFORT,
 				       DAT_CONNECT_DEFAULT_FLAG),
 			st | DAT_INVALID_STATE_EP_RESERVED);
-	EXPECT_DAT_FULL(dat_ep_disconnect(r, DAT_CLOSE_ABRUPT_FLAG),
+	ASSERT_DAT_FULL(dat_ep_disconnect(r, DAT_CLOSE_ABRUPT_FLAG),
 			st | DAT_INVALID_STATE_EP_RESERVED);
-	EXPECT_DAT_FULL(dat_ep_reset(r), st | DAT_INVALID_STATE_EP_RESERVED);
+	ASSERT_DAT_FULL(dat_ep_reset(r), st | DAT_INVALID_STATE_EP_RESERVED);
 	OK(dat_rsp_free(rsp));
-	state_is(r, DAT_EP_STATE_UNCONNECTED);
+	state_is(_metadata, r, DAT_EP_STATE_UNCONNECTED);
 
 	/* CONNECTED, on both sides. */
-	connect_pair(&c, &s, false);
+	OK(connect_pair(&c, &s, false));
 	for (i = 0; i < 2; i++) {
 		DAT_EP_HANDLE ep = i ? s.ep : c.ep;
 
-		EXPECT_DAT_FULL(dat_ep_connect(ep, addr, q, TMO, 0, NULL,
+		ASSERT_DAT_FULL(dat_ep_connect(ep, addr, q, TMO, 0, NULL,
 					       DAT_QOS_BEST_EFFORT,
 					       DAT_CONNECT_DEFAULT_FLAG),
 				st | DAT_INVALID_STATE_EP_CONNECTED);
-		EXPECT_DAT_FULL(dat_ep_reset(ep),
+		ASSERT_DAT_FULL(dat_ep_reset(ep),
 				st | DAT_INVALID_STATE_EP_CONNECTED);
-		state_is(ep, DAT_EP_STATE_CONNECTED);
+		state_is(_metadata, ep, DAT_EP_STATE_CONNECTED);
 	}
 
 	/* DISCONNECTED: disconnect again is nothing; reset works. */
 	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG));
-	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
-	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	expect_conn_event(_metadata, c.conn_evd,
+			  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	expect_conn_event(_metadata, s.conn_evd,
+			  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
 	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG));
 	OK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG));
 	OK(dat_ep_reset(c.ep));
-	state_is(c.ep, DAT_EP_STATE_UNCONNECTED);
+	state_is(_metadata, c.ep, DAT_EP_STATE_UNCONNECTED);
 	/* And UNCONNECTED once more, after a connection. */
-	EXPECT_DAT_FULL(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG),
+	ASSERT_DAT_FULL(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG),
 			st | DAT_INVALID_STATE_EP_UNCONNECTED);
-	sides_close(&c, &s);
+	OK(sides_close(&c, &s));
 }
 
 /*
@@ -542,7 +567,7 @@ void test_ep_state_errors(void)
  * most a reject takes. A reject the CM makes (a full backlog) is
  * NON_PEER_REJECTED, with no data.
  */
-void test_reject_pdata(void)
+TEST_F(kdat, test_reject_pdata)
 {
 	static const DAT_COUNT sizes[] = { 0, 1, 4, 5, 31, 56 };
 	const DAT_CONNECTION_EVENT_DATA *d;
@@ -550,13 +575,14 @@ void test_reject_pdata(void)
 	struct side c, c2, s;
 	DAT_CONN_QUAL q;
 	DAT_EVD_HANDLE cr1;
+	DAT_EVENT_NUMBER want;
 	DAT_CR_HANDLE cr;
 	DAT_EVENT ev;
 	DAT_COUNT k;
 	size_t i;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
+	OK(side_open(&c, NULL));
+	OK(side_open(&s, NULL));
 	q = new_qual();
 	OK(dat_psp_create(s.ia, q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -565,40 +591,41 @@ void test_reject_pdata(void)
 		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q,
 				  TMO, 0, NULL, DAT_QOS_BEST_EFFORT,
 				  DAT_CONNECT_DEFAULT_FLAG));
-		wait_event(s.cr_evd, &ev);
-		KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+		OK(wait_event(s.cr_evd, &ev));
+		ASSERT_TRUE(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
 		cr = ev.event_data.cr_arrival_event_data.cr_handle;
 		OK(dat_cr_reject(cr, sizes[i], sizes[i] ? pd : NULL));
-		wait_event(c.conn_evd, &ev);
-		if (ev.event_number != DAT_CONNECTION_EVENT_PEER_REJECTED)
-			KTAP_FAIL("reject of %d bytes: event %#x", sizes[i],
-				  ev.event_number);
+		OK(wait_event(c.conn_evd, &ev));
+		ASSERT_EQ(DAT_CONNECTION_EVENT_PEER_REJECTED, ev.event_number)
+			TH_LOG("reject of %d bytes: event %#x", sizes[i],
+			       ev.event_number);
 		d = &ev.event_data.connect_event_data;
-		ktap_diag("reject of %d bytes: the requester sees %d",
-			  sizes[i], d->private_data_size);
+		TH_LOG("reject of %d bytes: the requester sees %d",
+		       sizes[i], d->private_data_size);
 		if (sizes[i] && reject_pdata_lost(&ev))
 			goto next;
-		KTAP_EXPECT(d->private_data_size >= sizes[i]);
-		KTAP_EXPECT(!sizes[i] || !memcmp(d->private_data, pd,
+		ASSERT_TRUE(d->private_data_size >= sizes[i]);
+		ASSERT_TRUE(!sizes[i] || !memcmp(d->private_data, pd,
 						 sizes[i]));
-		for (k = sizes[i]; k < d->private_data_size; k++)
-			if (((unsigned char *)d->private_data)[k])
-				KTAP_FAIL("reject of %d bytes: byte %d is %#x",
-					  sizes[i], k,
-					  ((unsigned char *)d->private_data)[k]);
+		for (k = sizes[i]; k < d->private_data_size; k++) {
+			ASSERT_FALSE(((unsigned char *)d->private_data)[k])
+				TH_LOG("reject of %d bytes: byte %d is %#x",
+				       sizes[i], k,
+				       ((unsigned char *)d->private_data)[k]);
+		}
 next:
-		state_is(c.ep, DAT_EP_STATE_DISCONNECTED);
+		state_is(_metadata, c.ep, DAT_EP_STATE_DISCONNECTED);
 		OK(dat_ep_reset(c.ep));
 	}
 	/* More than a reject takes. */
 	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q, TMO, 0,
 			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
-	wait_event(s.cr_evd, &ev);
+	OK(wait_event(s.cr_evd, &ev));
 	cr = ev.event_data.cr_arrival_event_data.cr_handle;
-	EXPECT_DAT(dat_cr_reject(cr, 57, pd), DAT_INVALID_PARAMETER);
+	ASSERT_DAT(dat_cr_reject(cr, 57, pd), DAT_INVALID_PARAMETER);
 	OK(dat_cr_reject(cr, 0, NULL));
-	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_PEER_REJECTED,
-			  NULL);
+	expect_conn_event(_metadata, c.conn_evd,
+			  DAT_CONNECTION_EVENT_PEER_REJECTED, NULL);
 	OK(dat_ep_reset(c.ep));
 
 	/*
@@ -606,30 +633,30 @@ next:
 	 * is rejected by the CM, not by a consumer (siw's reject is a
 	 * reset, the peer's to every iWARP reader: kdat_dev_reject_is_peers()).
 	 */
-	side_open(&c2, NULL);
+	OK(side_open(&c2, NULL));
 	q = new_qual();
 	OK(dat_evd_create(s.ia, 1, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr1));
 	OK(dat_psp_free(s.psp));
 	OK(dat_psp_create(s.ia, q, cr1, DAT_PSP_CONSUMER_FLAG, &s.psp));
 	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q, TMO, 0,
 			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
-	wait_event(cr1, &ev);
-	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+	OK(wait_event(cr1, &ev));
+	ASSERT_TRUE(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
 	cr = ev.event_data.cr_arrival_event_data.cr_handle;
 	OK(dat_ep_connect(c2.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q, TMO, 4,
 			  "2nd", DAT_QOS_BEST_EFFORT,
 			  DAT_CONNECT_DEFAULT_FLAG));
-	wait_event(c2.conn_evd, &ev);
-	if (ev.event_number != (dev_iwarp() ?
-				DAT_CONNECTION_EVENT_PEER_REJECTED :
-				DAT_CONNECTION_EVENT_NON_PEER_REJECTED))
-		KTAP_FAIL("over the backlog: event %#x", ev.event_number);
-	KTAP_EXPECT(ev.event_data.connect_event_data.private_data_size == 0);
+	OK(wait_event(c2.conn_evd, &ev));
+	want = dev_iwarp(_metadata) ? DAT_CONNECTION_EVENT_PEER_REJECTED :
+				      DAT_CONNECTION_EVENT_NON_PEER_REJECTED;
+	ASSERT_EQ(want, ev.event_number)
+		TH_LOG("over the backlog: event %#x", ev.event_number);
+	ASSERT_TRUE(ev.event_data.connect_event_data.private_data_size == 0);
 	/* The one it holds is still the consumer's to answer. */
 	OK(dat_cr_reject(cr, 3, "no"));
-	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_PEER_REJECTED,
-			  "no");
-	sides_close(&c, &c2);
+	expect_conn_event(_metadata, c.conn_evd,
+			  DAT_CONNECTION_EVENT_PEER_REJECTED, "no");
+	OK(sides_close(&c, &c2));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
@@ -639,38 +666,41 @@ next:
  * request (a reject) brings no second one; the EP stays DISCONNECTED and
  * connects again after dat_ep_reset.
  */
-void test_connect_given_up_then_rejected(void)
+TEST_F(kdat, test_connect_given_up_then_rejected)
 {
 	DAT_CONN_QUAL q = new_qual();
 	struct side c, s;
 	DAT_CR_HANDLE cr;
 	DAT_EVENT ev;
 
-	only_in_ring_mode();
-	side_open(&c, NULL);
-	side_open(&s, NULL);
+	only_in_ring_mode(_metadata);
+	OK(side_open(&c, NULL));
+	OK(side_open(&s, NULL));
 	OK(dat_psp_create(s.ia, q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &s.psp));
 	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q, TMO, 0,
 			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
-	wait_event(s.cr_evd, &ev);
-	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+	OK(wait_event(s.cr_evd, &ev));
+	ASSERT_TRUE(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
 	cr = ev.event_data.cr_arrival_event_data.cr_handle;
-	state_is(c.ep, DAT_EP_STATE_ACTIVE_CONNECTION_PENDING);
+	state_is(_metadata, c.ep, DAT_EP_STATE_ACTIVE_CONNECTION_PENDING);
 	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG));
-	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	expect_conn_event(_metadata, c.conn_evd,
+			  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
 	OK(dat_cr_reject(cr, 0, NULL));
 	usleep(500 * 1000);	/* the REJ reaches the client's CM id */
-	EXPECT_DAT(dat_evd_dequeue(c.conn_evd, &ev), DAT_QUEUE_EMPTY);
-	state_is(c.ep, DAT_EP_STATE_DISCONNECTED);
+	ASSERT_DAT(dat_evd_dequeue(c.conn_evd, &ev), DAT_QUEUE_EMPTY);
+	state_is(_metadata, c.ep, DAT_EP_STATE_DISCONNECTED);
 	OK(dat_ep_reset(c.ep));
 	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, q, TMO, 0,
 			  NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
-	wait_event(s.cr_evd, &ev);
+	OK(wait_event(s.cr_evd, &ev));
 	OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s.ep,
 			 0, NULL));
-	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
-	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
-	sides_close(&c, &s);
+	expect_conn_event(_metadata, c.conn_evd,
+			  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	expect_conn_event(_metadata, s.conn_evd,
+			  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	OK(sides_close(&c, &s));
 }
 
 /*
@@ -678,50 +708,52 @@ void test_connect_given_up_then_rejected(void)
  * EP connected by an accept has no remote Service Point to connect to:
  * DAT_INVALID_PARAMETER, and nothing is started.
  */
-void test_dup_connect(void)
+TEST_F(kdat, test_dup_connect)
 {
 	struct side c, s;
 	DAT_EP_HANDLE c2, c3, s2;
 	DAT_EP_ATTR a = ep_attr();
 	DAT_EVENT ev;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
-	connect_pair(&c, &s, false);
+	OK(side_open(&c, NULL));
+	OK(side_open(&s, NULL));
+	OK(connect_pair(&c, &s, false));
 	OK(dat_ep_create(c.ia, c.pz, c.dto_evd, c.dto_evd, c.conn_evd, &a,
 			 &c2));
 	OK(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd, &a,
 			 &s2));
 	OK(dat_ep_dup_connect(c2, c.ep, TMO, 0, NULL, DAT_QOS_BEST_EFFORT));
-	wait_event(s.cr_evd, &ev);
-	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+	OK(wait_event(s.cr_evd, &ev));
+	ASSERT_TRUE(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
 	OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s2, 0,
 			 NULL));
-	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
-	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
-	state_is(c2, DAT_EP_STATE_CONNECTED);
-	state_is(s2, DAT_EP_STATE_CONNECTED);
+	expect_conn_event(_metadata, c.conn_evd,
+			  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	expect_conn_event(_metadata, s.conn_evd,
+			  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	state_is(_metadata, c2, DAT_EP_STATE_CONNECTED);
+	state_is(_metadata, s2, DAT_EP_STATE_CONNECTED);
 	/* Not to an EP that is already connected. */
-	EXPECT_DAT(dat_ep_dup_connect(c.ep, c2, TMO, 0, NULL,
+	ASSERT_DAT(dat_ep_dup_connect(c.ep, c2, TMO, 0, NULL,
 				      DAT_QOS_BEST_EFFORT), DAT_INVALID_STATE);
 	/* Not from one that accepted (s2, s.ep): no Service Point. */
 	OK(dat_ep_create(c.ia, c.pz, c.dto_evd, c.dto_evd, c.conn_evd, &a,
 			 &c3));
-	EXPECT_DAT(dat_ep_dup_connect(c3, s2, TMO, 0, NULL,
+	ASSERT_DAT(dat_ep_dup_connect(c3, s2, TMO, 0, NULL,
 				      DAT_QOS_BEST_EFFORT),
 		   DAT_INVALID_PARAMETER);
-	EXPECT_DAT(dat_ep_dup_connect(c3, s.ep, TMO, 0, NULL,
+	ASSERT_DAT(dat_ep_dup_connect(c3, s.ep, TMO, 0, NULL,
 				      DAT_QOS_BEST_EFFORT),
 		   DAT_INVALID_PARAMETER);
-	state_is(c3, DAT_EP_STATE_UNCONNECTED);
+	state_is(_metadata, c3, DAT_EP_STATE_UNCONNECTED);
 	/* From one that was itself duplicated: to the same PSP. */
 	OK(dat_ep_dup_connect(c3, c2, TMO, 0, NULL, DAT_QOS_BEST_EFFORT));
-	wait_event(s.cr_evd, &ev);
-	KTAP_EXPECT(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+	OK(wait_event(s.cr_evd, &ev));
+	ASSERT_TRUE(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
 	OK(dat_cr_reject(ev.event_data.cr_arrival_event_data.cr_handle, 0,
 			 NULL));
-	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_PEER_REJECTED,
-			  NULL);
-	EXPECT_DAT(dat_evd_dequeue(c.conn_evd, &ev), DAT_QUEUE_EMPTY);
-	sides_close(&c, &s);
+	expect_conn_event(_metadata, c.conn_evd,
+			  DAT_CONNECTION_EVENT_PEER_REJECTED, NULL);
+	ASSERT_DAT(dat_evd_dequeue(c.conn_evd, &ev), DAT_QUEUE_EMPTY);
+	OK(sides_close(&c, &s));
 }

@@ -12,7 +12,7 @@
  * once the consumer has read past it, events are queued again (a software
  * event posted next is).
  */
-void test_evd_overflow(void)
+TEST_F(kdat, test_evd_overflow)
 {
 	struct side c, s;
 	struct buf b;
@@ -23,18 +23,19 @@ void test_evd_overflow(void)
 	DAT_EVENT ev;
 	int i, n = 0, overflow = 0;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
+	OK(side_open(&c, NULL));
+	OK(side_open(&s, NULL));
 	a.max_request_dtos = 2;
 	a.max_recv_dtos = 2;
 	OK(dat_evd_create(c.ia, 4, DAT_HANDLE_NULL,
 			  DAT_EVD_DTO_FLAG | DAT_EVD_SOFTWARE_FLAG, &small));
 	OK(dat_ep_create(c.ia, c.pz, small, small, c.conn_evd, &a, &ep));
 	c.ep = ep;
-	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
+	OK(buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG));
+	OK(connect_pair(&c, &s, false));
 	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_ABRUPT_FLAG));
-	expect_conn_event(c.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	expect_conn_event(_metadata, c.conn_evd,
+			  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
 	t = seg(&b, 0, 8);
 	/* Each post on the DISCONNECTED EP is flushed at once to the EVD. */
 	for (i = 0; i < 10; i++)
@@ -45,22 +46,22 @@ void test_evd_overflow(void)
 		else
 			n++;
 	}
-	KTAP_EXPECT(n == 4);
-	KTAP_EXPECT(overflow == 1);
+	ASSERT_TRUE(n == 4);
+	ASSERT_TRUE(overflow == 1);
 	{
 		DAT_EVENT se = { .event_number = DAT_SOFTWARE_EVENT };
 
 		se.event_data.software_event_data.pointer = &n;
 		OK(dat_evd_post_se(small, &se));
 		OK(dat_evd_dequeue(small, &ev));
-		KTAP_EXPECT(ev.event_number == DAT_SOFTWARE_EVENT &&
+		ASSERT_TRUE(ev.event_number == DAT_SOFTWARE_EVENT &&
 			    ev.event_data.software_event_data.pointer == &n);
 	}
-	sides_close(&c, &s);
+	OK(sides_close(&c, &s));
 }
 
 /* dat_evd_wait: the threshold, the timeout, and no spinning meanwhile. */
-void test_evd_wait(void)
+TEST_F(kdat, test_evd_wait)
 {
 	struct side c, s;
 	struct buf b, rb;
@@ -72,12 +73,12 @@ void test_evd_wait(void)
 	double wall, cpu;
 	int i;
 
-	sides_open(&c, &b, &s, &rb, 4096);
+	OK(sides_open(&c, &b, &s, &rb, 4096));
 
 	/* Nothing comes: the wait times out after ~0.5 s, asleep. */
 	getrusage(RUSAGE_SELF, &ru0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	EXPECT_DAT(dat_evd_wait(s.dto_evd, 500000, 1, &ev, &nmore),
+	ASSERT_DAT(dat_evd_wait(s.dto_evd, 500000, 1, &ev, &nmore),
 		   DAT_TIMEOUT_EXPIRED);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	getrusage(RUSAGE_SELF, &ru1);
@@ -86,9 +87,9 @@ void test_evd_wait(void)
 	      (ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
 	      ((ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) +
 	       (ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec)) / 1e6;
-	ktap_diag("timed out after %.3f s wall, %.3f s CPU", wall, cpu);
-	KTAP_EXPECT(wall >= 0.45);
-	KTAP_EXPECT(cpu < wall / 4);
+	TH_LOG("timed out after %.3f s wall, %.3f s CPU", wall, cpu);
+	ASSERT_TRUE(wall >= 0.45);
+	ASSERT_TRUE(cpu < wall / 4);
 
 	/* Threshold 3: two events are not enough, three are. */
 	r = seg(&rb, 0, 64);
@@ -98,25 +99,25 @@ void test_evd_wait(void)
 	for (i = 0; i < 2; i++)
 		OK(dat_ep_post_send(c.ep, 1, &t, cookie(i),
 				    DAT_COMPLETION_SUPPRESS_FLAG));
-	EXPECT_DAT(dat_evd_wait(s.dto_evd, 300000, 3, &ev, &nmore),
+	ASSERT_DAT(dat_evd_wait(s.dto_evd, 300000, 3, &ev, &nmore),
 		   DAT_TIMEOUT_EXPIRED);
 	OK(dat_ep_post_send(c.ep, 1, &t, cookie(2),
 			    DAT_COMPLETION_SUPPRESS_FLAG));
 	OK(dat_evd_wait(s.dto_evd, TMO, 3, &ev, &nmore));
-	KTAP_EXPECT(nmore == 2);
-	KTAP_EXPECT(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
+	ASSERT_TRUE(nmore == 2);
+	ASSERT_TRUE(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
 		    0);
 	/* A threshold above the EVD's size is invalid. */
-	EXPECT_DAT(dat_evd_wait(s.dto_evd, TMO, 1000, &ev, &nmore),
+	ASSERT_DAT(dat_evd_wait(s.dto_evd, TMO, 1000, &ev, &nmore),
 		   DAT_INVALID_PARAMETER);
-	sides_close(&c, &s);
+	OK(sides_close(&c, &s));
 }
 
 /*
  * A CNO wakes its waiter when an EVD attached to it gets an event, and
  * names that EVD; a CNO in use cannot be freed.
  */
-void test_cno(void)
+TEST_F(kdat, test_cno)
 {
 	struct side c, s;
 	struct buf b, rb;
@@ -125,26 +126,26 @@ void test_cno(void)
 	DAT_LMR_TRIPLET t, r;
 	DAT_EVENT ev;
 
-	sides_reg(&c, &b, &s, &rb, 4096);
+	OK(sides_reg(&c, &b, &s, &rb, 4096));
 	OK(dat_cno_create(s.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
 	/* Nothing yet: the wait times out. */
-	EXPECT_DAT(dat_cno_wait(cno, 200000, &got), DAT_TIMEOUT_EXPIRED);
+	ASSERT_DAT(dat_cno_wait(cno, 200000, &got), DAT_TIMEOUT_EXPIRED);
 	OK(dat_evd_modify_cno(s.dto_evd, cno));
-	EXPECT_DAT(dat_cno_free(cno), DAT_INVALID_STATE);
-	connect_pair(&c, &s, false);
+	ASSERT_DAT(dat_cno_free(cno), DAT_INVALID_STATE);
+	OK(connect_pair(&c, &s, false));
 	t = seg(&b, 0, 8);
 	r = seg(&rb, 0, 64);
 	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(1), 0));
 	OK(dat_ep_post_send(c.ep, 1, &t, cookie(2), 0));
 	OK(dat_cno_wait(cno, TMO, &got));
-	KTAP_EXPECT(got == s.dto_evd);
+	ASSERT_TRUE(got == s.dto_evd);
 	OK(dat_evd_dequeue(s.dto_evd, &ev));
 	/* An EVD created with the CNO triggers it too. */
 	OK(dat_evd_create(s.ia, 4, cno, DAT_EVD_DTO_FLAG, &evd));
 	OK(dat_evd_modify_cno(s.dto_evd, DAT_HANDLE_NULL));
 	OK(dat_evd_free(evd));
 	OK(dat_cno_free(cno));
-	sides_close(&c, &s);
+	OK(sides_close(&c, &s));
 }
 
 #define SPIN_ROUNDS 200
@@ -208,11 +209,20 @@ static long poller_sleeps(void)
  * between: the completion came from its CPU, after the wait's first
  * look). A round whose post the doorbell took completes in the post's
  * call, and counts for nothing. Writes those rounds' waits and waits that
- * blocked (DCNT_EVD_WAIT, _WAIT_BLOCKED) on the send EVD to @fd. Runs in
- * a process of its own: the spin is set at the first wait.
+ * blocked (DCNT_EVD_WAIT, _WAIT_BLOCKED) on the send EVD to @fds[1]. Runs
+ * in a process of its own (kdat_fork()): the spin is set at the first
+ * wait.
  */
-static void wait_spin_child(const char *spin_us, int fd)
+struct wait_spin {
+	const char *spin_us;
+	int fds[2];
+};
+
+static void wait_spin_child(struct __test_metadata *_metadata, void *arg)
 {
+	const struct wait_spin *ws = arg;
+	const char *spin_us = ws->spin_us;
+	int fd = ws->fds[1];
 	DAT_UINT64 c0[DCNT_EVD_ALL_COUNTERS], c1[DCNT_EVD_ALL_COUNTERS];
 	bool two = sysconf(_SC_NPROCESSORS_ONLN) >= 2;
 	uint64_t out[2] = { 0, 0 };
@@ -223,66 +233,65 @@ static void wait_spin_child(const char *spin_us, int fd)
 	cpu_set_t cpu0;
 	int i;
 
+	close(ws->fds[0]);
 	setenv("KDAT_WAIT_SPIN_US", spin_us, 1);
 	setenv("KDAT_POLLER", "spin", 1);
 	if (two)
 		setenv("KDAT_POLLER_CPU", "1", 1);
-	side_open(&c, NULL);
-	side_open(&s, NULL);
+	OK(side_open(&c, NULL));
+	OK(side_open(&s, NULL));
 	if (two) {
 		/* After the poller's CPU is set: one we may run on. */
 		CPU_ZERO(&cpu0);
 		CPU_SET(0, &cpu0);
-		KTAP_EXPECT(!sched_setaffinity(0, sizeof(cpu0), &cpu0));
+		ASSERT_TRUE(!sched_setaffinity(0, sizeof(cpu0), &cpu0));
 	}
-	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
+	OK(buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG));
+	OK(buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG));
+	OK(connect_pair(&c, &s, false));
 	t = seg(&b, 0, 64);
 	r = seg(&rb, 0, 64);
 	for (i = 0; i < 20 * SPIN_ROUNDS && out[0] < SPIN_ROUNDS; i++) {
 		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(1000000 + i), 0));
 		/* Round 0 sets the spin up (its first wait measures it). */
 		before = i ? poller_sleeps() : -1;
-		counters(c.dto_evd, DCNT_EVD_ALL_COUNTERS, c0);
+		counters(_metadata, c.dto_evd, DCNT_EVD_ALL_COUNTERS, c0);
 		OK(dat_ep_post_send(c.ep, 1, &t, cookie(i), 0));
-		expect_dto(c.dto_evd, i, DAT_DTO_SUCCESS, 64);
-		counters(c.dto_evd, DCNT_EVD_ALL_COUNTERS, c1);
+		expect_dto(_metadata, c.dto_evd, i, DAT_DTO_SUCCESS, 64);
+		counters(_metadata, c.dto_evd, DCNT_EVD_ALL_COUNTERS, c1);
 		after = poller_sleeps();
-		expect_dto(s.dto_evd, 1000000 + i, DAT_DTO_SUCCESS, 64);
+		expect_dto(_metadata, s.dto_evd, 1000000 + i, DAT_DTO_SUCCESS,
+			   64);
 		if (before < 0 || after != before)
 			continue;
 		out[0] += c1[DCNT_EVD_WAIT] - c0[DCNT_EVD_WAIT];
 		out[1] += c1[DCNT_EVD_WAIT_BLOCKED] - c0[DCNT_EVD_WAIT_BLOCKED];
 	}
-	ktap_diag("KDAT_WAIT_SPIN_US=%s: %llu of %d rounds the poller took",
-		  spin_us, (unsigned long long)out[0], i);
-	KTAP_EXPECT(write(fd, out, sizeof(out)) == (ssize_t)sizeof(out));
-	sides_close(&c, &s);
+	TH_LOG("KDAT_WAIT_SPIN_US=%s: %llu of %d rounds the poller took",
+	       spin_us, (unsigned long long)out[0], i);
+	ASSERT_TRUE(write(fd, out, sizeof(out)) == (ssize_t)sizeof(out));
+	OK(sides_close(&c, &s));
 }
 
 /* wait_spin_child() in a child; its counts in @out. */
-static void wait_spin_run(const char *spin_us, uint64_t *out)
+static void wait_spin_run(struct __test_metadata *_metadata,
+			  const char *spin_us, uint64_t *out)
 {
-	int fds[2], status = 0;
+	struct wait_spin ws = { .spin_us = spin_us };
+	int status = 0;
 	pid_t pid;
 
-	KTAP_EXPECT(pipe(fds) == 0);
-	pid = fork();
-	KTAP_EXPECT(pid >= 0);
-	if (!pid) {
-		close(fds[0]);
-		wait_spin_child(spin_us, fds[1]);
-		exit(KSFT_PASS);
-	}
-	close(fds[1]);
-	KTAP_EXPECT(read(fds[0], out, 2 * sizeof(*out)) ==
+	ASSERT_TRUE(pipe(ws.fds) == 0);
+	pid = kdat_fork(_metadata, wait_spin_child, &ws);
+	ASSERT_TRUE(pid >= 0);
+	close(ws.fds[1]);
+	ASSERT_TRUE(read(ws.fds[0], out, 2 * sizeof(*out)) ==
 		    (ssize_t)(2 * sizeof(*out)));
-	close(fds[0]);
-	KTAP_EXPECT(waitpid(pid, &status, 0) == pid);
-	KTAP_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == KSFT_PASS);
-	ktap_diag("KDAT_WAIT_SPIN_US=%s: %llu of %llu waits blocked", spin_us,
-		  (unsigned long long)out[1], (unsigned long long)out[0]);
+	close(ws.fds[0]);
+	ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == KSFT_PASS);
+	TH_LOG("KDAT_WAIT_SPIN_US=%s: %llu of %llu waits blocked", spin_us,
+	       (unsigned long long)out[1], (unsigned long long)out[0]);
 }
 
 /*
@@ -297,12 +306,12 @@ static void wait_spin_run(const char *spin_us, uint64_t *out)
  * KDAT_POLLER=none does not spin (not tested here: a post is then taken
  * in the poster's call, and its completion is there when it waits).
  */
-void test_wait_spin(void)
+TEST_F_TIMEOUT(kdat, test_wait_spin, 120)
 {
 	uint64_t on[2], off[2];
 
 	if (getenv("KDAT_RINGS") || getenv("KDAT_POLLER"))
-		ktap_skip("its children set their own mode: run once, in the pass with rings and a poller");
+		SKIP(return, "its children set their own mode: run once, in the pass with rings and a poller");
 	/*
 	 * A claim about time (a spin finds what a sleep would wait for): on a
 	 * slow kernel (the debug kernel under TCG: KASAN and lockdep) one
@@ -310,14 +319,14 @@ void test_wait_spin(void)
 	 * without a sleep. The stock kernel's pass makes the claim.
 	 */
 	if (getenv("KDAT_T_SLOW"))
-		ktap_skip("a timing claim, made on the stock kernel: KDAT_T_SLOW says this kernel is slow");
-	wait_spin_run("10000", on);
-	wait_spin_run("0", off);
+		SKIP(return, "a timing claim, made on the stock kernel: KDAT_T_SLOW says this kernel is slow");
+	wait_spin_run(_metadata, "10000", on);
+	wait_spin_run(_metadata, "0", off);
 	/* A poller that slept through the rounds leaves nothing to compare. */
 	if (on[0] < 50 || off[0] < 20)
-		ktap_skip("the poller took too few rounds to compare");
-	KTAP_EXPECT(on[1] <= on[0] / 4);
-	KTAP_EXPECT(off[1] >= off[0] * 9 / 10);
+		SKIP(return, "the poller took too few rounds to compare");
+	ASSERT_TRUE(on[1] <= on[0] / 4);
+	ASSERT_TRUE(off[1] >= off[0] * 9 / 10);
 }
 
 /* What a CNO's proxy agent saw (test_cno_agent). */
@@ -382,7 +391,8 @@ static int tasks_settle(int n)
 	return got;
 }
 
-static void post_se(DAT_EVD_HANDLE evd, void *p)
+static void post_se(struct __test_metadata *_metadata, DAT_EVD_HANDLE evd,
+		    void *p)
 {
 	DAT_EVENT ev;
 
@@ -399,7 +409,7 @@ static void post_se(DAT_EVD_HANDLE evd, void *p)
  * trigger. An agent taken away is not called. A CNO freed, or its IA
  * closed, with an agent armed (or in it) leaves no thread behind.
  */
-void test_cno_agent(void)
+TEST_F_TIMEOUT(kdat, test_cno_agent, 120)
 {
 	struct agent_rec a = { 0 }, b = { .dequeue = true };
 	DAT_OS_WAIT_PROXY_AGENT ag = { &a, agent_fn }, bg = { &b, agent_fn };
@@ -415,86 +425,86 @@ void test_cno_agent(void)
 	OK(dat_ia_open(pair_conf.ia_name, 8, &aevd, &ia));
 	base = task_count();
 	OK(dat_cno_create(ia, ag, &cno));
-	KTAP_EXPECT(task_count() == base + 1);	/* the agent's thread */
+	ASSERT_TRUE(task_count() == base + 1);	/* the agent's thread */
 	OK(dat_cno_query(cno, DAT_CNO_FIELD_ALL, &cp));
-	KTAP_EXPECT(cp.proxy.agent.instance_data == &a &&
+	ASSERT_TRUE(cp.proxy.agent.instance_data == &a &&
 		    cp.proxy.agent.proxy_agent_func == agent_fn);
 	OK(dat_evd_create(ia, 4, cno, DAT_EVD_SOFTWARE_FLAG, &evd));
 	usleep(100000);
-	KTAP_EXPECT(agent_calls(&a, 1, 0) == 0);	/* not triggered */
+	ASSERT_TRUE(agent_calls(&a, 1, 0) == 0);	/* not triggered */
 
 	/* Triggered: the agent is called once, and so is a waiter woken. */
-	post_se(evd, &a);
-	KTAP_EXPECT(agent_calls(&a, 1, 10000) == 1);
-	KTAP_EXPECT(a.instance == &a && a.evd == evd);
+	post_se(_metadata, evd, &a);
+	ASSERT_TRUE(agent_calls(&a, 1, 10000) == 1);
+	ASSERT_TRUE(a.instance == &a && a.evd == evd);
 	OK(dat_cno_wait(cno, TMO, &got));
-	KTAP_EXPECT(got == evd);
+	ASSERT_TRUE(got == evd);
 	OK(dat_cno_query(cno, DAT_CNO_FIELD_ALL, &cp));
-	KTAP_EXPECT(!cp.proxy.agent.proxy_agent_func);	/* dissociated */
-	KTAP_EXPECT(tasks_settle(base) == base);
+	ASSERT_TRUE(!cp.proxy.agent.proxy_agent_func);	/* dissociated */
+	ASSERT_TRUE(tasks_settle(base) == base);
 	OK(dat_evd_dequeue(evd, &ev));
-	post_se(evd, &a);
+	post_se(_metadata, evd, &a);
 	OK(dat_cno_wait(cno, TMO, &got));
 	usleep(200000);
-	KTAP_EXPECT(agent_calls(&a, 2, 0) == 1);	/* once only */
+	ASSERT_TRUE(agent_calls(&a, 2, 0) == 1);	/* once only */
 	OK(dat_evd_dequeue(evd, &ev));
 
 	/* Given again: called again; the agent may use the EVD. */
 	OK(dat_cno_modify_agent(cno, bg));
-	post_se(evd, &b);
-	KTAP_EXPECT(agent_calls(&b, 1, 10000) == 1);
-	KTAP_EXPECT(b.evd == evd && b.dequeued == DAT_SOFTWARE_EVENT);
+	post_se(_metadata, evd, &b);
+	ASSERT_TRUE(agent_calls(&b, 1, 10000) == 1);
+	ASSERT_TRUE(b.evd == evd && b.dequeued == DAT_SOFTWARE_EVENT);
 	OK(dat_cno_wait(cno, TMO, &got));
-	EXPECT_DAT(dat_evd_dequeue(evd, &ev), DAT_QUEUE_EMPTY);
+	ASSERT_DAT(dat_evd_dequeue(evd, &ev), DAT_QUEUE_EMPTY);
 
 	/* Replaced before the trigger: the new agent only. */
 	OK(dat_cno_modify_agent(cno, ag));
 	OK(dat_cno_modify_agent(cno, bg));
-	post_se(evd, &b);
-	KTAP_EXPECT(agent_calls(&b, 2, 10000) == 2);
-	KTAP_EXPECT(agent_calls(&a, 2, 0) == 1);
+	post_se(_metadata, evd, &b);
+	ASSERT_TRUE(agent_calls(&b, 2, 10000) == 2);
+	ASSERT_TRUE(agent_calls(&a, 2, 0) == 1);
 	OK(dat_cno_wait(cno, TMO, &got));
 
 	/* Taken away before the trigger: not called, its thread gone. */
-	KTAP_EXPECT(tasks_settle(base) == base);
+	ASSERT_TRUE(tasks_settle(base) == base);
 	OK(dat_cno_modify_agent(cno, ag));
-	KTAP_EXPECT(task_count() == base + 1);
+	ASSERT_TRUE(task_count() == base + 1);
 	OK(dat_cno_modify_agent(cno, none));
-	KTAP_EXPECT(tasks_settle(base) == base);
-	post_se(evd, &a);
+	ASSERT_TRUE(tasks_settle(base) == base);
+	post_se(_metadata, evd, &a);
 	OK(dat_cno_wait(cno, TMO, &got));
 	usleep(200000);
-	KTAP_EXPECT(agent_calls(&a, 2, 0) == 1);
+	ASSERT_TRUE(agent_calls(&a, 2, 0) == 1);
 	OK(dat_evd_dequeue(evd, &ev));
 
 	/* Freed while armed: the thread ends. */
 	OK(dat_cno_modify_agent(cno, ag));
 	OK(dat_evd_modify_cno(evd, DAT_HANDLE_NULL));
 	OK(dat_cno_free(cno));
-	KTAP_EXPECT(tasks_settle(base) == base);
+	ASSERT_TRUE(tasks_settle(base) == base);
 
 	/* Freed while its agent runs: the thread frees it after. */
 	a.sleep_ms = 300;
 	OK(dat_cno_create(ia, ag, &cno));
 	OK(dat_evd_modify_cno(evd, cno));
-	post_se(evd, &a);
+	post_se(_metadata, evd, &a);
 	OK(dat_cno_wait(cno, TMO, &got));
 	usleep(50000);
 	OK(dat_evd_modify_cno(evd, DAT_HANDLE_NULL));
 	OK(dat_cno_free(cno));
-	KTAP_EXPECT(agent_calls(&a, 2, 10000) == 2);
-	KTAP_EXPECT(tasks_settle(base) == base);
+	ASSERT_TRUE(agent_calls(&a, 2, 10000) == 2);
+	ASSERT_TRUE(tasks_settle(base) == base);
 	OK(dat_evd_dequeue(evd, &ev));
 	a.sleep_ms = 0;
 
 	/* The IA closed under an armed agent: no thread is left. */
-	KTAP_EXPECT(tasks_settle(base) == base);
+	ASSERT_TRUE(tasks_settle(base) == base);
 	OK(dat_cno_create(ia, ag, &cno));
-	KTAP_EXPECT(task_count() == base + 1);
+	ASSERT_TRUE(task_count() == base + 1);
 	OK(dat_evd_free(evd));
 	OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
-	KTAP_EXPECT(tasks_settle(base) == base);
-	KTAP_EXPECT(agent_calls(&a, 3, 0) == 2);
+	ASSERT_TRUE(tasks_settle(base) == base);
+	ASSERT_TRUE(agent_calls(&a, 3, 0) == 2);
 }
 
 /*
@@ -503,7 +513,7 @@ void test_cno_agent(void)
  * solicited; the others are queued without notification (dequeue sees
  * them).
  */
-void test_solicited_wait(void)
+TEST_F(kdat, test_solicited_wait)
 {
 	DAT_EP_ATTR sw = ep_attr();
 	struct side c, s;
@@ -515,13 +525,13 @@ void test_solicited_wait(void)
 
 	/* A device the harness knows signals no solicited completion. */
 	if (getenv("KDAT_TEST_NO_SOLICITED"))
-		ktap_skip(getenv("KDAT_TEST_NO_SOLICITED"));
+		SKIP(return, "%s", getenv("KDAT_TEST_NO_SOLICITED"));
 	sw.recv_completion_flags = DAT_COMPLETION_SOLICITED_WAIT_FLAG;
-	side_open(&c, NULL);
-	side_open(&s, &sw);
-	buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
+	OK(side_open(&c, NULL));
+	OK(side_open(&s, &sw));
+	OK(buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG));
+	OK(buf_reg(&s, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG));
+	OK(connect_pair(&c, &s, false));
 	r = seg(&rb, 0, 64);
 	t = seg(&b, 0, 8);
 	for (i = 0; i < 4; i++)
@@ -529,8 +539,8 @@ void test_solicited_wait(void)
 
 	/* Unsolicited: delivered (the sender completes), nobody woken. */
 	OK(dat_ep_post_send(c.ep, 1, &t, cookie(10), 0));
-	expect_dto(c.dto_evd, 10, DAT_DTO_SUCCESS, 8);
-	EXPECT_DAT(dat_evd_wait(s.dto_evd, 300000, 1, &ev, &nmore),
+	expect_dto(_metadata, c.dto_evd, 10, DAT_DTO_SUCCESS, 8);
+	ASSERT_DAT(dat_evd_wait(s.dto_evd, 300000, 1, &ev, &nmore),
 		   DAT_TIMEOUT_EXPIRED);
 	/*
 	 * Solicited: the waiter wakes, and finds both, in order. The
@@ -542,41 +552,42 @@ void test_solicited_wait(void)
 	OK(dat_ep_post_send(c.ep, 1, &t, cookie(11),
 			    DAT_COMPLETION_SOLICITED_WAIT_FLAG));
 	OK(dat_evd_wait(s.dto_evd, TMO, 1, &ev, &nmore));
-	KTAP_EXPECT(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
+	ASSERT_TRUE(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
 		    0);
 	if (nmore)
 		OK(dat_evd_dequeue(s.dto_evd, &ev));
 	else
 		OK(dat_evd_wait(s.dto_evd, TMO, 1, &ev, &nmore));
-	KTAP_EXPECT(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
+	ASSERT_TRUE(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
 		    1);
-	expect_dto(c.dto_evd, 11, DAT_DTO_SUCCESS, 8);
+	expect_dto(_metadata, c.dto_evd, 11, DAT_DTO_SUCCESS, 8);
 
 	/* An unsolicited one is there for dequeue, without a wake-up. */
 	OK(dat_ep_post_send(c.ep, 1, &t, cookie(12), 0));
-	expect_dto(c.dto_evd, 12, DAT_DTO_SUCCESS, 8);
+	expect_dto(_metadata, c.dto_evd, 12, DAT_DTO_SUCCESS, 8);
 	for (i = 0; i < 1000; i++) {	/* 10 s at most */
 		if (dat_evd_dequeue(s.dto_evd, &ev) == DAT_SUCCESS)
 			break;
 		usleep(10000);
 	}
-	KTAP_EXPECT(i < 1000);
-	KTAP_EXPECT(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
+	ASSERT_TRUE(i < 1000);
+	ASSERT_TRUE(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
 		    2);
 	/* Disconnect flushes the last receive, through the same path. */
 	OK(dat_ep_disconnect(s.ep, DAT_CLOSE_ABRUPT_FLAG));
-	expect_conn_event(s.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	expect_conn_event(_metadata, s.conn_evd,
+			  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
 	for (i = 0; i < 1000; i++) {	/* 10 s at most */
 		if (dat_evd_dequeue(s.dto_evd, &ev) == DAT_SUCCESS)
 			break;
 		usleep(10000);
 	}
-	KTAP_EXPECT(i < 1000);
-	KTAP_EXPECT(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
+	ASSERT_TRUE(i < 1000);
+	ASSERT_TRUE(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
 		    3);
-	KTAP_EXPECT(ev.event_data.dto_completion_event_data.status ==
+	ASSERT_TRUE(ev.event_data.dto_completion_event_data.status ==
 		    DAT_DTO_ERR_FLUSHED);
-	sides_close(&c, &s);
+	OK(sides_close(&c, &s));
 }
 
 /*
@@ -584,7 +595,7 @@ void test_solicited_wait(void)
  * a full EVD: DAT_QUEUE_FULL, the event not queued and no overflow (the
  * events queued are all there, and the next post once there is room is).
  */
-void test_post_se(void)
+TEST_F(kdat, test_post_se)
 {
 	DAT_EVD_HANDLE sevd;
 	DAT_EVENT se = { .event_number = DAT_SOFTWARE_EVENT }, ev;
@@ -592,28 +603,28 @@ void test_post_se(void)
 	struct side s;
 	int x, i;
 
-	side_open(&s, NULL);
+	OK(side_open(&s, NULL));
 	OK(dat_evd_create(s.ia, 2, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG,
 			  &sevd));
 	se.event_data.software_event_data.pointer = &x;
 	OK(dat_evd_post_se(sevd, &se));
 	OK(dat_evd_wait(sevd, TMO, 1, &ev, &nmore));
-	KTAP_EXPECT(ev.event_number == DAT_SOFTWARE_EVENT);
-	KTAP_EXPECT(ev.event_data.software_event_data.pointer == &x);
-	KTAP_EXPECT(ev.evd_handle == sevd);
+	ASSERT_TRUE(ev.event_number == DAT_SOFTWARE_EVENT);
+	ASSERT_TRUE(ev.event_data.software_event_data.pointer == &x);
+	ASSERT_TRUE(ev.evd_handle == sevd);
 	/* Full: refused, never dropped. */
 	for (i = 0; i < 2; i++)
 		OK(dat_evd_post_se(sevd, &se));
-	EXPECT_DAT(dat_evd_post_se(sevd, &se), DAT_QUEUE_FULL);
-	EXPECT_DAT(dat_evd_post_se(s.dto_evd, &se), DAT_INVALID_PARAMETER);
+	ASSERT_DAT(dat_evd_post_se(sevd, &se), DAT_QUEUE_FULL);
+	ASSERT_DAT(dat_evd_post_se(s.dto_evd, &se), DAT_INVALID_PARAMETER);
 	for (i = 0; i < 2; i++) {
 		OK(dat_evd_dequeue(sevd, &ev));
-		KTAP_EXPECT(ev.event_number == DAT_SOFTWARE_EVENT);
+		ASSERT_TRUE(ev.event_number == DAT_SOFTWARE_EVENT);
 	}
-	EXPECT_DAT(dat_evd_dequeue(sevd, &ev), DAT_QUEUE_EMPTY);
+	ASSERT_DAT(dat_evd_dequeue(sevd, &ev), DAT_QUEUE_EMPTY);
 	OK(dat_evd_post_se(sevd, &se));
 	OK(dat_evd_dequeue(sevd, &ev));
-	KTAP_EXPECT(ev.event_number == DAT_SOFTWARE_EVENT);
+	ASSERT_TRUE(ev.event_number == DAT_SOFTWARE_EVENT);
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
@@ -621,7 +632,8 @@ void test_post_se(void)
  * The largest qlen dat_ia_query advertises: an EVD of it holds that many
  * events, refuses the next (DAT_QUEUE_FULL) and gives them back in order.
  */
-static void evd_fill_largest(DAT_IA_HANDLE ia)
+static void evd_fill_largest(struct __test_metadata *_metadata,
+			     DAT_IA_HANDLE ia)
 {
 	DAT_EVENT se = { .event_number = DAT_SOFTWARE_EVENT }, ev;
 	DAT_EVD_HANDLE evd;
@@ -630,33 +642,34 @@ static void evd_fill_largest(DAT_IA_HANDLE ia)
 
 	OK(dat_ia_query(ia, NULL, DAT_IA_FIELD_ALL, &attr, 0, NULL));
 	q = attr.max_evd_qlen;
-	KTAP_EXPECT(q >= 4096);
+	ASSERT_TRUE(q >= 4096);
 	OK(dat_evd_create(ia, q, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG,
 			  &evd));
 	for (i = 1; i <= q; i++) {
 		se.event_data.software_event_data.pointer = (void *)i;
 		OK(dat_evd_post_se(evd, &se));
 	}
-	EXPECT_DAT(dat_evd_post_se(evd, &se), DAT_QUEUE_FULL);
+	ASSERT_DAT(dat_evd_post_se(evd, &se), DAT_QUEUE_FULL);
 	for (i = 1; i <= q; i++) {
 		OK(dat_evd_dequeue(evd, &ev));
-		if (ev.event_number != DAT_SOFTWARE_EVENT ||
-		    ev.event_data.software_event_data.pointer != (void *)i)
-			KTAP_FAIL("event %zu of %zu: %#x %p", (size_t)i,
-				  (size_t)q, ev.event_number,
-				  ev.event_data.software_event_data.pointer);
+		ASSERT_FALSE(ev.event_number != DAT_SOFTWARE_EVENT ||
+			     ev.event_data.software_event_data.pointer !=
+			     (void *)i)
+			TH_LOG("event %zu of %zu: %#x %p", (size_t)i,
+			       (size_t)q, ev.event_number,
+			       ev.event_data.software_event_data.pointer);
 	}
-	EXPECT_DAT(dat_evd_dequeue(evd, &ev), DAT_QUEUE_EMPTY);
+	ASSERT_DAT(dat_evd_dequeue(evd, &ev), DAT_QUEUE_EMPTY);
 	OK(dat_evd_free(evd));
 }
 
 /* As the runner is (root: the EVD has its 8 MiB ring in ring mode). */
-void test_evd_largest_qlen(void)
+TEST_F_TIMEOUT(kdat, test_evd_largest_qlen, 120)
 {
 	struct side s;
 
-	side_open(&s, NULL);
-	evd_fill_largest(s.ia);
+	OK(side_open(&s, NULL));
+	evd_fill_largest(_metadata, s.ia);
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
@@ -664,7 +677,7 @@ void test_evd_largest_qlen(void)
  * As nobody with 64 KiB of RLIMIT_MEMLOCK: the kernel cannot make the
  * ring (ENOMEM), and libdat's EVD goes by ioctl instead of failing.
  */
-void test_evd_largest_qlen_memlock(void)
+TEST_F_TIMEOUT(kdat, test_evd_largest_qlen_memlock, 120)
 {
 	struct rlimit rl = { 64 << 10, 64 << 10 };
 	struct side s;
@@ -672,13 +685,13 @@ void test_evd_largest_qlen_memlock(void)
 	const char *rings = getenv("KDAT_RINGS");
 
 	if (rings && !strcmp(rings, "0"))
-		ktap_skip("no rings in this mode: test_evd_largest_qlen is the case");
+		SKIP(return, "no rings in this mode: test_evd_largest_qlen is the case");
 	if (getuid() != 0)
-		ktap_skip("not root: cannot become nobody with a small RLIMIT_MEMLOCK");
-	KTAP_EXPECT(!setrlimit(RLIMIT_MEMLOCK, &rl));
-	side_open(&s, NULL);
-	KTAP_EXPECT(!setgid(65534) && !setuid(65534));
-	evd_fill_largest(s.ia);
+		SKIP(return, "not root: cannot become nobody with a small RLIMIT_MEMLOCK");
+	ASSERT_TRUE(!setrlimit(RLIMIT_MEMLOCK, &rl));
+	OK(side_open(&s, NULL));
+	ASSERT_TRUE(!setgid(65534) && !setuid(65534));
+	evd_fill_largest(_metadata, s.ia);
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
@@ -711,7 +724,7 @@ static double since(const struct timespec *t0)
  * waiter at a time), and so is a free or a resize of the EVD (a thread is
  * in it); an event then ends the first wait, and the free works.
  */
-void test_evd_wait_beside(void)
+TEST_F(kdat, test_evd_wait_beside)
 {
 	DAT_EVENT se = { .event_number = DAT_SOFTWARE_EVENT }, ev;
 	struct timespec t0;
@@ -721,26 +734,26 @@ void test_evd_wait_beside(void)
 	struct side s;
 	int x;
 
-	side_open(&s, NULL);
+	OK(side_open(&s, NULL));
 	OK(dat_evd_create(s.ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG,
 			  &w.evd));
-	KTAP_EXPECT(!pthread_create(&th, NULL, se_wait_thread, &w));
+	ASSERT_TRUE(!pthread_create(&th, NULL, se_wait_thread, &w));
 	usleep(300 * 1000);	/* the waiter is asleep in the kernel */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	EXPECT_DAT(dat_evd_dequeue(w.evd, &ev), DAT_QUEUE_EMPTY);
-	if (since(&t0) > 1.0)
-		KTAP_FAIL("dat_evd_dequeue took %.1f s beside a waiter",
-			  since(&t0));
-	EXPECT_DAT(dat_evd_wait(w.evd, 100 * 1000, 1, &ev, &nmore),
+	ASSERT_DAT(dat_evd_dequeue(w.evd, &ev), DAT_QUEUE_EMPTY);
+	ASSERT_FALSE(since(&t0) > 1.0)
+		TH_LOG("dat_evd_dequeue took %.1f s beside a waiter",
+		       since(&t0));
+	ASSERT_DAT(dat_evd_wait(w.evd, 100 * 1000, 1, &ev, &nmore),
 		   DAT_INVALID_STATE);
-	EXPECT_DAT(dat_evd_free(w.evd), DAT_INVALID_STATE);
-	EXPECT_DAT(dat_evd_resize(w.evd, 8), DAT_INVALID_STATE);
+	ASSERT_DAT(dat_evd_free(w.evd), DAT_INVALID_STATE);
+	ASSERT_DAT(dat_evd_resize(w.evd, 8), DAT_INVALID_STATE);
 	se.event_data.software_event_data.pointer = &x;
 	OK(dat_evd_post_se(w.evd, &se));
-	KTAP_EXPECT(!pthread_join(th, NULL));
+	ASSERT_TRUE(!pthread_join(th, NULL));
 	OK(w.ret);
-	KTAP_EXPECT(w.ev.event_number == DAT_SOFTWARE_EVENT);
-	KTAP_EXPECT(w.ev.event_data.software_event_data.pointer == &x);
+	ASSERT_TRUE(w.ev.event_number == DAT_SOFTWARE_EVENT);
+	ASSERT_TRUE(w.ev.event_data.software_event_data.pointer == &x);
 	OK(dat_evd_free(w.evd));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
@@ -777,18 +790,19 @@ static uint64_t soft_value(const DAT_EVENT *ev)
 }
 
 /* The software events @from..@to - 1 come off @evd in order, then none. */
-static void expect_soft_events(DAT_EVD_HANDLE evd, int from, int to)
+static void expect_soft_events(struct __test_metadata *_metadata,
+			       DAT_EVD_HANDLE evd, int from, int to)
 {
 	DAT_EVENT ev;
 	int i;
 
 	for (i = from; i < to; i++) {
 		OK(dat_evd_dequeue(evd, &ev));
-		if (soft_value(&ev) != (uint64_t)i)
-			KTAP_FAIL("event %d is %llu", i,
-				  (unsigned long long)soft_value(&ev));
+		ASSERT_FALSE(soft_value(&ev) != (uint64_t)i)
+			TH_LOG("event %d is %llu", i,
+			       (unsigned long long)soft_value(&ev));
 	}
-	EXPECT_DAT(dat_evd_dequeue(evd, &ev), DAT_QUEUE_EMPTY);
+	ASSERT_DAT(dat_evd_dequeue(evd, &ev), DAT_QUEUE_EMPTY);
 }
 
 /*
@@ -796,7 +810,7 @@ static void expect_soft_events(DAT_EVD_HANDLE evd, int from, int to)
  * waits too (also with the events there already); events still queue and
  * dequeue; clearing makes waits work.
  */
-void test_evd_unwaitable(void)
+TEST_F(kdat, test_evd_unwaitable)
 {
 	struct waiter w = { 0 };
 	DAT_EVD_HANDLE evd;
@@ -805,27 +819,27 @@ void test_evd_unwaitable(void)
 	pthread_t th;
 	struct side s;
 
-	side_open(&s, NULL);
+	OK(side_open(&s, NULL));
 	OK(dat_evd_create(s.ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG,
 			  &evd));
 	w.evd = evd;
-	KTAP_EXPECT(!pthread_create(&th, NULL, wait_thread, &w));
+	ASSERT_TRUE(!pthread_create(&th, NULL, wait_thread, &w));
 	usleep(200000);			/* let it block */
 	OK(dat_evd_set_unwaitable(evd));
-	KTAP_EXPECT(!pthread_join(th, NULL));
-	EXPECT_DAT(w.ret, DAT_INVALID_STATE);
-	if (w.took > 5)
-		KTAP_FAIL("the waiter took %.1f s to return", w.took);
-	EXPECT_DAT(dat_evd_wait(evd, TMO, 1, &ev, &nmore), DAT_INVALID_STATE);
+	ASSERT_TRUE(!pthread_join(th, NULL));
+	ASSERT_DAT(w.ret, DAT_INVALID_STATE);
+	ASSERT_FALSE(w.took > 5)
+		TH_LOG("the waiter took %.1f s to return", w.took);
+	ASSERT_DAT(dat_evd_wait(evd, TMO, 1, &ev, &nmore), DAT_INVALID_STATE);
 	OK(dat_evd_post_se(evd, &se));
-	EXPECT_DAT(dat_evd_wait(evd, TMO, 1, &ev, &nmore), DAT_INVALID_STATE);
+	ASSERT_DAT(dat_evd_wait(evd, TMO, 1, &ev, &nmore), DAT_INVALID_STATE);
 	OK(dat_evd_dequeue(evd, &ev));
-	KTAP_EXPECT(soft_value(&ev) == 7);
+	ASSERT_TRUE(soft_value(&ev) == 7);
 	OK(dat_evd_clear_unwaitable(evd));
 	OK(dat_evd_post_se(evd, &se));
 	OK(dat_evd_wait(evd, TMO, 1, &ev, &nmore));
-	KTAP_EXPECT(soft_value(&ev) == 7);
-	EXPECT_DAT(dat_evd_set_unwaitable(s.pz), DAT_INVALID_HANDLE);
+	ASSERT_TRUE(soft_value(&ev) == 7);
+	ASSERT_DAT(dat_evd_set_unwaitable(s.pz), DAT_INVALID_HANDLE);
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
@@ -833,7 +847,7 @@ void test_evd_unwaitable(void)
  * A disabled EVD queues events without triggering its CNO (a CNO wait
  * that times out names no EVD); dat_evd_query says which it is.
  */
-void test_evd_disable(void)
+TEST_F(kdat, test_evd_disable)
 {
 	DAT_EVD_HANDLE evd, got;
 	DAT_CNO_HANDLE cno;
@@ -841,26 +855,26 @@ void test_evd_disable(void)
 	DAT_EVD_PARAM ep;
 	struct side s;
 
-	side_open(&s, NULL);
+	OK(side_open(&s, NULL));
 	OK(dat_cno_create(s.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
 	OK(dat_evd_create(s.ia, 4, cno, DAT_EVD_SOFTWARE_FLAG, &evd));
 	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
-	KTAP_EXPECT(ep.evd_state == DAT_EVD_STATE_ENABLED);
+	ASSERT_TRUE(ep.evd_state == DAT_EVD_STATE_ENABLED);
 	OK(dat_evd_disable(evd));
 	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
-	KTAP_EXPECT(ep.evd_state == DAT_EVD_STATE_DISABLED);
+	ASSERT_TRUE(ep.evd_state == DAT_EVD_STATE_DISABLED);
 	OK(dat_evd_post_se(evd, &se));
 	got = evd;
-	EXPECT_DAT(dat_cno_wait(cno, 200000, &got), DAT_TIMEOUT_EXPIRED);
-	KTAP_EXPECT(got == DAT_HANDLE_NULL);
+	ASSERT_DAT(dat_cno_wait(cno, 200000, &got), DAT_TIMEOUT_EXPIRED);
+	ASSERT_TRUE(got == DAT_HANDLE_NULL);
 	OK(dat_evd_dequeue(evd, &ev));
-	KTAP_EXPECT(soft_value(&ev) == 3);
+	ASSERT_TRUE(soft_value(&ev) == 3);
 	OK(dat_evd_enable(evd));
 	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
-	KTAP_EXPECT(ep.evd_state == DAT_EVD_STATE_ENABLED);
+	ASSERT_TRUE(ep.evd_state == DAT_EVD_STATE_ENABLED);
 	OK(dat_evd_post_se(evd, &se));
 	OK(dat_cno_wait(cno, TMO, &got));
-	KTAP_EXPECT(got == evd);
+	ASSERT_TRUE(got == evd);
 	OK(dat_evd_free(evd));
 	OK(dat_cno_free(cno));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
@@ -870,7 +884,7 @@ void test_evd_disable(void)
  * Resize keeps queued events in order; refuses to go below them; a DTO
  * EVD resized with receives outstanding still gets their completions.
  */
-void test_evd_resize(void)
+TEST_F(kdat, test_evd_resize)
 {
 	DAT_EVD_HANDLE evd;
 	DAT_EVD_PARAM ep;
@@ -879,31 +893,31 @@ void test_evd_resize(void)
 	struct pair p;
 	int i;
 
-	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
+	OK(pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG));
 	OK(dat_evd_create(p.s.ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG,
 			  &evd));
 	for (i = 0; i < 4; i++) {
 		se = soft_event(i);
 		OK(dat_evd_post_se(evd, &se));
 	}
-	EXPECT_DAT(dat_evd_post_se(evd, &se), DAT_QUEUE_FULL);
-	EXPECT_DAT(dat_evd_resize(evd, 3), DAT_INVALID_STATE);
-	EXPECT_DAT(dat_evd_resize(evd, 0), DAT_INVALID_PARAMETER);
+	ASSERT_DAT(dat_evd_post_se(evd, &se), DAT_QUEUE_FULL);
+	ASSERT_DAT(dat_evd_resize(evd, 3), DAT_INVALID_STATE);
+	ASSERT_DAT(dat_evd_resize(evd, 0), DAT_INVALID_PARAMETER);
 	OK(dat_evd_resize(evd, 8));
 	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
-	KTAP_EXPECT(ep.evd_qlen == 8);
+	ASSERT_TRUE(ep.evd_qlen == 8);
 	for (i = 4; i < 8; i++) {
 		se = soft_event(i);
 		OK(dat_evd_post_se(evd, &se));
 	}
-	EXPECT_DAT(dat_evd_post_se(evd, &se), DAT_QUEUE_FULL);
-	expect_soft_events(evd, 0, 8);
+	ASSERT_DAT(dat_evd_post_se(evd, &se), DAT_QUEUE_FULL);
+	expect_soft_events(_metadata, evd, 0, 8);
 	/* Smaller than it was, with events queued that fit. */
 	se = soft_event(42);
 	OK(dat_evd_post_se(evd, &se));
 	OK(dat_evd_resize(evd, 1));
 	OK(dat_evd_dequeue(evd, &ev));
-	KTAP_EXPECT(soft_value(&ev) == 42);
+	ASSERT_TRUE(soft_value(&ev) == 42);
 
 	/* A DTO EVD, receives outstanding. */
 	for (i = 0; i < 4; i++) {
@@ -914,19 +928,19 @@ void test_evd_resize(void)
 	for (i = 0; i < 4; i++) {
 		t = seg(&p.cb, 0, 32);
 		OK(dat_ep_post_send(p.c.ep, 1, &t, cookie(10 + i), 0));
-		expect_dto(p.c.dto_evd, 10 + i, DAT_DTO_SUCCESS, 32);
-		expect_dto(p.s.dto_evd, i, DAT_DTO_SUCCESS, 32);
+		expect_dto(_metadata, p.c.dto_evd, 10 + i, DAT_DTO_SUCCESS, 32);
+		expect_dto(_metadata, p.s.dto_evd, i, DAT_DTO_SUCCESS, 32);
 	}
-	pair_close(&p);
+	OK(pair_close(&p));
 }
 
 /* The process's address space now, in bytes (/proc/self/statm). */
-static unsigned long vm_bytes(void)
+static unsigned long vm_bytes(struct __test_metadata *_metadata)
 {
 	unsigned long pages = 0;
 	FILE *f = fopen("/proc/self/statm", "r");
 
-	KTAP_EXPECT(f && fscanf(f, "%lu", &pages) == 1);
+	ASSERT_TRUE(f && fscanf(f, "%lu", &pages) == 1);
 	fclose(f);
 	return pages * (unsigned long)sysconf(_SC_PAGESIZE);
 }
@@ -942,13 +956,14 @@ static unsigned long vm_bytes(void)
  * mapped and the resize is done.
  */
 /* A software EVD of 8 on @s, opened here, holding events 0, 1 and 2. */
-static DAT_EVD_HANDLE evd_of_three(struct side *s)
+static DAT_EVD_HANDLE evd_of_three(struct __test_metadata *_metadata,
+				   struct side *s)
 {
 	DAT_EVD_HANDLE evd;
 	DAT_EVENT se;
 	int i;
 
-	side_open(s, NULL);
+	OK(side_open(s, NULL));
 	OK(dat_evd_create(s->ia, 8, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG,
 			  &evd));
 	for (i = 0; i < 3; i++) {
@@ -963,7 +978,8 @@ static DAT_EVD_HANDLE evd_of_three(struct side *s)
  * ring (@ring) refused and nothing changed, without one done; event 0
  * comes first either way (dequeued here).
  */
-static void resize_refused_with_ring(DAT_EVD_HANDLE evd, DAT_RETURN ret,
+static void resize_refused_with_ring(struct __test_metadata *_metadata,
+				     DAT_EVD_HANDLE evd, DAT_RETURN ret,
 				     bool ring, DAT_COUNT qlen)
 {
 	DAT_EVD_PARAM ep;
@@ -971,17 +987,17 @@ static void resize_refused_with_ring(DAT_EVD_HANDLE evd, DAT_RETURN ret,
 
 	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
 	if (ring) {
-		EXPECT_DAT(ret, DAT_INSUFFICIENT_RESOURCES);
-		KTAP_EXPECT_EQ(ep.evd_qlen, 8);
+		ASSERT_DAT(ret, DAT_INSUFFICIENT_RESOURCES);
+		ASSERT_EQ(8, ep.evd_qlen);
 	} else {
-		EXPECT_DAT(ret, DAT_SUCCESS);
-		KTAP_EXPECT_EQ(ep.evd_qlen, qlen);
+		ASSERT_DAT(ret, DAT_SUCCESS);
+		ASSERT_EQ(qlen, ep.evd_qlen);
 	}
 	OK(dat_evd_dequeue(evd, &ev));
-	KTAP_EXPECT(soft_value(&ev) == 0);
+	ASSERT_TRUE(soft_value(&ev) == 0);
 }
 
-void test_evd_resize_no_address_space(void)
+TEST_F(kdat, test_evd_resize_no_address_space)
 {
 	const char *rings = getenv("KDAT_RINGS");
 	bool ring = !(rings && !strcmp(rings, "0"));
@@ -992,27 +1008,27 @@ void test_evd_resize_no_address_space(void)
 	DAT_RETURN ret;
 	struct side s;
 
-	evd = evd_of_three(&s);
-	KTAP_EXPECT(getrlimit(RLIMIT_AS, &old) == 0);
+	evd = evd_of_three(_metadata, &s);
+	ASSERT_TRUE(getrlimit(RLIMIT_AS, &old) == 0);
 	/* Room for 64 KiB more; a ring of 4096 events takes 256 KiB. */
-	lim.rlim_cur = vm_bytes() + 65536;
+	lim.rlim_cur = vm_bytes(_metadata) + 65536;
 	lim.rlim_max = old.rlim_max;
-	KTAP_EXPECT(setrlimit(RLIMIT_AS, &lim) == 0);
+	ASSERT_TRUE(setrlimit(RLIMIT_AS, &lim) == 0);
 	ret = dat_evd_resize(evd, 4096);
-	KTAP_EXPECT(setrlimit(RLIMIT_AS, &old) == 0);
+	ASSERT_TRUE(setrlimit(RLIMIT_AS, &old) == 0);
 	/* The events are there, in order, and the EVD takes more. */
-	resize_refused_with_ring(evd, ret, ring, 4096);
+	resize_refused_with_ring(_metadata, evd, ret, ring, 4096);
 	se = soft_event(3);
 	OK(dat_evd_post_se(evd, &se));
 	/* With room for it, the same resize is done. */
 	OK(dat_evd_resize(evd, 4096));
 	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
-	KTAP_EXPECT_EQ(ep.evd_qlen, 4096);
-	expect_soft_events(evd, 1, 4);
+	ASSERT_EQ(4096, ep.evd_qlen);
+	expect_soft_events(_metadata, evd, 1, 4);
 	se = soft_event(4);
 	OK(dat_evd_post_se(evd, &se));
 	OK(dat_evd_wait(evd, TMO, 1, &ev, NULL));
-	KTAP_EXPECT(soft_value(&ev) == 4);
+	ASSERT_TRUE(soft_value(&ev) == 4);
 	OK(dat_evd_free(evd));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
@@ -1025,7 +1041,7 @@ void test_evd_resize_no_address_space(void)
  * a ring not mapped, and the answer DAT_INTERNAL_ERROR.) Without rings
  * nothing is allocated and the resize is done.
  */
-void test_evd_resize_no_memory(void)
+TEST_F(kdat, test_evd_resize_no_memory)
 {
 	const char *rings = getenv("KDAT_RINGS");
 	bool ring = !(rings && !strcmp(rings, "0"));
@@ -1035,18 +1051,18 @@ void test_evd_resize_no_memory(void)
 	DAT_EVENT se;
 	struct side s;
 
-	evd = evd_of_three(&s);
+	evd = evd_of_three(_metadata, &s);
 	__atomic_store_n(&calloc_fail, 1, __ATOMIC_RELAXED);
 	ret = dat_evd_resize(evd, 64);
 	__atomic_store_n(&calloc_fail, 0, __ATOMIC_RELAXED);
-	resize_refused_with_ring(evd, ret, ring, 64);
+	resize_refused_with_ring(_metadata, evd, ret, ring, 64);
 	/* Then the resize is done. */
 	OK(dat_evd_resize(evd, 64));
 	OK(dat_evd_query(evd, DAT_EVD_FIELD_ALL, &ep));
-	KTAP_EXPECT_EQ(ep.evd_qlen, 64);
+	ASSERT_EQ(64, ep.evd_qlen);
 	se = soft_event(3);
 	OK(dat_evd_post_se(evd, &se));
-	expect_soft_events(evd, 1, 4);
+	expect_soft_events(_metadata, evd, 1, 4);
 	OK(dat_evd_free(evd));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
@@ -1057,7 +1073,7 @@ void test_evd_resize_no_memory(void)
  * thread on the rings path, none with KDAT_POLLER=none (every post its
  * own doorbell) or with KDAT_RINGS=0 (no rings).
  */
-void test_poller_mode(void)
+TEST_F(kdat, test_poller_mode)
 {
 	const char *rings = getenv("KDAT_RINGS"), *mode = getenv("KDAT_POLLER");
 	bool want = !(rings && !strcmp(rings, "0")) &&
@@ -1067,19 +1083,19 @@ void test_poller_mode(void)
 	struct pair p;
 	FILE *f;
 
-	pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG);
-	pair_still_works(&p);
+	OK(pair_open(&p, NULL, DAT_MEM_PRIV_ALL_FLAG));
+	pair_still_works(_metadata, &p);
 	f = kdat_fdinfo(&found);
-	KTAP_EXPECT(found == 1);
-	KTAP_EXPECT(f);
+	ASSERT_TRUE(found == 1);
+	ASSERT_NE(NULL, f);
 	while (f && fgets(line, sizeof(line), f))
 		if (!strncmp(line, "poller:\t", 8)) {
-			ktap_diag("%.*s", (int)strcspn(line, "\n"), line);
+			TH_LOG("%.*s", (int)strcspn(line, "\n"), line);
 			tid = strcmp(line + 8, "none\n") ? atoi(line + 8) : 0;
 		}
 	if (f)
 		fclose(f);
-	KTAP_EXPECT(tid >= 0);
-	KTAP_EXPECT((tid > 0) == want);
-	pair_close(&p);
+	ASSERT_TRUE(tid >= 0);
+	ASSERT_TRUE((tid > 0) == want);
+	OK(pair_close(&p));
 }

@@ -13,7 +13,7 @@
  * refused, graceful or abrupt; once they are free, an abrupt close
  * destroys that IA's objects and nothing of the other IA.
  */
-void test_ia_close_scope(void)
+TEST_F(kdat, test_ia_close_scope)
 {
 	static const char *const types[] = { "ia", "pz", "lmr", "evd", "ep",
 					     "psp" };
@@ -26,23 +26,23 @@ void test_ia_close_scope(void)
 	DAT_LMR_TRIPLET t;
 	int before[6], i;
 
-	side_open(&a, NULL);
-	side_open(&b, NULL);
-	buf_reg(&a, &ba, 4096, DAT_MEM_PRIV_ALL_FLAG);
+	OK(side_open(&a, NULL));
+	OK(side_open(&b, NULL));
+	OK(buf_reg(&a, &ba, 4096, DAT_MEM_PRIV_ALL_FLAG));
 	OK(dat_psp_create(a.ia, new_qual(), a.cr_evd, DAT_PSP_CONSUMER_FLAG,
 			  &a.psp));
 	OK(dat_ep_create(b.ia, b.pz, a.dto_evd, a.dto_evd, a.conn_evd, &at,
 			 &ep));
 	/* A PZ of another IA is not one of this IA's. */
-	EXPECT_DAT(dat_ep_create(b.ia, a.pz, b.dto_evd, b.dto_evd, b.conn_evd,
+	ASSERT_DAT(dat_ep_create(b.ia, a.pz, b.dto_evd, b.dto_evd, b.conn_evd,
 				 &at, &ep), DAT_INVALID_HANDLE);
-	EXPECT_DAT(dat_ia_close(a.ia, DAT_CLOSE_GRACEFUL_FLAG),
+	ASSERT_DAT(dat_ia_close(a.ia, DAT_CLOSE_GRACEFUL_FLAG),
 		   DAT_INVALID_STATE);
-	EXPECT_DAT(dat_ia_close(a.ia, DAT_CLOSE_ABRUPT_FLAG),
+	ASSERT_DAT(dat_ia_close(a.ia, DAT_CLOSE_ABRUPT_FLAG),
 		   DAT_INVALID_STATE);
 	/* Refused means untouched. */
-	state_is(a.ep, DAT_EP_STATE_UNCONNECTED);
-	state_is(ep, DAT_EP_STATE_UNCONNECTED);
+	state_is(_metadata, a.ep, DAT_EP_STATE_UNCONNECTED);
+	state_is(_metadata, ep, DAT_EP_STATE_UNCONNECTED);
 	OK(dat_ep_free(ep));
 
 	for (i = 0; i < 6; i++)
@@ -51,48 +51,48 @@ void test_ia_close_scope(void)
 	for (i = 0; i < 6; i++) {
 		int now = kdat_objects(types[i]);
 
-		if (before[i] >= 0 && now != before[i] - gone[i])
-			KTAP_FAIL("%s: %d live, want %d", types[i], now,
-				  before[i] - gone[i]);
+		ASSERT_FALSE(before[i] >= 0 && now != before[i] - gone[i])
+			TH_LOG("%s: %d live, want %d", types[i], now,
+			       before[i] - gone[i]);
 	}
-	EXPECT_DAT(dat_pz_free(a.pz), DAT_INVALID_HANDLE);
-	EXPECT_DAT(dat_lmr_free(ba.lmr), DAT_INVALID_HANDLE);
-	EXPECT_DAT(dat_ep_free(a.ep), DAT_INVALID_HANDLE);
-	EXPECT_DAT(dat_ia_close(a.ia, DAT_CLOSE_ABRUPT_FLAG),
+	ASSERT_DAT(dat_pz_free(a.pz), DAT_INVALID_HANDLE);
+	ASSERT_DAT(dat_lmr_free(ba.lmr), DAT_INVALID_HANDLE);
+	ASSERT_DAT(dat_ep_free(a.ep), DAT_INVALID_HANDLE);
+	ASSERT_DAT(dat_ia_close(a.ia, DAT_CLOSE_ABRUPT_FLAG),
 		   DAT_INVALID_HANDLE);
 
 	/* b is whole: it connects and moves data. */
-	side_open(&c, NULL);
-	buf_reg(&b, &bb, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&c, &bc, 4096, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &b, false);
+	OK(side_open(&c, NULL));
+	OK(buf_reg(&b, &bb, 4096, DAT_MEM_PRIV_ALL_FLAG));
+	OK(buf_reg(&c, &bc, 4096, DAT_MEM_PRIV_ALL_FLAG));
+	OK(connect_pair(&c, &b, false));
 	t = seg(&bb, 0, 64);
 	OK(dat_ep_post_recv(b.ep, 1, &t, cookie(7), DAT_COMPLETION_DEFAULT_FLAG));
 	memset(bc.p, 0x5a, 64);
 	t = seg(&bc, 0, 64);
 	OK(dat_ep_post_send(c.ep, 1, &t, cookie(8), 0));
-	expect_dto(c.dto_evd, 8, DAT_DTO_SUCCESS, 64);
-	expect_dto(b.dto_evd, 7, DAT_DTO_SUCCESS, 64);
-	KTAP_EXPECT(bb.p[0] == 0x5a && bb.p[63] == 0x5a);
-	sides_close(&c, &b);
+	expect_dto(_metadata, c.dto_evd, 8, DAT_DTO_SUCCESS, 64);
+	expect_dto(_metadata, b.dto_evd, 7, DAT_DTO_SUCCESS, 64);
+	ASSERT_TRUE(bb.p[0] == 0x5a && bb.p[63] == 0x5a);
+	OK(sides_close(&c, &b));
 	if (before[0] < 0)
-		ktap_diag("no debugfs (not root?): object counts not checked");
+		TH_LOG("no debugfs (not root?): object counts not checked");
 }
 
 /* Freeing what others use: DAT_INVALID_STATE, and nothing is lost. */
-void test_free_in_use(void)
+TEST_F(kdat, test_free_in_use)
 {
 	struct side s;
 
-	side_open(&s, NULL);
-	EXPECT_DAT(dat_evd_free(s.dto_evd), DAT_INVALID_STATE);
-	EXPECT_DAT(dat_pz_free(s.pz), DAT_INVALID_STATE);
+	OK(side_open(&s, NULL));
+	ASSERT_DAT(dat_evd_free(s.dto_evd), DAT_INVALID_STATE);
+	ASSERT_DAT(dat_pz_free(s.pz), DAT_INVALID_STATE);
 	OK(dat_ep_free(s.ep));
 	OK(dat_evd_free(s.dto_evd));
 	OK(dat_evd_free(s.conn_evd));
 	OK(dat_evd_free(s.cr_evd));
 	OK(dat_pz_free(s.pz));
-	EXPECT_DAT(dat_pz_free(s.pz), DAT_INVALID_HANDLE);
+	ASSERT_DAT(dat_pz_free(s.pz), DAT_INVALID_HANDLE);
 	OK(dat_ia_close(s.ia, DAT_CLOSE_GRACEFUL_FLAG));
 }
 
@@ -101,7 +101,7 @@ void test_free_in_use(void)
  * opened with DAT_EVD_ASYNC_EXISTS (another open has the async EVD) has
  * none in scope: DAT_EVD_OUT_OF_SCOPE (udat.h).
  */
-void test_ia_query(void)
+TEST_F(kdat, test_ia_query)
 {
 	DAT_EVD_HANDLE aevd, exists = DAT_EVD_ASYNC_EXISTS;
 	DAT_PROVIDER_ATTR pa;
@@ -110,23 +110,23 @@ void test_ia_query(void)
 	struct side s;
 	const struct sockaddr_in *sin;
 
-	side_open(&s, NULL);
+	OK(side_open(&s, NULL));
 	OK(dat_ia_query(s.ia, &aevd, DAT_IA_FIELD_ALL, &ia,
 			DAT_PROVIDER_FIELD_ALL, &pa));
-	KTAP_EXPECT(aevd == s.async_evd);
+	ASSERT_TRUE(aevd == s.async_evd);
 	sin = (const struct sockaddr_in *)ia.ia_address_ptr;
-	KTAP_EXPECT(sin && sin->sin_family == AF_INET);
-	KTAP_EXPECT(sin->sin_addr.s_addr == pair_conf.peer.sin_addr.s_addr);
-	KTAP_EXPECT(ia.max_eps > 0 && ia.max_dto_per_ep > 0);
-	KTAP_EXPECT(ia.max_evd_qlen > 0 && ia.max_iov_segments_per_dto > 0);
-	KTAP_EXPECT(ia.max_lmr_block_size > 0 && ia.max_message_size > 0);
-	KTAP_EXPECT(!strcmp(pa.provider_name, pair_conf.ia_name));
-	KTAP_EXPECT(pa.srq_supported == DAT_TRUE);
+	ASSERT_TRUE(sin && sin->sin_family == AF_INET);
+	ASSERT_TRUE(sin->sin_addr.s_addr == pair_conf.peer.sin_addr.s_addr);
+	ASSERT_TRUE(ia.max_eps > 0 && ia.max_dto_per_ep > 0);
+	ASSERT_TRUE(ia.max_evd_qlen > 0 && ia.max_iov_segments_per_dto > 0);
+	ASSERT_TRUE(ia.max_lmr_block_size > 0 && ia.max_message_size > 0);
+	ASSERT_TRUE(!strcmp(pa.provider_name, pair_conf.ia_name));
+	ASSERT_TRUE(pa.srq_supported == DAT_TRUE);
 
 	OK(dat_ia_open(pair_conf.ia_name, 8, &exists, &ia2));
-	KTAP_EXPECT(exists == DAT_EVD_ASYNC_EXISTS);	/* none created */
+	ASSERT_TRUE(exists == DAT_EVD_ASYNC_EXISTS);	/* none created */
 	OK(dat_ia_query(ia2, &aevd, 0, NULL, 0, NULL));
-	KTAP_EXPECT(aevd == DAT_EVD_OUT_OF_SCOPE);
+	ASSERT_TRUE(aevd == DAT_EVD_OUT_OF_SCOPE);
 	OK(dat_ia_close(ia2, DAT_CLOSE_GRACEFUL_FLAG));
 	OK(dat_ia_close(s.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
@@ -143,7 +143,8 @@ static const char *spec_attr(const DAT_PROVIDER_ATTR *pa, const char *name)
 }
 
 /* The first line of a sysfs file of the test port's device, in @buf. */
-static void sysfs_line(const char *rel, char *buf, size_t len)
+static void sysfs_line(struct __test_metadata *_metadata, const char *rel,
+		       char *buf, size_t len)
 {
 	char path[300];
 	FILE *f;
@@ -151,8 +152,8 @@ static void sysfs_line(const char *rel, char *buf, size_t len)
 	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/%s",
 		 getenv("KDAT_TEST_DEV"), rel);
 	f = fopen(path, "r");
-	if (!f)
-		KTAP_FAIL("%s: %s", path, strerror(errno));
+	ASSERT_FALSE(!f)
+		TH_LOG("%s: %s", path, strerror(errno));
 	if (!fgets(buf, len, f))
 		buf[0] = 0;
 	fclose(f);
@@ -166,7 +167,7 @@ static void sysfs_line(const char *rel, char *buf, size_t len)
  * same way), port state and number, the active MTU (ibv_devinfo).
  * Asked alone (no IA attributes), they are there too.
  */
-void test_provider_attrs(void)
+TEST_F(kdat, test_provider_attrs)
 {
 	const char *dev = getenv("KDAT_TEST_DEV");
 	const char *port = getenv("KDAT_TEST_PORT") ?: "1";
@@ -179,35 +180,37 @@ void test_provider_attrs(void)
 	int i, j;
 	FILE *f;
 
-	side_open(&s, NULL);
+	OK(side_open(&s, NULL));
 	OK(dat_ia_query(s.ia, NULL, 0, NULL, DAT_PROVIDER_FIELD_ALL, &pa));
-	KTAP_EXPECT(pa.num_provider_specific_attr >= 9);
+	ASSERT_TRUE(pa.num_provider_specific_attr >= 9);
 
 #define ATTR_IS(name, want)						\
 	do {								\
 		const char *__v = spec_attr(&pa, name);			\
-		if (!__v || strcmp(__v, want))				\
-			KTAP_FAIL("%s = %s, want %s", name,		\
-				  __v ?: "(none)", want);		\
+									\
+		ASSERT_FALSE(!__v || strcmp(__v, want))			\
+			TH_LOG("%s = %s, want %s", name,		\
+			       __v ?: "(none)", want);			\
 	} while (0)
 	ATTR_IS("DAT_IB_PROVIDER_NAME", "kdat");
 	ATTR_IS("DAT_IB_DEVICE_NAME", dev);
 	ATTR_IS("DAT_IB_CONNECTIVITY_MODE", "DIRECT");
 	ATTR_IS("DAT_IB_RDMA_READ", "TRUE");
 	ATTR_IS("DAT_IB_PORT_NUMBER", port);
-	sysfs_line("node_guid", want, sizeof(want));
+	sysfs_line(_metadata, "node_guid", want, sizeof(want));
 	ATTR_IS("DAT_IB_NODE_GUID", want);
 	snprintf(path, sizeof(path), "ports/%s/gids/0", port);
-	sysfs_line(path, want, sizeof(want));
+	sysfs_line(_metadata, path, want, sizeof(want));
 	ATTR_IS("DAT_IB_GID", want);
 	snprintf(path, sizeof(path), "ports/%s/state", port);
-	sysfs_line(path, want, sizeof(want));	/* "4: ACTIVE" */
+	/* "4: ACTIVE" */
+	sysfs_line(_metadata, path, want, sizeof(want));
 	ATTR_IS("DAT_IB_PORT_STATUS", strchr(want, ' ') ?
 		strchr(want, ' ') + 1 : want);
 
 	v = spec_attr(&pa, "DAT_IB_TRANSPORT_MTU");
-	KTAP_EXPECT(v);
-	KTAP_EXPECT(!strcmp(v, "256") || !strcmp(v, "512") ||
+	ASSERT_NE(NULL, v);
+	ASSERT_TRUE(!strcmp(v, "256") || !strcmp(v, "512") ||
 		    !strcmp(v, "1024") || !strcmp(v, "2048") ||
 		    !strcmp(v, "4096"));
 	snprintf(cmd, sizeof(cmd), "ibv_devinfo -v -d %s -i %s 2>/dev/null",
@@ -223,18 +226,20 @@ void test_provider_attrs(void)
 	}
 	if (f)
 		pclose(f);
-	ktap_diag("DAT_IB_TRANSPORT_MTU %s, ibv_devinfo active_mtu %s", v,
-		  want[0] ? want : "(no ibv_devinfo: not compared)");
+	TH_LOG("DAT_IB_TRANSPORT_MTU %s, ibv_devinfo active_mtu %s", v,
+	       want[0] ? want : "(no ibv_devinfo: not compared)");
 	if (want[0])
 		ATTR_IS("DAT_IB_TRANSPORT_MTU", want);
 #undef ATTR_IS
 
 	/* Any event streams merge: one EVD for all of an EP's. */
 	for (i = 0; i < 6; i++)
-		for (j = 0; j < 6; j++)
-			if (pa.evd_stream_merging_supported[i][j] != DAT_TRUE)
-				KTAP_FAIL("evd_stream_merging_supported[%d][%d]"
-					  " is not DAT_TRUE", i, j);
+		for (j = 0; j < 6; j++) {
+			ASSERT_EQ(DAT_TRUE,
+				  pa.evd_stream_merging_supported[i][j])
+				TH_LOG("evd_stream_merging_supported[%d][%d]"
+				       " is not DAT_TRUE", i, j);
+		}
 	OK(dat_evd_create(s.ia, 64, DAT_HANDLE_NULL,
 			  DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG |
 			  DAT_EVD_DTO_FLAG | DAT_EVD_CONNECTION_FLAG |
@@ -255,7 +260,7 @@ static DAT_COUNT cap4(DAT_COUNT want, DAT_COUNT limit)
  * segments, 4 RDMA reads each way), no more than the IA's limits; two of
  * them move data through every segment: send/receive, RDMA write, read.
  */
-void test_ep_default_attr(void)
+TEST_F(kdat, test_ep_default_attr)
 {
 	struct side c, s;
 	struct buf cb, sb, back;
@@ -266,8 +271,8 @@ void test_ep_default_attr(void)
 	DAT_RMR_TRIPLET rem;
 	DAT_COUNT n, i, total;
 
-	side_open(&c, NULL);
-	side_open(&s, NULL);
+	OK(side_open(&c, NULL));
+	OK(side_open(&s, NULL));
 	OK(dat_ep_free(c.ep));
 	OK(dat_ep_free(s.ep));
 	OK(dat_ep_create(c.ia, c.pz, c.dto_evd, c.dto_evd, c.conn_evd, NULL,
@@ -276,37 +281,37 @@ void test_ep_default_attr(void)
 			 &s.ep));
 	OK(dat_ia_query(c.ia, NULL, DAT_IA_FIELD_ALL, &ia, 0, NULL));
 	OK(dat_ep_query(c.ep, DAT_EP_FIELD_ALL, &p));
-	ktap_diag("defaults: dtos %d/%d iov %d/%d rdma read %d/%d; IA: dtos %d"
-		  " iov %d (rdma write %d) rdma read %d/%d", a->max_recv_dtos,
-		  a->max_request_dtos, a->max_recv_iov, a->max_request_iov,
-		  a->max_rdma_read_in, a->max_rdma_read_out, ia.max_dto_per_ep,
-		  ia.max_iov_segments_per_dto,
-		  ia.max_iov_segments_per_rdma_write, ia.max_rdma_read_per_ep_in,
-		  ia.max_rdma_read_per_ep_out);
-	KTAP_EXPECT_EQ(a->max_recv_dtos, cap4(16, ia.max_dto_per_ep));
-	KTAP_EXPECT_EQ(a->max_request_dtos, cap4(16, ia.max_dto_per_ep));
-	KTAP_EXPECT_EQ(a->max_request_iov,
-		       cap4(4, ia.max_iov_segments_per_rdma_write));
+	TH_LOG("defaults: dtos %d/%d iov %d/%d rdma read %d/%d; IA: dtos %d"
+	       " iov %d (rdma write %d) rdma read %d/%d", a->max_recv_dtos,
+	       a->max_request_dtos, a->max_recv_iov, a->max_request_iov,
+	       a->max_rdma_read_in, a->max_rdma_read_out, ia.max_dto_per_ep,
+	       ia.max_iov_segments_per_dto,
+	       ia.max_iov_segments_per_rdma_write, ia.max_rdma_read_per_ep_in,
+	       ia.max_rdma_read_per_ep_out);
+	ASSERT_EQ(cap4(16, ia.max_dto_per_ep), a->max_recv_dtos);
+	ASSERT_EQ(cap4(16, ia.max_dto_per_ep), a->max_request_dtos);
+	ASSERT_EQ(cap4(4, ia.max_iov_segments_per_rdma_write),
+		  a->max_request_iov);
 	/* The IA gives the smaller of its send and receive segments. */
-	if (ia.max_iov_segments_per_dto >= 4)
-		KTAP_EXPECT_EQ(a->max_recv_iov, 4);
-	else
-		KTAP_EXPECT(a->max_recv_iov >= ia.max_iov_segments_per_dto &&
+	if (ia.max_iov_segments_per_dto >= 4) {
+		ASSERT_EQ(4, a->max_recv_iov);
+	} else {
+		ASSERT_TRUE(a->max_recv_iov >= ia.max_iov_segments_per_dto &&
 			    a->max_recv_iov <= 4);
-	KTAP_EXPECT_EQ(a->max_rdma_read_in, cap4(4, ia.max_rdma_read_per_ep_in));
-	KTAP_EXPECT_EQ(a->max_rdma_read_out,
-		       cap4(4, ia.max_rdma_read_per_ep_out));
+	}
+	ASSERT_EQ(cap4(4, ia.max_rdma_read_per_ep_in), a->max_rdma_read_in);
+	ASSERT_EQ(cap4(4, ia.max_rdma_read_per_ep_out), a->max_rdma_read_out);
 	/* A read's IOV: at most what the IA takes per read (1 on iWARP). */
-	KTAP_EXPECT_EQ(a->max_rdma_read_iov,
-		       a->max_request_iov < ia.max_iov_segments_per_rdma_read ?
-		       a->max_request_iov : ia.max_iov_segments_per_rdma_read);
-	KTAP_EXPECT_EQ(a->max_rdma_write_iov, a->max_request_iov);
-	KTAP_EXPECT(a->service_type == DAT_SERVICE_TYPE_RC);
+	ASSERT_EQ(a->max_request_iov < ia.max_iov_segments_per_rdma_read ?
+		  a->max_request_iov : ia.max_iov_segments_per_rdma_read,
+		  a->max_rdma_read_iov);
+	ASSERT_EQ(a->max_request_iov, a->max_rdma_write_iov);
+	ASSERT_TRUE(a->service_type == DAT_SERVICE_TYPE_RC);
 
-	buf_reg(&c, &cb, 8192, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&c, &back, 8192, DAT_MEM_PRIV_ALL_FLAG);
-	buf_reg(&s, &sb, 8192, DAT_MEM_PRIV_ALL_FLAG);
-	connect_pair(&c, &s, false);
+	OK(buf_reg(&c, &cb, 8192, DAT_MEM_PRIV_ALL_FLAG));
+	OK(buf_reg(&c, &back, 8192, DAT_MEM_PRIV_ALL_FLAG));
+	OK(buf_reg(&s, &sb, 8192, DAT_MEM_PRIV_ALL_FLAG));
+	OK(connect_pair(&c, &s, false));
 	for (i = 0; i < 8192; i++)
 		cb.p[i] = (unsigned char)(i * 7 + 3);
 	memset(sb.p, 0, sb.len);
@@ -321,11 +326,12 @@ void test_ep_default_attr(void)
 	}
 	OK(dat_ep_post_recv(s.ep, n, r, cookie(1), 0));
 	OK(dat_ep_post_send(c.ep, n, t, cookie(2), 0));
-	expect_dto(c.dto_evd, 2, DAT_DTO_SUCCESS, total);
-	expect_dto(s.dto_evd, 1, DAT_DTO_SUCCESS, total);
-	for (i = 0; i < n; i++)
-		KTAP_EXPECT(!memcmp(sb.p + 2000 * i, cb.p + 1000 * i + i,
+	expect_dto(_metadata, c.dto_evd, 2, DAT_DTO_SUCCESS, total);
+	expect_dto(_metadata, s.dto_evd, 1, DAT_DTO_SUCCESS, total);
+	for (i = 0; i < n; i++) {
+		ASSERT_TRUE(!memcmp(sb.p + 2000 * i, cb.p + 1000 * i + i,
 				    100 + i));
+	}
 
 	/* An RDMA write of max_rdma_write_iov segments, then read back. */
 	n = a->max_rdma_write_iov;
@@ -337,19 +343,21 @@ void test_ep_default_attr(void)
 	rem.virtual_address = (uintptr_t)sb.p + 4096;
 	rem.segment_length = total;
 	OK(dat_ep_post_rdma_write(c.ep, n, t, cookie(3), &rem, 0));
-	expect_dto(c.dto_evd, 3, DAT_DTO_SUCCESS, total);
-	for (i = 0; i < n; i++)
-		KTAP_EXPECT(placed(sb.p + 4096 + 200 * i, cb.p + 1500 * i,
-				   200));
+	expect_dto(_metadata, c.dto_evd, 3, DAT_DTO_SUCCESS, total);
+	for (i = 0; i < n; i++) {
+		ASSERT_TRUE(placed(_metadata, sb.p + 4096 + 200 * i,
+				   cb.p + 1500 * i, 200));
+	}
 	memset(back.p, 0xee, back.len);
 	n = a->max_rdma_read_iov;
 	for (i = 0; i < n; i++)
 		r[i] = seg(&back, 2000 * i, total / n);
 	OK(dat_ep_post_rdma_read(c.ep, n, r, cookie(4), &rem, 0));
-	expect_dto(c.dto_evd, 4, DAT_DTO_SUCCESS, total);
-	for (i = 0; i < n; i++)
-		KTAP_EXPECT(!memcmp(back.p + 2000 * i,
+	expect_dto(_metadata, c.dto_evd, 4, DAT_DTO_SUCCESS, total);
+	for (i = 0; i < n; i++) {
+		ASSERT_TRUE(!memcmp(back.p + 2000 * i,
 				    sb.p + 4096 + i * (total / n), total / n));
+	}
 	/*
 	 * One segment more than the attribute says is refused at the post
 	 * (on iWARP a read's sink is one tagged buffer: siw says max_sge_rd
@@ -358,15 +366,15 @@ void test_ep_default_attr(void)
 	if (n < 4) {
 		for (i = 0; i <= n; i++)
 			r[i] = seg(&back, 2000 * i, total / (n + 1));
-		EXPECT_DAT(dat_ep_post_rdma_read(c.ep, n + 1, r, cookie(5),
+		ASSERT_DAT(dat_ep_post_rdma_read(c.ep, n + 1, r, cookie(5),
 						 &rem, 0),
 			   DAT_INVALID_PARAMETER);
 	}
-	sides_close(&c, &s);
+	OK(sides_close(&c, &s));
 }
 
 /* The registry lists kdat-<device>-<port>, and that name opens an IA. */
-void test_list_providers(void)
+TEST_F(kdat, test_list_providers)
 {
 	DAT_PROVIDER_INFO info[16], *list[16];
 	DAT_IA_HANDLE ia;
@@ -383,7 +391,7 @@ void test_list_providers(void)
 	for (i = 0; i < n; i++)
 		if (!strcmp(info[i].ia_name, want))
 			break;
-	KTAP_EXPECT(i < n);
+	ASSERT_TRUE(i < n);
 	OK(dat_ia_open(want, 4, &aevd, &ia));
 	OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
 }
@@ -393,7 +401,7 @@ void test_list_providers(void)
  * smaller DTO counts take effect; what would need another QP is
  * DAT_MODEL_NOT_SUPPORTED; a connected EP is DAT_INVALID_STATE.
  */
-void test_ep_modify(void)
+TEST_F(kdat, test_ep_modify)
 {
 	DAT_EP_HANDLE x;
 	DAT_EP_PARAM p;
@@ -402,7 +410,7 @@ void test_ep_modify(void)
 	struct buf cb, sb;
 	int i;
 
-	sides_reg(&c, &cb, &s, &sb, 4096);
+	OK(sides_reg(&c, &cb, &s, &sb, 4096));
 	OK(dat_ep_query(c.ep, DAT_EP_FIELD_ALL, &p));
 
 	/* Not configured for unsignalled sends yet. */
@@ -414,26 +422,26 @@ void test_ep_modify(void)
 			 DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT |
 			 DAT_EP_FIELD_PZ_HANDLE, &p));
 	OK(dat_ep_query(c.ep, DAT_EP_FIELD_ALL, &p));
-	KTAP_EXPECT(p.ep_attr.max_request_dtos == 2);
-	KTAP_EXPECT(p.ep_attr.max_rdma_read_out == 2);
-	KTAP_EXPECT(p.ep_attr.request_completion_flags ==
+	ASSERT_TRUE(p.ep_attr.max_request_dtos == 2);
+	ASSERT_TRUE(p.ep_attr.max_rdma_read_out == 2);
+	ASSERT_TRUE(p.ep_attr.request_completion_flags ==
 		    DAT_COMPLETION_UNSIGNALLED_FLAG);
 
 	/* More than the QP was built for; another PZ; solicited waits. */
 	p.ep_attr.max_recv_dtos = 64;
-	EXPECT_DAT(dat_ep_modify(c.ep, DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, &p),
+	ASSERT_DAT(dat_ep_modify(c.ep, DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, &p),
 		   DAT_MODEL_NOT_SUPPORTED);
 	p.ep_attr.max_recv_dtos = 16;
 	p.pz_handle = s.pz;
-	EXPECT_DAT(dat_ep_modify(c.ep, DAT_EP_FIELD_PZ_HANDLE, &p),
+	ASSERT_DAT(dat_ep_modify(c.ep, DAT_EP_FIELD_PZ_HANDLE, &p),
 		   DAT_MODEL_NOT_SUPPORTED);
 	p.pz_handle = c.pz;
 	p.ep_attr.recv_completion_flags = DAT_COMPLETION_SOLICITED_WAIT_FLAG;
-	EXPECT_DAT(dat_ep_modify(c.ep,
+	ASSERT_DAT(dat_ep_modify(c.ep,
 				 DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS,
 				 &p), DAT_MODEL_NOT_SUPPORTED);
 	p.ep_attr.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
-	EXPECT_DAT(dat_ep_modify(c.ep, DAT_EP_FIELD_EP_STATE, &p),
+	ASSERT_DAT(dat_ep_modify(c.ep, DAT_EP_FIELD_EP_STATE, &p),
 		   DAT_INVALID_PARAMETER);
 	/* Not below what is posted (another EP: s takes none yet). */
 	OK(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd, NULL,
@@ -444,12 +452,12 @@ void test_ep_modify(void)
 	}
 	OK(dat_ep_query(x, DAT_EP_FIELD_ALL, &p));
 	p.ep_attr.max_recv_dtos = 2;
-	EXPECT_DAT(dat_ep_modify(x, DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, &p),
+	ASSERT_DAT(dat_ep_modify(x, DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, &p),
 		   DAT_INVALID_STATE);
 
-	if (dev_iwarp())
-		ktap_skip("its second half needs sends that wait for a receiver (RNR): iWARP has none");
-	connect_pair(&c, &s, false);
+	if (dev_iwarp(_metadata))
+		SKIP(return, "its second half needs sends that wait for a receiver (RNR): iWARP has none");
+	OK(connect_pair(&c, &s, false));
 	/*
 	 * No receive at s: sends wait (RNR retries), so two are out and a
 	 * third is refused; unsignalled ones are allowed now.
@@ -458,22 +466,22 @@ void test_ep_modify(void)
 	OK(dat_ep_post_send(c.ep, 1, &t, cookie(10),
 			    DAT_COMPLETION_UNSIGNALLED_FLAG));
 	OK(dat_ep_post_send(c.ep, 1, &t, cookie(11), 0));
-	EXPECT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(12), 0),
+	ASSERT_DAT(dat_ep_post_send(c.ep, 1, &t, cookie(12), 0),
 		   DAT_INSUFFICIENT_RESOURCES);
 	for (i = 0; i < 2; i++) {
 		t = seg(&sb, i * 64, 64);
 		OK(dat_ep_post_recv(s.ep, 1, &t, cookie(i), 0));
 	}
 	/* Unsignalled: no notification, but the event is queued. */
-	expect_dto(c.dto_evd, 10, DAT_DTO_SUCCESS, 8);
-	expect_dto(c.dto_evd, 11, DAT_DTO_SUCCESS, 8);
+	expect_dto(_metadata, c.dto_evd, 10, DAT_DTO_SUCCESS, 8);
+	expect_dto(_metadata, c.dto_evd, 11, DAT_DTO_SUCCESS, 8);
 	for (i = 0; i < 2; i++)
-		expect_dto(s.dto_evd, i, DAT_DTO_SUCCESS, 8);
+		expect_dto(_metadata, s.dto_evd, i, DAT_DTO_SUCCESS, 8);
 	OK(dat_ep_query(c.ep, DAT_EP_FIELD_ALL, &p));
-	EXPECT_DAT(dat_ep_modify(c.ep, DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS,
+	ASSERT_DAT(dat_ep_modify(c.ep, DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS,
 				 &p), DAT_INVALID_STATE);
-	EXPECT_DAT(dat_ep_set_watermark(c.ep, 1, 2), DAT_MODEL_NOT_SUPPORTED);
-	sides_close(&c, &s);
+	ASSERT_DAT(dat_ep_set_watermark(c.ep, 1, 2), DAT_MODEL_NOT_SUPPORTED);
+	OK(sides_close(&c, &s));
 }
 
 /* The value of provider-specific attribute @name in @a, or NULL. */
@@ -488,7 +496,8 @@ static const char *ep_spec(const DAT_EP_ATTR *a, const char *name)
 }
 
 /* kdat's module parameter @name, the default of new EPs' timers. */
-static unsigned int kdat_param(const char *name)
+static unsigned int kdat_param(struct __test_metadata *_metadata,
+			       const char *name)
 {
 	char path[96];
 	unsigned int v = 0;
@@ -496,8 +505,8 @@ static unsigned int kdat_param(const char *name)
 
 	snprintf(path, sizeof(path), "/sys/module/kdat/parameters/%s", name);
 	f = fopen(path, "r");
-	if (!f || fscanf(f, "%u", &v) != 1)
-		KTAP_FAIL("cannot read %s", path);
+	ASSERT_FALSE(!f || fscanf(f, "%u", &v) != 1)
+		TH_LOG("cannot read %s", path);
 	fclose(f);
 	return v;
 }
@@ -511,7 +520,7 @@ static unsigned int kdat_param(const char *name)
  * floors is DAT_INVALID_PARAMETER, and no EP is made; dat_ep_modify does
  * not change them.
  */
-void test_ep_timer_attrs(void)
+TEST_F(kdat, test_ep_timer_attrs)
 {
 	static const char *const names[] = { "KDAT_ACK_TIMEOUT",
 		"KDAT_RETRY_COUNT", "KDAT_RNR_TIMER", "KDAT_KEEPALIVE_MS" };
@@ -541,12 +550,12 @@ void test_ep_timer_attrs(void)
 	unsigned int i;
 	int eps;
 
-	side_open(&s, NULL);
+	OK(side_open(&s, NULL));
 	/* The side's EP named none: the defaults. */
 	OK(dat_ep_query(s.ep, DAT_EP_FIELD_ALL, &p));
-	KTAP_EXPECT_EQ(p.ep_attr.ep_provider_specific_count, 4);
+	ASSERT_EQ(4, p.ep_attr.ep_provider_specific_count);
 	for (i = 0; i < 4; i++) {
-		unsigned int v = kdat_param(params[i]);
+		unsigned int v = kdat_param(_metadata, params[i]);
 		const char *got = ep_spec(&p.ep_attr, names[i]);
 
 		/* As the kernel takes them: see kdat_ep_timers_init(). */
@@ -556,9 +565,9 @@ void test_ep_timer_attrs(void)
 		     !strcmp(params[i], "rnr_timer")) && v > 31)
 			v = 0;
 		snprintf(def, sizeof(def), "%u", v);
-		if (!got || strcmp(got, def))
-			KTAP_FAIL("%s: %s, want the default %s", names[i],
-				  got ? got : "(none)", def);
+		ASSERT_FALSE(!got || strcmp(got, def))
+			TH_LOG("%s: %s, want the default %s", names[i],
+			       got ? got : "(none)", def);
 	}
 
 	a.ep_provider_specific_count = sizeof(spec) / sizeof(spec[0]);
@@ -569,11 +578,11 @@ void test_ep_timer_attrs(void)
 	for (i = 0; i < 4; i++) {
 		const char *got = ep_spec(&p.ep_attr, names[i]);
 
-		if (!got || strcmp(got, want[i]))
-			KTAP_FAIL("%s: %s, want %s", names[i],
-				  got ? got : "(none)", want[i]);
+		ASSERT_FALSE(!got || strcmp(got, want[i]))
+			TH_LOG("%s: %s, want %s", names[i],
+			       got ? got : "(none)", want[i]);
 	}
-	KTAP_EXPECT(!ep_spec(&p.ep_attr, "OTHER_PROVIDER_KNOB"));
+	ASSERT_TRUE(!ep_spec(&p.ep_attr, "OTHER_PROVIDER_KNOB"));
 	/*
 	 * Fixed at create: dat_ep_modify with the timers it has succeeds,
 	 * with another one it is DAT_MODEL_NOT_SUPPORTED.
@@ -582,12 +591,12 @@ void test_ep_timer_attrs(void)
 			 DAT_EP_FIELD_EP_ATTR_NUM_PROVIDER_ATTR, &p));
 	p.ep_attr.ep_provider_specific_count = 1;
 	p.ep_attr.ep_provider_specific = &other_rnr;
-	EXPECT_DAT(dat_ep_modify(ep,
+	ASSERT_DAT(dat_ep_modify(ep,
 				 DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR |
 				 DAT_EP_FIELD_EP_ATTR_NUM_PROVIDER_ATTR, &p),
 		   DAT_MODEL_NOT_SUPPORTED);
 	OK(dat_ep_query(ep, DAT_EP_FIELD_ALL, &p));
-	KTAP_EXPECT(!strcmp(ep_spec(&p.ep_attr, "KDAT_RNR_TIMER"), "20"));
+	ASSERT_TRUE(!strcmp(ep_spec(&p.ep_attr, "KDAT_RNR_TIMER"), "20"));
 	OK(dat_ep_free(ep));
 
 	eps = kdat_objects("ep");
@@ -597,18 +606,18 @@ void test_ep_timer_attrs(void)
 		a.ep_provider_specific_count = 1;
 		a.ep_provider_specific = &one;
 		ep = DAT_HANDLE_NULL;
-		EXPECT_DAT(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd,
+		ASSERT_DAT(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd,
 					 s.conn_evd, &a, &ep),
 			   DAT_INVALID_PARAMETER);
-		KTAP_EXPECT(ep == DAT_HANDLE_NULL);
+		ASSERT_TRUE(ep == DAT_HANDLE_NULL);
 	}
 	a.ep_provider_specific_count = -1;
-	EXPECT_DAT(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd,
+	ASSERT_DAT(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd,
 				 &a, &ep), DAT_INVALID_PARAMETER);
 	a.ep_provider_specific_count = 1;
 	a.ep_provider_specific = NULL;
-	EXPECT_DAT(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd,
+	ASSERT_DAT(dat_ep_create(s.ia, s.pz, s.dto_evd, s.dto_evd, s.conn_evd,
 				 &a, &ep), DAT_INVALID_PARAMETER);
-	KTAP_EXPECT_EQ(kdat_objects("ep"), eps);
-	side_close(&s);
+	ASSERT_EQ(eps, kdat_objects("ep"));
+	OK(side_close(&s));
 }
