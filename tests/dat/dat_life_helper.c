@@ -55,7 +55,10 @@
 		}							\
 	} while (0)
 
-/* A failed step of tests/lib/dat_pair.c: said as CHECK says it. */
+/*
+ * A failed step of tests/lib/dat_pair.c: said as CHECK says it, and the
+ * process exits there (CHECK of the step's result is then never reached).
+ */
 static void fail_exit(const char *file, int line, const char *what)
 {
 	printf("failed: %s (%s line %d)\n", what, file, line);
@@ -71,13 +74,14 @@ static void open_side(struct side *s, char *name, size_t bytes)
 	DAT_EP_ATTR a = ep_attr_rc(8, 1, 1);
 	void *p;
 
-	side_ia(s, name, 32);
-	side_ep(s, &a);
+	CHECK(side_ia(s, name, 32) == DAT_SUCCESS);
+	CHECK(side_ep(s, &a) == DAT_SUCCESS);
 	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(p != MAP_FAILED);
 	memset(p, 1, bytes);	/* real pages, all pinned */
-	buf_reg_at(s, &s->buf, p, bytes, DAT_MEM_PRIV_ALL_FLAG);
+	CHECK(buf_reg_at(s, &s->buf, p, bytes, DAT_MEM_PRIV_ALL_FLAG) ==
+	      DAT_SUCCESS);
 }
 
 static DAT_EVENT_NUMBER next_event(DAT_EVD_HANDLE evd, DAT_TIMEOUT tmo)
@@ -104,10 +108,10 @@ static void accept_one(struct side *s, DAT_CONN_QUAL q)
 {
 	DAT_CR_HANDLE cr;
 
-	pair_listen(s, q);
+	CHECK(pair_listen(s, q) == DAT_SUCCESS);
 	printf("listening\n");
 	fflush(stdout);
-	pair_take(s, q, NULL, 0, &cr);
+	CHECK(pair_take(s, q, NULL, 0, &cr) == DAT_SUCCESS);
 	CHECK(dat_cr_accept(cr, s->ep, 0, NULL) == DAT_SUCCESS);
 }
 
@@ -146,7 +150,7 @@ static int do_client(char *name, DAT_CONN_QUAL q, size_t mb)
 	ci = seg(&c.buf, 0, 64);
 	for (i = 0; i < 8; i++)
 		CHECK(dat_ep_post_recv(c.ep, 1, &ci, ck, 0) == DAT_SUCCESS);
-	pair_request(&c, q, NULL, 0);
+	CHECK(pair_request(&c, q, NULL, 0) == DAT_SUCCESS);
 	EXPECT_EVENT(c.conn_evd, TMO, DAT_CONNECTION_EVENT_ESTABLISHED);
 	for (i = 0; i < 4; i++)
 		CHECK(dat_ep_post_send(c.ep, 1, &ci, ck, 0) == DAT_SUCCESS);
@@ -207,7 +211,7 @@ static int do_remove(char *name, DAT_CONN_QUAL q)
 	si = seg(&s.buf, 0, 64);
 	CHECK(dat_ep_post_recv(c.ep, 1, &ci, ck, 0) == DAT_SUCCESS);
 	CHECK(dat_ep_post_recv(s.ep, 1, &si, ck, 0) == DAT_SUCCESS);
-	connect_with(&c, &s, &conn);
+	CHECK(connect_with(&c, &s, &conn) == DAT_SUCCESS);
 	printf("ready\n");
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
@@ -234,7 +238,7 @@ static int do_traffic(char *name, DAT_CONN_QUAL q)
 	open_side(&s, name, 4096);
 	ci = seg(&c.buf, 0, 64);
 	si = seg(&s.buf, 0, 64);
-	connect_with(&c, &s, &conn);
+	CHECK(connect_with(&c, &s, &conn) == DAT_SUCCESS);
 	for (round = 0;; round++) {
 		DAT_EVENT ev;
 		DAT_COUNT nmore;

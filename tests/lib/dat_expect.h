@@ -30,26 +30,6 @@ static inline bool dat_expect_is(DAT_RETURN r, DAT_RETURN want)
 	       ((r & DAT_CLASS_ERROR) == 0) == dat_expect_bare(want);
 }
 
-#ifdef KDAT_KTAP_H
-#define ASSERT_DAT(expr, want)						\
-	do {								\
-		DAT_RETURN __r = (expr);				\
-		DAT_RETURN __w = (DAT_RETURN)(want);			\
-									\
-		if (!dat_expect_is(__r, __w)) {				\
-			const char *__maj = "?", *__min = "";		\
-									\
-			dat_strerror(__r, &__maj, &__min);		\
-			KTAP_FAIL("%s: got %#x (%s%s%s), want %#x%s",	\
-				  #expr, (unsigned int)__r, __maj,	\
-				  *__min ? " " : "", __min,		\
-				  (unsigned int)__w,			\
-				  dat_expect_bare(__w) ? "" :		\
-				  " with DAT_CLASS_ERROR");		\
-		}							\
-	} while (0)
-#define EXPECT_DAT(expr, want) ASSERT_DAT(expr, want)
-#else
 #define ASSERT_DAT(expr, want)						\
 	do {								\
 		DAT_RETURN __r = (expr);				\
@@ -67,7 +47,6 @@ static inline bool dat_expect_is(DAT_RETURN r, DAT_RETURN want)
 			       dat_expect_bare(__w) ? "" :		\
 			       " with DAT_CLASS_ERROR");		\
 	} while (0)
-#endif
 #define OK(expr) ASSERT_DAT(expr, DAT_SUCCESS)
 
 #endif

@@ -13,9 +13,11 @@
  * What differs between the programs is in pair_conf (the IA's name, the
  * peer's address, the waits, the EVDs' sizes, the EP's attributes, how a
  * failure is reported) and in the arguments. A failed step is reported
- * through pair_conf.fail and returns its DAT_RETURN (DAT_INTERNAL_ERROR
- * for a check that is no DAT call): by default, as a TAP case fails
- * (KTAP_FAIL of tests/selftests/ktap.h: "# file:line:", "# what", exit 1).
+ * through pair_conf.fail ("# file:line: what" on stderr by default) and
+ * returns its DAT_RETURN (DAT_INTERNAL_ERROR for a check that is no DAT
+ * call), which the caller must look at: a case of kselftest_harness.h
+ * checks it with OK() of dat_expect.h, as any DAT call (the compiler
+ * warns of a result left unread).
  */
 #ifndef KDAT_TESTS_DAT_PAIR_H
 #define KDAT_TESTS_DAT_PAIR_H
@@ -26,6 +28,10 @@
 #include <netinet/in.h>
 
 #include <dat2/udat.h>
+
+#ifndef __must_check
+#define __must_check __attribute__((warn_unused_result))
+#endif
 
 /* Memory of the process registered with one side's provider. */
 struct buf {
@@ -70,7 +76,7 @@ struct pair_conf {
 	 * true to let the missing data pass. NULL: never.
 	 */
 	bool (*reject_pdata_lost)(const DAT_EVENT *ev);
-	/* A failed step: says where and what (NULL: as a TAP case fails). */
+	/* A failed step: says where and what (NULL: on stderr). */
 	void (*fail)(const char *file, int line, const char *what);
 };
 
@@ -101,47 +107,49 @@ DAT_EP_ATTR ep_attr(void);
  * EVD of @dto_qlen (0: pair_conf.dto_qlen), a connection EVD and a CR
  * EVD; no EP yet.
  */
-DAT_RETURN side_ia(struct side *s, char *name, DAT_COUNT dto_qlen);
+DAT_RETURN __must_check side_ia(struct side *s, char *name, DAT_COUNT dto_qlen);
 /* The side's EP, on its EVDs: @attr (NULL: pair_conf.ep_attr). */
-DAT_RETURN side_ep(struct side *s, const DAT_EP_ATTR *attr);
+DAT_RETURN __must_check side_ep(struct side *s, const DAT_EP_ATTR *attr);
 /* side_ia() on pair_conf.ia_name, then side_ep(). */
-DAT_RETURN side_open(struct side *s, const DAT_EP_ATTR *attr);
+DAT_RETURN __must_check side_open(struct side *s, const DAT_EP_ATTR *attr);
 /* The IA closed, abruptly: everything of the side goes with it. */
-DAT_RETURN side_close(struct side *s);
+DAT_RETURN __must_check side_close(struct side *s);
 
 /* @len bytes (at least 1) mapped and registered with @priv. */
-DAT_RETURN buf_reg(struct side *s, struct buf *b, size_t len,
-		   DAT_MEM_PRIV_FLAGS priv);
+DAT_RETURN __must_check buf_reg(struct side *s, struct buf *b, size_t len,
+				DAT_MEM_PRIV_FLAGS priv);
 /* Memory the caller has, @p and @len, registered with @priv. */
-DAT_RETURN buf_reg_at(struct side *s, struct buf *b, void *p, size_t len,
-		      DAT_MEM_PRIV_FLAGS priv);
+DAT_RETURN __must_check buf_reg_at(struct side *s, struct buf *b, void *p,
+				   size_t len, DAT_MEM_PRIV_FLAGS priv);
 
 DAT_LMR_TRIPLET seg(const struct buf *b, size_t off, size_t len);
 DAT_RMR_TRIPLET remote(const struct buf *b, size_t off, size_t len);
 DAT_DTO_COOKIE cookie(uint64_t v);
 
 /* The next event of @evd, within pair_conf.tmo. */
-DAT_RETURN wait_event(DAT_EVD_HANDLE evd, DAT_EVENT *ev);
+DAT_RETURN __must_check wait_event(DAT_EVD_HANDLE evd, DAT_EVENT *ev);
 /*
  * The next event of @s's connection EVD is @num, with @len bytes of
  * private data @pd at its front (@pd NULL: not looked at). @ev: the
  * event, for the caller (may be NULL).
  */
-DAT_RETURN conn_event(struct side *s, DAT_EVENT_NUMBER num, const void *pd,
-		      DAT_COUNT len, DAT_EVENT *ev);
+DAT_RETURN __must_check conn_event(struct side *s, DAT_EVENT_NUMBER num,
+				   const void *pd, DAT_COUNT len,
+				   DAT_EVENT *ev);
 
 /* A PSP of @srv on @q (srv->psp), its requests to @srv's CR EVD. */
-DAT_RETURN pair_listen(struct side *srv, DAT_CONN_QUAL q);
+DAT_RETURN __must_check pair_listen(struct side *srv, DAT_CONN_QUAL q);
 /* @cli's EP connects to pair_conf.peer on @q, with @len bytes of @pd. */
-DAT_RETURN pair_request(struct side *cli, DAT_CONN_QUAL q, const void *pd,
-			DAT_COUNT len);
+DAT_RETURN __must_check pair_request(struct side *cli, DAT_CONN_QUAL q,
+				     const void *pd, DAT_COUNT len);
 /*
  * The next event of @srv's CR EVD (within pair_conf.cr_tmo) is a request
  * on @q, of srv->psp where there is one, with @len bytes of @pd at the
  * front of its private data: its CR into @cr.
  */
-DAT_RETURN pair_take(struct side *srv, DAT_CONN_QUAL q, const void *pd,
-		     DAT_COUNT len, DAT_CR_HANDLE *cr);
+DAT_RETURN __must_check pair_take(struct side *srv, DAT_CONN_QUAL q,
+				  const void *pd, DAT_COUNT len,
+				  DAT_CR_HANDLE *cr);
 
 /* One connection's parameters (zeroes: none). */
 struct pair_conn {
@@ -160,30 +168,31 @@ struct pair_conn {
  * private data checked at the client; or it rejects, and the client has
  * PEER_REJECTED with the reject's private data.
  */
-DAT_RETURN connect_with(struct side *cli, struct side *srv,
-			const struct pair_conn *conn);
+DAT_RETURN __must_check connect_with(struct side *cli, struct side *srv,
+				     const struct pair_conn *conn);
 /* connect_with() with "hello" (6 bytes), "welcome" (8), or "nope" (5). */
-DAT_RETURN connect_pair(struct side *cli, struct side *srv, bool reject);
+DAT_RETURN __must_check connect_pair(struct side *cli, struct side *srv,
+				     bool reject);
 
 /*
  * Client @c and server @s opened (side_open(), pair_conf.ep_attr), @len
  * bytes registered on each with every privilege (@cb, @sb); not yet
  * connected.
  */
-DAT_RETURN sides_reg(struct side *c, struct buf *cb, struct side *s,
-		     struct buf *sb, size_t len);
+DAT_RETURN __must_check sides_reg(struct side *c, struct buf *cb,
+				  struct side *s, struct buf *sb, size_t len);
 /* sides_reg(), then @c connected to @s (connect_pair()). */
-DAT_RETURN sides_open(struct side *c, struct buf *cb, struct side *s,
-		      struct buf *sb, size_t len);
+DAT_RETURN __must_check sides_open(struct side *c, struct buf *cb,
+				   struct side *s, struct buf *sb, size_t len);
 /* Both IAs closed, @a's first. */
-DAT_RETURN sides_close(struct side *a, struct side *b);
+DAT_RETURN __must_check sides_close(struct side *a, struct side *b);
 
 /*
  * sides_open() of 4 KiB into @p, but the client's EP of @cattr (NULL:
  * pair_conf.ep_attr) and its LMR of @cpriv.
  */
-DAT_RETURN pair_open(struct pair *p, const DAT_EP_ATTR *cattr,
-		     DAT_MEM_PRIV_FLAGS cpriv);
-DAT_RETURN pair_close(struct pair *p);
+DAT_RETURN __must_check pair_open(struct pair *p, const DAT_EP_ATTR *cattr,
+				  DAT_MEM_PRIV_FLAGS cpriv);
+DAT_RETURN __must_check pair_close(struct pair *p);
 
 #endif

@@ -63,26 +63,8 @@ static inline int counts_differ(const struct counts *before,
 
 /*
  * Every live object count is what it was (the objects of this case gone):
- * the case fails otherwise. After ktap.h (counts_back(&before)) or
- * ../lib/kdat_harness.h (counts_back(_metadata, &before)).
+ * the case fails otherwise. After ../lib/kdat_harness.h.
  */
-#ifdef KDAT_KTAP_H
-static inline void counts_back(const struct counts *before)
-{
-	struct counts now;
-	int i;
-
-	if (before->n[0] < 0) {
-		ktap_diag("no debugfs: object counts not checked");
-		return;
-	}
-	i = counts_differ(before, &now);
-	if (i >= 0)
-		KTAP_FAIL("%s: %d live, %d before", kdat_obj_types[i],
-			  now.n[i], before->n[i]);
-}
-#endif
-
 #ifdef KDAT_HARNESS_H
 static inline void counts_back(struct __test_metadata *_metadata,
 			       const struct counts *before)
