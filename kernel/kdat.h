@@ -182,11 +182,14 @@ struct kdat_file {
 	/*
 	 * Rings (kdat_poll.c). @ring_lock protects @sq_rings, the submission
 	 * rings the poller drains (it holds the lock for a pass, each ring's
-	 * drain_lock while it drains that ring), and the ring fields of the
+	 * drain_lock while it drains that ring), @sq_active, those of them a
+	 * pass visits (the others are parked), and the ring fields of the
 	 * queues. @rings maps mmap cookies to rings.
 	 */
 	struct mutex ring_lock;
 	struct list_head sq_rings;
+	struct list_head sq_active;
+	unsigned int nr_parked;		/* ring_lock; read locklessly */
 	struct xarray rings;
 	u32 next_ring;
 	/*

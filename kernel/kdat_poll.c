@@ -12,6 +12,12 @@
  * queue takes its ring off the list, under both locks, before it goes: no
  * drain sees a queue that is gone. Doorbells of several threads, each for
  * its own queue's ring, drain side by side.
+ *
+ * A pass visits only the rings on the file's sq_active list: a ring that
+ * had nothing for poll_idle_us is parked (kdat_rings_park()), the
+ * poller's sleep protocol applied to it alone, and the doorbell that
+ * names it puts it back (kdat_ring_unpark()). A process with many queues
+ * and few busy ones costs a pass the busy ones.
  */
 #include <linux/cgroup.h>
 #include <linux/cred.h>
@@ -76,6 +82,7 @@ struct kdat_poller {
 	unsigned int nr_files;
 	/* A doorbell or a new file: clear the flags, look again. */
 	bool woken;
+	bool asleep;			/* in schedule() for want of a doorbell */
 	/*
 	 * Asleep because its CPU was wanted or its spinning did not pay, it
 	 * is not woken before @resume (jiffies): @backoff after it slept,
@@ -231,6 +238,8 @@ static u32 kdat_sq_drain_snap(struct kdat_ring *r)
 	while ((n = kdat_sq_drain(r, r->snap)))
 		done += n;
 	mutex_unlock(&r->drain_lock);
+	if (done)
+		r->worked = true;
 	return done;
 }
 
@@ -241,57 +250,145 @@ static u32 kdat_sq_drain_snap(struct kdat_ring *r)
  * (so a send seen implies the receives published before it are seen),
  * then the receives are posted, then the sends. Without that, a send
  * could find its peer's receive not yet posted and wait for the RNR
- * timer. ring_lock held; returns the entries taken.
+ * timer. A parked ring is not looked at: a receive published on one was
+ * taken by its doorbell before the send after it was published.
+ * ring_lock held; returns the entries taken.
  */
 static u32 kdat_rings_pass(struct kdat_file *kfile)
 {
 	struct kdat_ring *r;
 	u32 done = 0;
 
-	list_for_each_entry(r, &kfile->sq_rings, node)
+	list_for_each_entry(r, &kfile->sq_active, active)
 		if (r->kind == KDAT_RING_SEND)
 			r->snap = kdat_ring_tail(r);
-	list_for_each_entry(r, &kfile->sq_rings, node)
+	list_for_each_entry(r, &kfile->sq_active, active)
 		if (r->kind != KDAT_RING_SEND)
 			r->snap = kdat_ring_tail(r);
-	list_for_each_entry(r, &kfile->sq_rings, node)
+	list_for_each_entry(r, &kfile->sq_active, active)
 		if (r->kind != KDAT_RING_SEND)
 			done += kdat_sq_drain_snap(r);
-	list_for_each_entry(r, &kfile->sq_rings, node)
+	list_for_each_entry(r, &kfile->sq_active, active)
 		if (r->kind == KDAT_RING_SEND)
 			done += kdat_sq_drain_snap(r);
 	return done;
 }
 
+/*
+ * @r (on sq_rings) visited by the passes again. Its NEED_WAKEUP stays
+ * as it is: the poller clears the flags of the rings it visits when it
+ * is woken (kdat_poller_flag()), and a sleeping poller's rings keep
+ * theirs. ring_lock held.
+ */
+static void kdat_ring_unpark(struct kdat_ring *r)
+{
+	lockdep_assert_held(&r->kfile->ring_lock);
+	if (!r->parked)
+		return;
+	WRITE_ONCE(r->parked, false);
+	r->worked = true;	/* its idle time starts at the next look */
+	list_add_tail(&r->active, &r->kfile->sq_active);
+	WRITE_ONCE(r->kfile->nr_parked, r->kfile->nr_parked - 1);
+}
+
+static void kdat_rings_unpark_all(struct kdat_file *kfile)
+{
+	struct kdat_ring *r;
+
+	lockdep_assert_held(&kfile->ring_lock);
+	if (!kfile->nr_parked)
+		return;
+	list_for_each_entry(r, &kfile->sq_rings, node)
+		kdat_ring_unpark(r);
+}
+
+/*
+ * The poller's look, after a pass, at the rings it visits: one that had
+ * nothing to take and no send at the device for poll_idle_us is parked,
+ * the poller's sleep protocol for that ring alone: NEED_WAKEUP in its
+ * flags, a full barrier, its tail once more; published meanwhile, it
+ * stays (the next pass takes it, in the order of kdat_rings_pass());
+ * else it leaves sq_active, and the process, which sees the flag, rings
+ * the doorbell for it. Only a ring whose flag is clear is parked (not in
+ * the pass before the poller sleeps). ring_lock held.
+ */
+static void kdat_rings_park(struct kdat_file *kfile, ktime_t now)
+{
+	s64 idle_ns = (s64)READ_ONCE(poll_idle_us) * NSEC_PER_USEC;
+	struct kdat_ring *r, *tmp;
+
+	lockdep_assert_held(&kfile->ring_lock);
+	list_for_each_entry_safe(r, tmp, &kfile->sq_active, active) {
+		if (r->worked || (r->kind == KDAT_RING_SEND &&
+				  READ_ONCE(r->kcompleted) != r->khead)) {
+			r->worked = false;
+			r->idle_since = now;
+			continue;
+		}
+		if (ktime_to_ns(ktime_sub(now, r->idle_since)) < idle_ns ||
+		    kdat_ring_flag(r, KDAT_RING_F_NEED_WAKEUP))
+			continue;
+		/*
+		 * Parked before it is flagged: a doorbell rung for the flag
+		 * finds it parked (kdat_cmd_ring_wake()).
+		 */
+		WRITE_ONCE(r->parked, true);
+		WRITE_ONCE(kfile->nr_parked, kfile->nr_parked + 1);
+		smp_wmb();	/* pairs with the doorbell's smp_rmb() */
+		kdat_ring_set_flag(r, KDAT_RING_F_NEED_WAKEUP, true);
+		smp_mb();	/* flag before tail; pairs with libdat's */
+		if (kdat_ring_tail(r) == r->khead) {
+			list_del_init(&r->active);
+			continue;
+		}
+		kdat_ring_set_flag(r, KDAT_RING_F_NEED_WAKEUP, false);
+		WRITE_ONCE(r->parked, false);
+		WRITE_ONCE(kfile->nr_parked, kfile->nr_parked - 1);
+		r->idle_since = now;
+	}
+}
+
+/*
+ * NEED_WAKEUP on or off in the rings a pass visits. Off: the poller
+ * polls them again, and their idle time starts now (while it slept,
+ * doorbells took their entries: no pass saw them work).
+ */
 static void kdat_rings_need_wakeup(struct kdat_file *kfile, bool on)
 {
 	struct kdat_ring *r;
 
-	list_for_each_entry(r, &kfile->sq_rings, node)
+	list_for_each_entry(r, &kfile->sq_active, active) {
 		kdat_ring_set_flag(r, KDAT_RING_F_NEED_WAKEUP, on);
+		if (!on)
+			r->worked = true;
+	}
 }
 
 /*
  * Nobody polls the file's rings from now on: NEED_WAKEUP in every ring, a
  * full barrier, then take what was published before the process could
- * see it (the sleep protocol of the uapi header). ring_lock held.
+ * see it (the sleep protocol of the uapi header). None stays parked: a
+ * poller the file has later visits them all. ring_lock held.
  */
 static void kdat_rings_unpolled(struct kdat_file *kfile)
 {
+	kdat_rings_unpark_all(kfile);
 	kdat_rings_need_wakeup(kfile, true);
 	smp_mb();	/* flags before tails; pairs with libdat's */
 	kdat_rings_pass(kfile);
 }
 
 /*
- * Take what the file's rings published, in the caller's context: before
- * an object goes (KDAT_IOCTL_DESTROY), so that the posts the process made
- * before it asked reach the device while what they name is there, as
- * through the ioctl they would have.
+ * Take what the file's rings published, in the caller's context, parked
+ * rings too (they are visited again): before an object goes
+ * (KDAT_IOCTL_DESTROY), so that the posts the process made before it
+ * asked reach the device while what they name is there, as through the
+ * ioctl they would have; and for a doorbell that names no ring.
  */
 void kdat_rings_take(struct kdat_file *kfile)
 {
 	mutex_lock(&kfile->ring_lock);
+	kdat_rings_unpark_all(kfile);
 	kdat_rings_pass(kfile);
 	mutex_unlock(&kfile->ring_lock);
 }
@@ -303,7 +400,8 @@ void kdat_rings_take(struct kdat_file *kfile)
  * rings are not completed yet (the device has its work: in a worker that
  * may want the poller's CPU on 6.12's rxe). A look only: completions
  * come concurrently, and a skew between the two counts reads as nothing
- * outstanding. ring_lock held.
+ * outstanding. A parked ring had no send at the device when it was
+ * parked, and a pass takes none from it. ring_lock held.
  */
 static bool kdat_rings_at_device(struct kdat_file *kfile, u32 *completed)
 {
@@ -311,7 +409,7 @@ static bool kdat_rings_at_device(struct kdat_file *kfile, u32 *completed)
 	bool out = false;
 	u32 c;
 
-	list_for_each_entry(r, &kfile->sq_rings, node) {
+	list_for_each_entry(r, &kfile->sq_active, active) {
 		c = READ_ONCE(r->kcompleted);
 		*completed += c;
 		if (r->kind == KDAT_RING_SEND &&
@@ -324,10 +422,12 @@ static bool kdat_rings_at_device(struct kdat_file *kfile, u32 *completed)
 /*
  * One pass over every file @p serves, each with its opener's creds; what
  * kdat_rings_at_device() says of them all after it in *@completed and
- * *@out.
+ * *@out. With @park, the rings idle long enough are parked after it.
  */
-static u32 kdat_poller_pass(struct kdat_poller *p, u32 *completed, bool *out)
+static u32 kdat_poller_pass(struct kdat_poller *p, u32 *completed, bool *out,
+			    bool park)
 {
+	ktime_t now = park ? ktime_get() : 0;
 	struct kdat_file *kfile;
 	u32 done = 0;
 
@@ -341,6 +441,8 @@ static u32 kdat_poller_pass(struct kdat_poller *p, u32 *completed, bool *out)
 		done += kdat_rings_pass(kfile);
 		if (kdat_rings_at_device(kfile, completed))
 			*out = true;
+		if (park)
+			kdat_rings_park(kfile, now);
 		mutex_unlock(&kfile->ring_lock);
 		revert_creds(old);
 	}
@@ -366,7 +468,7 @@ static u32 kdat_poller_flag(struct kdat_poller *p, bool on)
 	if (!on)
 		return 0;
 	smp_mb();	/* flags before tails; pairs with libdat's */
-	return kdat_poller_pass(p, &completed, &out);
+	return kdat_poller_pass(p, &completed, &out, false);
 }
 
 /*
@@ -491,8 +593,11 @@ static void kdat_poller_sleep(struct kdat_poller *p, int why)
 		trace_kdat_poller_sleep(task_pid_nr(p->task), p->backoff,
 					why);
 		set_current_state(TASK_INTERRUPTIBLE);
-		if (!READ_ONCE(p->woken) && !kthread_should_stop())
+		if (!READ_ONCE(p->woken) && !kthread_should_stop()) {
+			WRITE_ONCE(p->asleep, true);
 			schedule();
+			WRITE_ONCE(p->asleep, false);
+		}
 		__set_current_state(TASK_RUNNING);
 		trace_kdat_poller_wake(task_pid_nr(p->task), p->backoff,
 				       why);
@@ -545,7 +650,7 @@ static int kdat_poller_fn(void *data)
 			WRITE_ONCE(p->woken, false);
 			kdat_poller_flag(p, false);
 		}
-		done = kdat_poller_pass(p, &completed, &out);
+		done = kdat_poller_pass(p, &completed, &out, true);
 		mutex_unlock(&p->lock);
 		now = ktime_get();
 		if (completed != seen)
@@ -685,6 +790,20 @@ int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 		r = kdat_sq_ring_get(kfile, cmd->ring);
 		if (!r)
 			return -EBADF;
+	}
+	/*
+	 * A parked ring the doorbell names (every one, when it names none)
+	 * is visited again. The process rang for a flag it saw: a ring that
+	 * kdat_rings_park() flagged shows it is parked after it.
+	 */
+	smp_rmb();	/* the flag the process read, then @parked */
+	if (r ? READ_ONCE(r->parked) : READ_ONCE(kfile->nr_parked)) {
+		mutex_lock(&kfile->ring_lock);
+		if (!r)
+			kdat_rings_unpark_all(kfile);
+		else if (!list_empty(&r->node))
+			kdat_ring_unpark(r);
+		mutex_unlock(&kfile->ring_lock);
 	}
 	mutex_lock(&kfile->poller_lock);
 	p = kfile->poller;
@@ -899,6 +1018,11 @@ void kdat_sq_ring_stop(struct kdat_ring *r)
 	mutex_lock(&r->kfile->ring_lock);
 	mutex_lock(&r->drain_lock);
 	list_del_init(&r->node);
+	list_del_init(&r->active);
+	if (r->parked) {
+		WRITE_ONCE(r->parked, false);
+		WRITE_ONCE(r->kfile->nr_parked, r->kfile->nr_parked - 1);
+	}
 	mutex_unlock(&r->drain_lock);
 	mutex_unlock(&r->kfile->ring_lock);
 }
@@ -941,30 +1065,26 @@ void kdat_rings_show(struct seq_file *m, struct kdat_file *kfile)
 		[KDAT_RING_SEND] = "send", [KDAT_RING_RECV] = "recv",
 		[KDAT_RING_SRQ] = "srq",
 	};
-	bool asleep = false;
 	struct kdat_poller *p;
 	struct kdat_ring *r;
 
 	mutex_lock(&kfile->ring_lock);
-	list_for_each_entry(r, &kfile->sq_rings, node) {
-		u32 flags = READ_ONCE(r->kflags);
-
-		seq_printf(m, "sq:\t%s %u entries %u head %u tail %u completed %u flags %#x\n",
+	list_for_each_entry(r, &kfile->sq_rings, node)
+		seq_printf(m, "sq:\t%s %u entries %u head %u tail %u completed %u flags %#x%s\n",
 			   kinds[r->kind],
 			   r->srq ? r->srq->obj.handle : r->ep->obj.handle,
 			   r->entries, READ_ONCE(r->khead),
 			   READ_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_TAIL)),
 			   READ_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_COMPLETED)),
-			   flags);
-		asleep |= flags & KDAT_RING_F_NEED_WAKEUP;
-	}
+			   READ_ONCE(r->kflags), r->parked ? " parked" : "");
 	mutex_unlock(&kfile->ring_lock);
 
 	mutex_lock(&kfile->poller_lock);
 	p = kfile->poller;
 	if (p)
 		seq_printf(m, "poller:\t%d %s cpu %d files %u idle_sleeps %lu shared_sleeps %lu backoff_ms %u unpaid_sleeps %lu busy_pct %u naps %lu idle_naps %lu\n",
-			   task_pid_nr(p->task), asleep ? "asleep" : "polling",
+			   task_pid_nr(p->task),
+			   READ_ONCE(p->asleep) ? "asleep" : "polling",
 			   kfile->poll_cpu, READ_ONCE(p->nr_files),
 			   READ_ONCE(p->idle_sleeps),
 			   READ_ONCE(p->shared_sleeps),
@@ -1047,6 +1167,8 @@ static int kdat_sq_ring_create(struct kdat_file *kfile, u32 kind, u32 hdr,
 	spin_unlock_irqrestore(lock, flags);
 	mutex_lock(&r->drain_lock);
 	list_add_tail(&r->node, &kfile->sq_rings);
+	list_add_tail(&r->active, &kfile->sq_active);
+	r->idle_since = ktime_get();
 	mutex_unlock(&r->drain_lock);
 	if (kfile->poller) {
 		/* A sleeping poller would not look at a ring it has not flagged. */
@@ -1134,6 +1256,7 @@ void kdat_file_rings_init(struct kdat_file *kfile)
 	mutex_init(&kfile->ring_lock);
 	mutex_init(&kfile->poller_lock);
 	INIT_LIST_HEAD(&kfile->sq_rings);
+	INIT_LIST_HEAD(&kfile->sq_active);
 	xa_init_flags(&kfile->rings, XA_FLAGS_ALLOC1);
 	kfile->poll_mode = KDAT_POLLER_ADAPTIVE;
 	kfile->poll_cpu = KDAT_POLLER_ANY_CPU;

@@ -117,6 +117,7 @@ struct kdat_ring *kdat_ring_alloc(struct kdat_file *kfile,
 		return ERR_PTR(-ENOMEM);
 	kref_init(&r->ref);
 	INIT_LIST_HEAD(&r->node);
+	INIT_LIST_HEAD(&r->active);
 	mutex_init(&r->drain_lock);
 	spin_lock_init(&r->flags_lock);
 	r->kfile = kfile;

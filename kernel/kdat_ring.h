@@ -24,6 +24,7 @@
 #define KDAT_RING_H
 
 #include <linux/kref.h>
+#include <linux/ktime.h>
 #include <linux/list.h>
 #include <rdma/ib_verbs.h>
 
@@ -123,6 +124,17 @@ struct kdat_ring {
 	 * while the ring is on the list.
 	 */
 	struct list_head node;
+	/*
+	 * On kfile->sq_active, the rings a pass visits, unless @parked: idle
+	 * for poll_idle_us, it was taken off that list with NEED_WAKEUP set
+	 * in its own flags, and a doorbell naming it puts it back. All three
+	 * under the file's ring_lock; the doorbell reads @parked locklessly
+	 * first.
+	 */
+	struct list_head active;
+	bool parked;
+	bool worked;			/* a pass took entries since the last look */
+	ktime_t idle_since;
 	struct mutex drain_lock;
 	struct kdat_ep *ep;
 	struct kdat_srq *srq;

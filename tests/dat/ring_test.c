@@ -100,6 +100,7 @@ struct ring {
 	uint8_t *ent;
 	uint32_t mask, esz;
 	uint32_t id;			/* the doorbell's name for it */
+	bool named;			/* its doorbell names it, not the file */
 };
 
 static void ring_map_flags(struct __test_metadata *_metadata, void *dat_handle,
@@ -146,7 +147,9 @@ static int publish(struct __test_metadata *_metadata, struct ring *r,
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(r->flags, __ATOMIC_RELAXED) &
 	    KDAT_RING_F_NEED_WAKEUP) {
-		struct kdat_ring_wake w = { .size = sizeof(w) };
+		struct kdat_ring_wake w = {
+			.size = sizeof(w), .ring = r->named ? r->id : 0,
+		};
 
 		ASSERT_TRUE(!ioctl(r->fd, KDAT_IOCTL_RING_WAKE, &w));
 		return 1;
@@ -1717,7 +1720,8 @@ TEST_F_TIMEOUT(kdat, test_poller_preempted, 120)
 /*
  * /proc/self/fdinfo of the device file: its objects, each submission ring's
  * indices as the kernel and the process last wrote them, its poller
- * (asleep once idle, with NEED_WAKEUP in the ring's flags).
+ * (asleep once idle, with NEED_WAKEUP in the ring's flags; the ring may
+ * have been parked just before).
  */
 TEST_F(kdat, test_fdinfo)
 {
@@ -1744,7 +1748,7 @@ TEST_F(kdat, test_fdinfo)
 	f = fopen(path, "r");
 	ASSERT_NE(NULL, f);
 	snprintf(want, sizeof(want),
-		 "entries 16 head 20 tail 20 completed 20 flags %#x\n",
+		 "entries 16 head 20 tail 20 completed 20 flags %#x",
 		 KDAT_RING_F_NEED_WAKEUP);
 	while (fgets(line, sizeof(line), f)) {
 		TH_LOG("%s: %.*s", path, (int)strcspn(line, "\n"), line);
@@ -1753,7 +1757,10 @@ TEST_F(kdat, test_fdinfo)
 			objs = strstr(line, " ia 2 pz 2 lmr 2 evd 8 ep 2 psp 0"
 					    " cr 0 srq 0 cno 0 rmr 0 ah 0\n");
 		if (!strncmp(line, "sq:\tsend ", 9))
-			send = strstr(line, want);
+			send = strstr(line, want) &&
+			       (strstr(line, want)[strlen(want)] == '\n' ||
+				!strcmp(strstr(line, want) + strlen(want),
+					" parked\n"));
 		/* c's receive queue unused, s's: 8 primed + 20 */
 		if (!strncmp(line, "sq:\trecv ", 9))
 			recv += strstr(line, " head 0 tail 0 completed 0 ") ||
@@ -1766,6 +1773,76 @@ TEST_F(kdat, test_fdinfo)
 	ASSERT_TRUE(send);
 	ASSERT_TRUE(recv == 2);
 	ASSERT_TRUE(poller);
+}
+
+/* Is @r parked, as the file's fdinfo says? */
+static bool ring_parked(struct __test_metadata *_metadata, struct ring *r,
+			const char *kind)
+{
+	char path[64], line[256], want[64];
+	bool parked = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", r->fd);
+	snprintf(want, sizeof(want), "sq:\t%s %u ", kind, r->kh);
+	f = fopen(path, "r");
+	EXPECT_NE(NULL, f);
+	while (f && fgets(line, sizeof(line), f))
+		parked |= !strncmp(line, want, strlen(want)) &&
+			  strstr(line, " parked\n");
+	if (f)
+		fclose(f);
+	return parked;
+}
+
+/*
+ * Only rings with work are visited. c's receive ring, idle from the
+ * start while the poller goes on for the pings, is parked: fdinfo says
+ * so, and its flags say NEED_WAKEUP. An entry published there without
+ * the doorbell that flag asks for is not taken while the poller goes on
+ * with the other rings (no pass looks at it); the doorbell that names
+ * it puts it back, and the entry is taken. (The pings' own doorbells
+ * name their rings: a doorbell for the whole file puts every ring back.)
+ */
+TEST_F_TIMEOUT(kdat, test_ring_parked, 120)
+{
+	struct kdat_ring_wake w = { .size = sizeof(w) };
+	struct rawpair p;
+	bool parked = false;
+	uint32_t t;
+	double t0;
+	int i;
+
+	rawpair_open(_metadata, &p, 64, 64);
+	p.csq.named = p.srq.named = true;
+	prime(_metadata, &p);
+	t0 = now_s();
+	for (i = 0; !parked && now_s() - t0 < 20; i++) {
+		ping(_metadata, &p, i);
+		if (!(i % 16))
+			parked = ring_parked(_metadata, &p.crq, "recv");
+	}
+	TH_LOG("c's idle receive ring parked after %d pings", i);
+	ASSERT_TRUE(parked);
+	ASSERT_TRUE(ld(p.crq.flags) & KDAT_RING_F_NEED_WAKEUP);
+
+	/* Published, no doorbell: no pass takes it. */
+	t = *p.crq.tail;
+	sqe_fill(slot(&p.crq, t), KDAT_DTO_RECEIVE, 7, p.c.buf.lctx,
+		 p.c.buf.p, 64);
+	__atomic_store_n(p.crq.tail, t + 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 200; i++)
+		ping(_metadata, &p, i);
+	ASSERT_EQ(t, ld(p.crq.head));
+	ASSERT_TRUE(ring_parked(_metadata, &p.crq, "recv"));
+
+	/* The doorbell that names it (no SUBMIT: the poller takes it). */
+	w.ring = p.crq.id;
+	ASSERT_TRUE(!ioctl(p.crq.fd, KDAT_IOCTL_RING_WAKE, &w));
+	t0 = now_s();
+	while (ld(p.crq.head) != t + 1 && now_s() - t0 < 5)
+		usleep(100);
+	ASSERT_EQ(t + 1, ld(p.crq.head));
 }
 
 /* ---- extended send entries (the DAT IB extensions) ------------------- */
