@@ -183,13 +183,17 @@ struct kdat_file {
 	 * Rings (kdat_poll.c). @ring_lock protects @sq_rings, the submission
 	 * rings the poller drains (it holds the lock for a pass, each ring's
 	 * drain_lock while it drains that ring), @sq_active, those of them a
-	 * pass visits (the others are parked), and the ring fields of the
-	 * queues. @rings maps mmap cookies to rings.
+	 * pass visits, and @sq_parked, the others, and the ring fields of
+	 * the queues. @rings maps mmap cookies to rings.
 	 */
 	struct mutex ring_lock;
 	struct list_head sq_rings;
 	struct list_head sq_active;
+	struct list_head sq_parked;
 	unsigned int nr_parked;		/* ring_lock; read locklessly */
+	u32 parked_completed;		/* ring_lock: their completions */
+	/* KDAT_UNPARK_*: what doorbells asked of the next pass (atomic). */
+	unsigned long unpark_asked;
 	struct xarray rings;
 	u32 next_ring;
 	/*

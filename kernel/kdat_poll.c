@@ -14,10 +14,11 @@
  * its own queue's ring, drain side by side.
  *
  * A pass visits only the rings on the file's sq_active list: a ring that
- * had nothing for poll_idle_us is parked (kdat_rings_park()), the
- * poller's sleep protocol applied to it alone, and the doorbell that
- * names it puts it back (kdat_ring_unpark()). A process with many queues
- * and few busy ones costs a pass the busy ones.
+ * had nothing for poll_idle_us is parked on sq_parked (kdat_rings_park()),
+ * the poller's sleep protocol applied to it alone, and the doorbell that
+ * names it puts it back (kdat_ring_unpark()), one that names no ring those
+ * with entries. A process with many queues and few busy ones costs a pass
+ * the busy ones. The doorbell never waits for ring_lock.
  */
 #include <linux/cgroup.h>
 #include <linux/cred.h>
@@ -213,8 +214,10 @@ void kdat_sq_ring_flush(struct kdat_ring *r)
 	mutex_lock(&r->drain_lock);
 	if (!list_empty(&r->node)) {
 		tail = kdat_ring_tail(r);
-		while (kdat_sq_drain(r, tail))
+		while (kdat_sq_drain(r, tail)) {
+			WRITE_ONCE(r->worked, true);
 			cond_resched();
+		}
 	}
 	mutex_unlock(&r->drain_lock);
 }
@@ -239,40 +242,28 @@ static u32 kdat_sq_drain_snap(struct kdat_ring *r)
 		done += n;
 	mutex_unlock(&r->drain_lock);
 	if (done)
-		r->worked = true;
+		WRITE_ONCE(r->worked, true);
 	return done;
 }
 
 /*
- * One pass over the file's submission rings. A receive published before a
- * send (by the same thread) reaches the device before it, whatever their
- * rings: the send rings' tails are read first, then the receive rings'
- * (so a send seen implies the receives published before it are seen),
- * then the receives are posted, then the sends. Without that, a send
- * could find its peer's receive not yet posted and wait for the RNR
- * timer. A parked ring is not looked at: a receive published on one was
- * taken by its doorbell before the send after it was published.
- * ring_lock held; returns the entries taken.
+ * The rings a pass visits, in order: those on sq_active, then, with @all,
+ * the parked ones (sq_parked); NULL after the last. ring_lock held.
  */
-static u32 kdat_rings_pass(struct kdat_file *kfile)
+static struct kdat_ring *kdat_rings_next(struct kdat_file *kfile,
+					 struct kdat_ring *r, bool all)
 {
-	struct kdat_ring *r;
-	u32 done = 0;
+	struct list_head *next = r ? r->active.next : kfile->sq_active.next;
 
-	list_for_each_entry(r, &kfile->sq_active, active)
-		if (r->kind == KDAT_RING_SEND)
-			r->snap = kdat_ring_tail(r);
-	list_for_each_entry(r, &kfile->sq_active, active)
-		if (r->kind != KDAT_RING_SEND)
-			r->snap = kdat_ring_tail(r);
-	list_for_each_entry(r, &kfile->sq_active, active)
-		if (r->kind != KDAT_RING_SEND)
-			done += kdat_sq_drain_snap(r);
-	list_for_each_entry(r, &kfile->sq_active, active)
-		if (r->kind == KDAT_RING_SEND)
-			done += kdat_sq_drain_snap(r);
-	return done;
+	if (next == &kfile->sq_active)
+		next = all ? kfile->sq_parked.next : &kfile->sq_parked;
+	return next == &kfile->sq_parked ? NULL :
+	       list_entry(next, struct kdat_ring, active);
 }
+
+#define kdat_for_each_ring(r, kfile, all)				\
+	for (r = kdat_rings_next(kfile, NULL, all); r;			\
+	     r = kdat_rings_next(kfile, r, all))
 
 /*
  * @r (on sq_rings) visited by the passes again. Its NEED_WAKEUP stays
@@ -282,24 +273,75 @@ static u32 kdat_rings_pass(struct kdat_file *kfile)
  */
 static void kdat_ring_unpark(struct kdat_ring *r)
 {
-	lockdep_assert_held(&r->kfile->ring_lock);
+	struct kdat_file *kfile = r->kfile;
+
+	lockdep_assert_held(&kfile->ring_lock);
 	if (!r->parked)
 		return;
 	WRITE_ONCE(r->parked, false);
-	r->worked = true;	/* its idle time starts at the next look */
-	list_add_tail(&r->active, &r->kfile->sq_active);
-	WRITE_ONCE(r->kfile->nr_parked, r->kfile->nr_parked - 1);
+	WRITE_ONCE(r->worked, true);	/* its idle time starts at the next look */
+	list_move_tail(&r->active, &kfile->sq_active);
+	WRITE_ONCE(kfile->nr_parked, kfile->nr_parked - 1);
+	kfile->parked_completed -= r->park_completed;
 }
 
-static void kdat_rings_unpark_all(struct kdat_file *kfile)
+/*
+ * The parked rings a doorbell asked back for (kdat_rings_unpark_wake())
+ * put back: those it named, and, @busy, those with entries published.
+ * ring_lock held.
+ */
+static void kdat_rings_unpark_asked(struct kdat_file *kfile, bool busy)
 {
-	struct kdat_ring *r;
+	struct kdat_ring *r, *tmp;
 
 	lockdep_assert_held(&kfile->ring_lock);
-	if (!kfile->nr_parked)
-		return;
-	list_for_each_entry(r, &kfile->sq_rings, node)
-		kdat_ring_unpark(r);
+	list_for_each_entry_safe(r, tmp, &kfile->sq_parked, active) {
+		if (READ_ONCE(r->want_unpark) ||
+		    (busy && kdat_ring_tail(r) != READ_ONCE(r->khead))) {
+			WRITE_ONCE(r->want_unpark, false);
+			kdat_ring_unpark(r);
+		}
+	}
+}
+
+/*
+ * One pass over the file's submission rings that are not parked (@all:
+ * over the parked ones too). A receive published before a send (by the
+ * same thread) reaches the device before it, whatever their rings: the
+ * send rings' tails are read first, then the receive rings' (so a send
+ * seen implies the receives published before it are seen), then the
+ * receives are posted, then the sends. Without that, a send could find
+ * its peer's receive not yet posted and wait for the RNR timer. The
+ * order holds for a parked ring too: the doorbell rung for its receive
+ * took the receive (KDAT_RING_WAKE_SUBMIT, or a poller backing off), or
+ * put the ring back before the send was published. First, what
+ * doorbells that could not take ring_lock asked for is done.
+ * ring_lock held; returns the entries taken.
+ */
+static u32 kdat_rings_pass(struct kdat_file *kfile, bool all)
+{
+	unsigned long asked = READ_ONCE(kfile->unpark_asked);
+	struct kdat_ring *r;
+	u32 done = 0;
+
+	if (asked) {
+		/* Fully ordered: the rings' want_unpark are read after it. */
+		asked = xchg(&kfile->unpark_asked, 0);
+		kdat_rings_unpark_asked(kfile, asked & KDAT_UNPARK_BUSY);
+	}
+	kdat_for_each_ring(r, kfile, all)
+		if (r->kind == KDAT_RING_SEND)
+			r->snap = kdat_ring_tail(r);
+	kdat_for_each_ring(r, kfile, all)
+		if (r->kind != KDAT_RING_SEND)
+			r->snap = kdat_ring_tail(r);
+	kdat_for_each_ring(r, kfile, all)
+		if (r->kind != KDAT_RING_SEND)
+			done += kdat_sq_drain_snap(r);
+	kdat_for_each_ring(r, kfile, all)
+		if (r->kind == KDAT_RING_SEND)
+			done += kdat_sq_drain_snap(r);
+	return done;
 }
 
 /*
@@ -307,10 +349,11 @@ static void kdat_rings_unpark_all(struct kdat_file *kfile)
  * nothing to take and no send at the device for poll_idle_us is parked,
  * the poller's sleep protocol for that ring alone: NEED_WAKEUP in its
  * flags, a full barrier, its tail once more; published meanwhile, it
- * stays (the next pass takes it, in the order of kdat_rings_pass());
- * else it leaves sq_active, and the process, which sees the flag, rings
- * the doorbell for it. Only a ring whose flag is clear is parked (not in
- * the pass before the poller sleeps). ring_lock held.
+ * stays (the next pass takes it, in the order of kdat_rings_pass()) and
+ * is unflagged (the poller polls it); else it moves to sq_parked, and
+ * the process, which sees the flag, rings the doorbell for it. Not in
+ * the pass before the poller sleeps (that one flags every ring).
+ * ring_lock held.
  */
 static void kdat_rings_park(struct kdat_file *kfile, ktime_t now)
 {
@@ -319,14 +362,14 @@ static void kdat_rings_park(struct kdat_file *kfile, ktime_t now)
 
 	lockdep_assert_held(&kfile->ring_lock);
 	list_for_each_entry_safe(r, tmp, &kfile->sq_active, active) {
-		if (r->worked || (r->kind == KDAT_RING_SEND &&
-				  READ_ONCE(r->kcompleted) != r->khead)) {
-			r->worked = false;
+		if (READ_ONCE(r->worked) ||
+		    (r->kind == KDAT_RING_SEND &&
+		     READ_ONCE(r->kcompleted) != READ_ONCE(r->khead))) {
+			WRITE_ONCE(r->worked, false);
 			r->idle_since = now;
 			continue;
 		}
-		if (ktime_to_ns(ktime_sub(now, r->idle_since)) < idle_ns ||
-		    kdat_ring_flag(r, KDAT_RING_F_NEED_WAKEUP))
+		if (ktime_to_ns(ktime_sub(now, r->idle_since)) < idle_ns)
 			continue;
 		/*
 		 * Parked before it is flagged: a doorbell rung for the flag
@@ -337,8 +380,11 @@ static void kdat_rings_park(struct kdat_file *kfile, ktime_t now)
 		smp_wmb();	/* pairs with the doorbell's smp_rmb() */
 		kdat_ring_set_flag(r, KDAT_RING_F_NEED_WAKEUP, true);
 		smp_mb();	/* flag before tail; pairs with libdat's */
-		if (kdat_ring_tail(r) == r->khead) {
-			list_del_init(&r->active);
+		if (kdat_ring_tail(r) == READ_ONCE(r->khead)) {
+			list_move_tail(&r->active, &kfile->sq_parked);
+			/* Its completions so far still count (at_device). */
+			r->park_completed = READ_ONCE(r->kcompleted);
+			kfile->parked_completed += r->park_completed;
 			continue;
 		}
 		kdat_ring_set_flag(r, KDAT_RING_F_NEED_WAKEUP, false);
@@ -349,18 +395,18 @@ static void kdat_rings_park(struct kdat_file *kfile, ktime_t now)
 }
 
 /*
- * NEED_WAKEUP on or off in the rings a pass visits. Off: the poller
- * polls them again, and their idle time starts now (while it slept,
- * doorbells took their entries: no pass saw them work).
+ * NEED_WAKEUP on or off in the rings a pass visits. A ring unflagged is
+ * polled again, and its idle time starts now if it was flagged (while
+ * the poller slept, doorbells took its entries: no pass saw it work).
  */
 static void kdat_rings_need_wakeup(struct kdat_file *kfile, bool on)
 {
 	struct kdat_ring *r;
 
 	list_for_each_entry(r, &kfile->sq_active, active) {
+		if (!on && kdat_ring_flag(r, KDAT_RING_F_NEED_WAKEUP))
+			WRITE_ONCE(r->worked, true);
 		kdat_ring_set_flag(r, KDAT_RING_F_NEED_WAKEUP, on);
-		if (!on)
-			r->worked = true;
 	}
 }
 
@@ -372,15 +418,18 @@ static void kdat_rings_need_wakeup(struct kdat_file *kfile, bool on)
  */
 static void kdat_rings_unpolled(struct kdat_file *kfile)
 {
-	kdat_rings_unpark_all(kfile);
+	struct kdat_ring *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, &kfile->sq_parked, active)
+		kdat_ring_unpark(r);
 	kdat_rings_need_wakeup(kfile, true);
 	smp_mb();	/* flags before tails; pairs with libdat's */
-	kdat_rings_pass(kfile);
+	kdat_rings_pass(kfile, false);
 }
 
 /*
- * Take what the file's rings published, in the caller's context, parked
- * rings too (they are visited again): before an object goes
+ * Take what the file's rings published, parked ones too (they stay
+ * parked), in the caller's context: before an object goes
  * (KDAT_IOCTL_DESTROY), so that the posts the process made before it
  * asked reach the device while what they name is there, as through the
  * ioctl they would have; and for a doorbell that names no ring.
@@ -388,20 +437,21 @@ static void kdat_rings_unpolled(struct kdat_file *kfile)
 void kdat_rings_take(struct kdat_file *kfile)
 {
 	mutex_lock(&kfile->ring_lock);
-	kdat_rings_unpark_all(kfile);
-	kdat_rings_pass(kfile);
+	kdat_rings_pass(kfile, true);
 	mutex_unlock(&kfile->ring_lock);
 }
 
 /*
  * What the device does for @kfile: *@completed gains how many entries of
  * its submission rings have completed, all told (a change between two
- * looks: the device works for it); returns whether sends taken from its
- * rings are not completed yet (the device has its work: in a worker that
- * may want the poller's CPU on 6.12's rxe). A look only: completions
- * come concurrently, and a skew between the two counts reads as nothing
+ * looks: the device works for it; a parked ring counts with what it had
+ * when it was parked); returns whether sends taken from its rings are
+ * not completed yet (the device has its work: in a worker that may want
+ * the poller's CPU on 6.12's rxe). A look only: completions come
+ * concurrently, and a skew between the two counts reads as nothing
  * outstanding. A parked ring had no send at the device when it was
- * parked, and a pass takes none from it. ring_lock held.
+ * parked; sends an EP's state change took from it since are not seen.
+ * ring_lock held.
  */
 static bool kdat_rings_at_device(struct kdat_file *kfile, u32 *completed)
 {
@@ -409,6 +459,7 @@ static bool kdat_rings_at_device(struct kdat_file *kfile, u32 *completed)
 	bool out = false;
 	u32 c;
 
+	*completed += kfile->parked_completed;
 	list_for_each_entry(r, &kfile->sq_active, active) {
 		c = READ_ONCE(r->kcompleted);
 		*completed += c;
@@ -438,7 +489,7 @@ static u32 kdat_poller_pass(struct kdat_poller *p, u32 *completed, bool *out,
 		const struct cred *old = override_creds(kfile->cred);
 
 		mutex_lock(&kfile->ring_lock);
-		done += kdat_rings_pass(kfile);
+		done += kdat_rings_pass(kfile, false);
 		if (kdat_rings_at_device(kfile, completed))
 			*out = true;
 		if (park)
@@ -769,6 +820,30 @@ static struct kdat_ring *kdat_sq_ring_get(struct kdat_file *kfile, u32 id)
 }
 
 /*
+ * The doorbell's put-back of @r, or (@r NULL) of every parked ring of
+ * @kfile with entries published. It does not wait for ring_lock, which a
+ * pass may hold a while: then the next pass does it (the doorbell wakes
+ * the poller, or takes the entries itself when it may not).
+ */
+static void kdat_rings_unpark_wake(struct kdat_file *kfile,
+				   struct kdat_ring *r)
+{
+	if (mutex_trylock(&kfile->ring_lock)) {
+		if (!r)
+			kdat_rings_unpark_asked(kfile, true);
+		else if (!list_empty(&r->node))
+			kdat_ring_unpark(r);
+		mutex_unlock(&kfile->ring_lock);
+		return;
+	}
+	if (r)
+		WRITE_ONCE(r->want_unpark, true);
+	smp_mb__before_atomic();	/* want_unpark, then the ask */
+	set_bit(r ? KDAT_UNPARK_NAMED_BIT : KDAT_UNPARK_BUSY_BIT,
+		&kfile->unpark_asked);
+}
+
+/*
  * The doorbell. The poller is woken unless it backs off; with
  * KDAT_RING_WAKE_SUBMIT, or when no poller is to be woken, what was
  * published before the call is taken in the caller's context (on the one
@@ -792,19 +867,12 @@ int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 			return -EBADF;
 	}
 	/*
-	 * A parked ring the doorbell names (every one, when it names none)
-	 * is visited again. The process rang for a flag it saw: a ring that
-	 * kdat_rings_park() flagged shows it is parked after it.
+	 * The process rang for a flag it saw: a ring that kdat_rings_park()
+	 * flagged shows it is parked after it.
 	 */
 	smp_rmb();	/* the flag the process read, then @parked */
-	if (r ? READ_ONCE(r->parked) : READ_ONCE(kfile->nr_parked)) {
-		mutex_lock(&kfile->ring_lock);
-		if (!r)
-			kdat_rings_unpark_all(kfile);
-		else if (!list_empty(&r->node))
-			kdat_ring_unpark(r);
-		mutex_unlock(&kfile->ring_lock);
-	}
+	if (r ? READ_ONCE(r->parked) : READ_ONCE(kfile->nr_parked))
+		kdat_rings_unpark_wake(kfile, r);
 	mutex_lock(&kfile->poller_lock);
 	p = kfile->poller;
 	wake = p && time_after_eq(jiffies, READ_ONCE(p->resume));
@@ -1017,12 +1085,9 @@ void kdat_sq_ring_stop(struct kdat_ring *r)
 		return;
 	mutex_lock(&r->kfile->ring_lock);
 	mutex_lock(&r->drain_lock);
+	kdat_ring_unpark(r);
 	list_del_init(&r->node);
 	list_del_init(&r->active);
-	if (r->parked) {
-		WRITE_ONCE(r->parked, false);
-		WRITE_ONCE(r->kfile->nr_parked, r->kfile->nr_parked - 1);
-	}
 	mutex_unlock(&r->drain_lock);
 	mutex_unlock(&r->kfile->ring_lock);
 }
@@ -1257,6 +1322,7 @@ void kdat_file_rings_init(struct kdat_file *kfile)
 	mutex_init(&kfile->poller_lock);
 	INIT_LIST_HEAD(&kfile->sq_rings);
 	INIT_LIST_HEAD(&kfile->sq_active);
+	INIT_LIST_HEAD(&kfile->sq_parked);
 	xa_init_flags(&kfile->rings, XA_FLAGS_ALLOC1);
 	kfile->poll_mode = KDAT_POLLER_ADAPTIVE;
 	kfile->poll_cpu = KDAT_POLLER_ANY_CPU;

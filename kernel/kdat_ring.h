@@ -44,6 +44,11 @@
  */
 #define KDAT_RING_MAX_WANT	(65536 + 1)
 
+/* What doorbells ask of the next pass (kdat_file.unpark_asked). */
+#define KDAT_UNPARK_NAMED_BIT	0	/* the rings that say want_unpark */
+#define KDAT_UNPARK_BUSY_BIT	1	/* the parked rings with entries */
+#define KDAT_UNPARK_BUSY	BIT(KDAT_UNPARK_BUSY_BIT)
+
 /* Entries taken from a submission ring per ib_post_* call. */
 #define KDAT_RING_BATCH		16
 
@@ -125,16 +130,19 @@ struct kdat_ring {
 	 */
 	struct list_head node;
 	/*
-	 * On kfile->sq_active, the rings a pass visits, unless @parked: idle
-	 * for poll_idle_us, it was taken off that list with NEED_WAKEUP set
-	 * in its own flags, and a doorbell naming it puts it back. All three
-	 * under the file's ring_lock; the doorbell reads @parked locklessly
-	 * first.
+	 * On kfile->sq_active, the rings a pass visits, or, @parked, on
+	 * kfile->sq_parked: idle for poll_idle_us, it was moved there with
+	 * NEED_WAKEUP set in its own flags, and a doorbell naming it puts it
+	 * back (@want_unpark: one that could not take ring_lock asked the
+	 * next pass to). Under the file's ring_lock; the doorbell reads
+	 * @parked locklessly first, and a drain sets @worked.
 	 */
 	struct list_head active;
 	bool parked;
-	bool worked;			/* a pass took entries since the last look */
+	bool want_unpark;
+	bool worked;			/* entries taken since the last look */
 	ktime_t idle_since;
+	u32 park_completed;		/* @kcompleted when it was parked */
 	struct mutex drain_lock;
 	struct kdat_ep *ep;
 	struct kdat_srq *srq;
