@@ -19,11 +19,11 @@
 
 /*
  * The segments of the one check (kdat_rule_dto()) for a DTO in @pz: each
- * looked up among @kfile's LMRs, checked, and its pieces added to @dto's
+ * looked up among the LMRs of @b's file, checked, and its pieces added to @dto's
  * scatter/gather list, at most @max_sge entries.
  */
 struct kdat_sgl_fill {
-	struct kdat_file *kfile;
+	struct kdat_batch *b;
 	const struct kdat_pz *pz;
 	const struct kdat_lmr_triplet *iov;
 	struct kdat_dto *dto;
@@ -50,6 +50,27 @@ static int kdat_sgl_add(void *arg, u64 addr, u32 len)
  * LMR is one entry (the MR's iova is the user address); one of a kernel
  * LMR is an entry per DMA-contiguous piece, with the PD's local DMA lkey.
  */
+/*
+ * The LMR @lmr_context of the batch's file: the batch's own, the last one
+ * its segments named, whose reference serves every segment that names it
+ * again while the batch lasts (kdat_batch_finish() drops it); or looked
+ * up and kept in its place. NULL: no live LMR of the file has it.
+ */
+static struct kdat_lmr *kdat_batch_lmr(struct kdat_batch *b, u32 lmr_context)
+{
+	struct kdat_lmr *lmr = b->lmr;
+
+	if (lmr && lmr->obj.handle == lmr_context && !READ_ONCE(lmr->obj.dead))
+		return lmr;
+	lmr = kdat_get(b->kfile, lmr_context, struct kdat_lmr, KDAT_OBJ_LMR);
+	if (!lmr)
+		return NULL;
+	if (b->lmr)
+		kdat_obj_put(&b->lmr->obj);
+	b->lmr = lmr;
+	return lmr;
+}
+
 static int kdat_sgl_segment(void *arg, u32 i, u32 need, u64 *lenp)
 {
 	struct kdat_sgl_fill *f = arg;
@@ -61,8 +82,7 @@ static int kdat_sgl_segment(void *arg, u32 i, u32 need, u64 *lenp)
 	*lenp = len;
 	if (seg->__pad)
 		return -EINVAL;
-	lmr = kdat_get(f->kfile, seg->lmr_context, struct kdat_lmr,
-		       KDAT_OBJ_LMR);
+	lmr = kdat_batch_lmr(f->b, seg->lmr_context);
 	if (!lmr)
 		return -EACCES;	/* an invalid LMR (DAT) */
 	ret = kdat_rule_dto_segment(lmr->mem_priv, lmr->pz == f->pz,
@@ -79,7 +99,6 @@ static int kdat_sgl_segment(void *arg, u32 i, u32 need, u64 *lenp)
 		}
 		f->dto->length += len;
 	}
-	kdat_obj_put(&lmr->obj);
 	return ret;
 }
 
@@ -92,7 +111,7 @@ static const struct kdat_rmr_triplet kdat_no_remote;
  * @pz (kdat_rule_dto()), building @dto's scatter/gather list. @dto's op,
  * flags and cookie are set. Returns the errno of the uapi table.
  */
-static int kdat_dto_check(struct kdat_file *kfile,
+static int kdat_dto_check(struct kdat_batch *b,
 			  const struct kdat_rule_ep *re,
 			  const struct kdat_pz *pz, const struct kdat_req *req,
 			  struct kdat_dto *dto)
@@ -111,7 +130,7 @@ static int kdat_dto_check(struct kdat_file *kfile,
 		.rlen = remote->segment_length,
 	};
 	struct kdat_sgl_fill fill = {
-		.kfile = kfile,
+		.b = b,
 		.pz = pz,
 		.iov = req->iov,
 		.dto = dto,
@@ -616,9 +635,10 @@ void kdat_dto_trim(struct kdat_dto *dto, u64 length)
  * @dto, whose op, flags and cookie are set. Inside a batch
  * (kdat_batch_start()). Returns the errno of the uapi table.
  */
-static int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
-			     const struct kdat_req *req, struct kdat_dto *dto)
+static int kdat_dto_validate(struct kdat_batch *b, const struct kdat_req *req,
+			     struct kdat_dto *dto)
 {
+	struct kdat_ep *ep = b->ep;
 	struct kdat_rule_ep re = {
 		.send_sge = ep->send_sge,
 		.recv_sge = ep->recv_sge,
@@ -632,7 +652,7 @@ static int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
 	};
 	int ret;
 
-	ret = kdat_dto_check(kfile, &re, ep->pz, req, dto);
+	ret = kdat_dto_check(b, &re, ep->pz, req, dto);
 	if (ret)
 		return ret;
 	/* A read is behind everything before it already (see the EP). */
@@ -645,7 +665,7 @@ static int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
 		kdat_dto_trim(dto, dto->remote.segment_length);
 	/* Its AH last: what is checked holds it. */
 	if (dto->op == KDAT_DTO_SEND_UD)
-		return kdat_ud_dto_ah(kfile, ep, dto);
+		return kdat_ud_dto_ah(b->kfile, ep, dto);
 	return 0;
 }
 
@@ -653,9 +673,10 @@ static int kdat_dto_validate(struct kdat_file *kfile, struct kdat_ep *ep,
  * The same for a receive buffer of @srq: the check of an EP's receive,
  * with the SRQ's IOV size and no completion flag.
  */
-static int kdat_srq_validate(struct kdat_file *kfile, struct kdat_srq *srq,
-			     const struct kdat_req *req, struct kdat_dto *dto)
+static int kdat_srq_validate(struct kdat_batch *b, const struct kdat_req *req,
+			     struct kdat_dto *dto)
 {
+	struct kdat_srq *srq = b->srq;
 	struct kdat_rule_ep re = {
 		.recv_sge = srq->max_recv_iov,
 		.limits = srq->pz->ia->limits,
@@ -663,7 +684,7 @@ static int kdat_srq_validate(struct kdat_file *kfile, struct kdat_srq *srq,
 
 	if (req->op != KDAT_DTO_RECEIVE)
 		return -EINVAL;
-	return kdat_dto_check(kfile, &re, srq->pz, req, dto);
+	return kdat_dto_check(b, &re, srq->pz, req, dto);
 }
 
 /* Take a slot of @srq for the checked @dto; NULL when it is full. */
@@ -713,6 +734,7 @@ static void kdat_batch_setup(struct kdat_batch *b, struct kdat_file *kfile,
 	b->send = send;
 	b->one = false;
 	b->n = 0;
+	b->lmr = NULL;
 }
 
 /*
@@ -831,7 +853,7 @@ int kdat_batch_add(struct kdat_batch *b, const struct kdat_req *req)
 	dto->flags = req->flags;
 	dto->cookie = req->cookie;
 	if (b->ep) {
-		err = kdat_dto_validate(b->kfile, b->ep, req, dto);
+		err = kdat_dto_validate(b, req, dto);
 		if (!err)
 			err = kdat_dto_begin(b->ep, dto, ctx);
 		if (err)
@@ -842,7 +864,7 @@ int kdat_batch_add(struct kdat_batch *b, const struct kdat_req *req)
 			return 0;
 		}
 	} else {
-		err = kdat_srq_validate(b->kfile, b->srq, req, dto);
+		err = kdat_srq_validate(b, req, dto);
 		if (!err && !b->srq->srq)
 			err = -ENODEV;
 		if (!err) {
@@ -913,6 +935,10 @@ int kdat_batch_finish(struct kdat_batch *b)
 	ret = -ENOMEM;
 out:
 	b->n = 0;
+	if (b->lmr) {
+		kdat_obj_put(&b->lmr->obj);
+		b->lmr = NULL;
+	}
 	srcu_read_unlock(&kdat_post_srcu, b->srcu);
 	return ret;
 }

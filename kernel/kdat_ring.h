@@ -73,6 +73,11 @@ struct kdat_batch {
 	int srcu;			/* kdat_post_srcu, held while filling */
 	bool off;			/* its device refuses posts */
 	u32 n;
+	/*
+	 * The LMR its last segment named, with a reference: the segments
+	 * after it that name it again take none (kdat_dto.c).
+	 */
+	struct kdat_lmr *lmr;
 	struct kdat_dto *dto;		/* KDAT_RING_BATCH of each */
 	struct kdat_dto_ctx **ctx;
 	union {
