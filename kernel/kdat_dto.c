@@ -46,15 +46,11 @@ static int kdat_sgl_add(void *arg, u64 addr, u32 len)
 }
 
 /*
- * Segment @i: zero-length segments are checked and skipped. One of a user
- * LMR is one entry (the MR's iova is the user address); one of a kernel
- * LMR is an entry per DMA-contiguous piece, with the PD's local DMA lkey.
- */
-/*
  * The LMR @lmr_context of the batch's file: the batch's own, the last one
- * its segments named, whose reference serves every segment that names it
- * again while the batch lasts (kdat_batch_finish() drops it); or looked
- * up and kept in its place. NULL: no live LMR of the file has it.
+ * a lookup of its segments found, whose reference serves every segment
+ * that names it again while the batch lasts (kdat_batch_finish() drops
+ * it); or looked up and kept in its place. NULL: no live LMR of the file
+ * has it (a dying one, obj.dead, is looked up again: its handle is gone).
  */
 static struct kdat_lmr *kdat_batch_lmr(struct kdat_batch *b, u32 lmr_context)
 {
@@ -71,6 +67,11 @@ static struct kdat_lmr *kdat_batch_lmr(struct kdat_batch *b, u32 lmr_context)
 	return lmr;
 }
 
+/*
+ * Segment @i: zero-length segments are checked and skipped. One of a user
+ * LMR is one entry (the MR's iova is the user address); one of a kernel
+ * LMR is an entry per DMA-contiguous piece, with the PD's local DMA lkey.
+ */
 static int kdat_sgl_segment(void *arg, u32 i, u32 need, u64 *lenp)
 {
 	struct kdat_sgl_fill *f = arg;
@@ -754,6 +755,7 @@ int kdat_batch_init(struct kdat_batch *b, struct kdat_file *kfile,
 
 void kdat_batch_fini(struct kdat_batch *b)
 {
+	WARN_ON_ONCE(b->lmr);
 	kfree(b->dto);
 	kfree(b->ctx);
 	kfree(b->swr);
@@ -825,6 +827,7 @@ void kdat_batch_start(struct kdat_batch *b)
 	struct kdat_device *kdev = b->ep ? b->ep->pz->ia->kdev :
 					   b->srq->pz->ia->kdev;
 
+	WARN_ON_ONCE(b->lmr);	/* a batch not finished: a reference held */
 	b->srcu = srcu_read_lock(&kdat_post_srcu);
 	/*
 	 * Read once, first: a batch that found posts on is one the removal

@@ -14,7 +14,7 @@
  * its own queue's ring, drain side by side.
  *
  * A pass visits only the rings on the file's sq_active list: a ring that
- * had nothing for poll_idle_us is parked on sq_parked (kdat_rings_park()),
+ * had nothing for a while is parked on sq_parked (kdat_rings_park()),
  * the poller's sleep protocol applied to it alone, and the doorbell that
  * names it puts it back (kdat_ring_unpark()), one that names no ring those
  * with entries. A process with many queues and few busy ones costs a pass
@@ -345,8 +345,16 @@ static u32 kdat_rings_pass(struct kdat_file *kfile, bool all)
 }
 
 /*
+ * A ring is parked after KDAT_RING_PARK_IDLES times poll_idle_us with
+ * nothing: a ring that is only slow (a receive ring whose messages come
+ * in bursts from a device's worker, 6.12's rxe) must not pay a doorbell
+ * per post, and one idle that long pays one per tens of milliseconds.
+ */
+#define KDAT_RING_PARK_IDLES	16
+
+/*
  * The poller's look, after a pass, at the rings it visits: one that had
- * nothing to take and no send at the device for poll_idle_us is parked,
+ * nothing to take and no send at the device for a while is parked,
  * the poller's sleep protocol for that ring alone: NEED_WAKEUP in its
  * flags, a full barrier, its tail once more; published meanwhile, it
  * stays (the next pass takes it, in the order of kdat_rings_pass()) and
@@ -357,7 +365,8 @@ static u32 kdat_rings_pass(struct kdat_file *kfile, bool all)
  */
 static void kdat_rings_park(struct kdat_file *kfile, ktime_t now)
 {
-	s64 idle_ns = (s64)READ_ONCE(poll_idle_us) * NSEC_PER_USEC;
+	s64 idle_ns = (s64)READ_ONCE(poll_idle_us) * NSEC_PER_USEC *
+		      KDAT_RING_PARK_IDLES;
 	struct kdat_ring *r, *tmp;
 
 	lockdep_assert_held(&kfile->ring_lock);
@@ -395,19 +404,16 @@ static void kdat_rings_park(struct kdat_file *kfile, ktime_t now)
 }
 
 /*
- * NEED_WAKEUP on or off in the rings a pass visits. A ring unflagged is
- * polled again, and its idle time starts now if it was flagged (while
- * the poller slept, doorbells took its entries: no pass saw it work).
+ * NEED_WAKEUP on or off in the rings a pass visits. A ring's idle time
+ * goes on across the poller's sleeps: every drain, a doorbell's too,
+ * says that the ring worked.
  */
 static void kdat_rings_need_wakeup(struct kdat_file *kfile, bool on)
 {
 	struct kdat_ring *r;
 
-	list_for_each_entry(r, &kfile->sq_active, active) {
-		if (!on && kdat_ring_flag(r, KDAT_RING_F_NEED_WAKEUP))
-			WRITE_ONCE(r->worked, true);
+	list_for_each_entry(r, &kfile->sq_active, active)
 		kdat_ring_set_flag(r, KDAT_RING_F_NEED_WAKEUP, on);
-	}
 }
 
 /*

@@ -74,8 +74,9 @@ struct kdat_batch {
 	bool off;			/* its device refuses posts */
 	u32 n;
 	/*
-	 * The LMR its last segment named, with a reference: the segments
-	 * after it that name it again take none (kdat_dto.c).
+	 * The LMR the last lookup of its segments found, with a reference
+	 * (kdat_batch_finish() drops it): the segments after it that name
+	 * it again take none (kdat_dto.c).
 	 */
 	struct kdat_lmr *lmr;
 	struct kdat_dto *dto;		/* KDAT_RING_BATCH of each */

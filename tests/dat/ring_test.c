@@ -728,32 +728,6 @@ TEST_F(kdat, test_munmap_under_poller)
 	ping(_metadata, &p, 1000);
 }
 
-#define PARAM_DIR "/sys/module/kdat/parameters/"
-
-/*
- * kdat's module parameter @name (poll_idle_us, poll_busy_pct) set to @v
- * for the rest of the case, put back at the case's end (kdat_at_end()),
- * whether it passes or fails. Skips where it cannot be set.
- */
-static void param_set(struct __test_metadata *_metadata, const char *name,
-		      unsigned int v)
-{
-	char path[128], was[16];
-	unsigned int saved;
-	FILE *f;
-
-	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
-	f = fopen(path, "r+");
-	if (!f)
-		KDAT_SKIP("cannot set kdat's module parameters (not root?)");
-	ASSERT_EQ(1, fscanf(f, "%u", &saved));
-	snprintf(was, sizeof(was), "%u\n", saved);
-	ASSERT_EQ(0, kdat_at_end(path, was));
-	rewind(f);
-	fprintf(f, "%u\n", v);
-	ASSERT_EQ(0, fclose(f));
-}
-
 /*
  * Lost wake-ups: 10,000 bursts, each after an idle gap longer than the
  * poller's spin, so that it has gone to sleep; no DTO may stay stuck.
@@ -763,7 +737,7 @@ TEST_F_TIMEOUT(kdat, test_lost_wakeup, 120)
 	struct rawpair p;
 	int i, rings = 0, slept = 0;
 
-	param_set(_metadata, "poll_idle_us", 50);
+	kdat_param_set(_metadata, "poll_idle_us", 50);
 	rawpair_open(_metadata, &p, 16, 64);
 	prime(_metadata, &p);
 	for (i = 0; i < 10000; i++) {
@@ -1171,7 +1145,7 @@ TEST_F(kdat, test_no_poller)
 	 * However slow the pings, a spinning poller does not go idle
 	 * between them (an adaptive one may back off: test_poller_unpaid).
 	 */
-	param_set(_metadata, "poll_idle_us", 200000);
+	kdat_param_set(_metadata, "poll_idle_us", 200000);
 	ASSERT_EQ(0, poller_set(fd, KDAT_POLLER_SPIN, KDAT_POLLER_ANY_CPU, 0));
 	poller_wait(_metadata, true);
 	for (rang = 0, i = 0; i < 100; i++)
@@ -1457,8 +1431,8 @@ TEST_F_TIMEOUT(kdat, test_poller_unpaid, 120)
 	struct rawpair p;
 
 	/* Never idle between the pings. */
-	param_set(_metadata, "poll_idle_us", 200000);
-	param_set(_metadata, "poll_busy_pct", 50);
+	kdat_param_set(_metadata, "poll_idle_us", 200000);
+	kdat_param_set(_metadata, "poll_busy_pct", 50);
 	rawpair_open(_metadata, &p, 16, 64);
 	fd = p.csq.fd;
 	prime(_metadata, &p);
@@ -1597,7 +1571,7 @@ TEST_F_TIMEOUT(kdat, test_poller_yields_cpu, 120)
 	FILE *f;
 
 	need_cpus01(_metadata, &all);
-	param_set(_metadata, "poll_idle_us", 200000);
+	kdat_param_set(_metadata, "poll_idle_us", 200000);
 	rawpair_open(_metadata, &p, 16, 64);
 	prime(_metadata, &p);
 	/* Only its CPU's being wanted sends a spinning poller away. */
@@ -1699,8 +1673,8 @@ TEST_F_TIMEOUT(kdat, test_poller_preempted, 120)
 	pid_t rt;
 
 	need_cpus01(_metadata, &all);
-	param_set(_metadata, "poll_idle_us", 200000);
-	param_set(_metadata, "poll_busy_pct", 0);
+	kdat_param_set(_metadata, "poll_idle_us", 200000);
+	kdat_param_set(_metadata, "poll_busy_pct", 0);
 	rawpair_open(_metadata, &p, 16, 64);
 	prime(_metadata, &p);
 	rt = child_on_cpu0(_metadata, true);

@@ -124,6 +124,30 @@ static inline void kdat_at_end_run_on(FIXTURE_DATA(kdat) *c)
 	}
 }
 
+/*
+ * kdat's module parameter @name set to @v for the rest of the case, put
+ * back at the case's end (kdat_at_end()), whether it passes or fails.
+ * Skips the case where it cannot be set (not root).
+ */
+static inline void kdat_param_set(struct __test_metadata *_metadata,
+				  const char *name, unsigned int v)
+{
+	char path[128], was[16];
+	unsigned int saved;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/kdat/parameters/%s", name);
+	f = fopen(path, "r+");
+	if (!f)
+		KDAT_SKIP("cannot set kdat's module parameters (not root?)");
+	ASSERT_EQ(1, fscanf(f, "%u", &saved));
+	snprintf(was, sizeof(was), "%u\n", saved);
+	ASSERT_EQ(0, kdat_at_end(path, was));
+	rewind(f);
+	fprintf(f, "%u\n", v);
+	ASSERT_EQ(0, fclose(f));
+}
+
 /* Now rather than at the case's end: what kdat_at_end() said, forgotten. */
 static inline void kdat_at_end_run(void)
 {

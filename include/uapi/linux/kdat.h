@@ -1498,9 +1498,10 @@ struct kdat_ep_modify {
  * when other tasks have wanted its CPU for half a millisecond, it sets
  * KDAT_RING_F_NEED_WAKEUP in every submission ring it serves, takes
  * what is published once more, then sleeps. It does the same for one
- * ring alone that had nothing published for that idle time while others
- * are busy (the ring is parked: the poller's passes leave it out until a
- * doorbell names it, or names no ring). A file without a poller
+ * ring alone that had nothing published for 16 times that idle time
+ * while others are busy (the ring is parked: the poller's passes leave
+ * it out until a doorbell names it, or names no ring with entries
+ * published on it). A file without a poller
  * (KDAT_IOCTL_POLLER_SET, or none to be had: kdat's number of pollers
  * is bounded, kdat(4)) has the flag set in every submission ring at all times.
  * The process rings the doorbell (KDAT_IOCTL_RING_WAKE) only when it sees
