@@ -30,13 +30,10 @@
 
 int main(int argc, char **argv)
 {
-	int skip;
+	int skip = pair_test_env(kdat_harness_listing(argc, argv));
 
-	if (!kdat_harness_listing(argc, argv)) {
-		skip = pair_test_env();
-		if (skip)
-			return skip;
-	}
+	if (skip)
+		return skip;
 	/* A reject on iWARP may come without its private data. */
 	pair_conf.reject_pdata_lost = reject_pdata_lost;
 	return kdat_harness_main(argc, argv);

@@ -2112,13 +2112,10 @@ TEST_F_TIMEOUT(kdat, test_fail_nth_rings, 600)
 
 int main(int argc, char **argv)
 {
-	int skip;
+	int skip = pair_test_env(kdat_harness_listing(argc, argv));
 
-	if (!kdat_harness_listing(argc, argv)) {
-		skip = pair_test_env();
-		if (skip)
-			return skip;
-	}
+	if (skip)
+		return skip;
 	/* Qualifiers apart from dat_dto_test's, as before. */
 	pair_conf.qual_base = 20000;
 	pair_conf.qual_span = 40000;

@@ -73,13 +73,15 @@ static DAT_RETURN failed(const char *file, int line, DAT_RETURN r,
 			return r_;					\
 	} while (0)
 
-int pair_test_env(void)
+int pair_test_env(int listing)
 {
 	static char name[128];
 	const char *dev = getenv("KDAT_TEST_DEV");
 	const char *port = getenv("KDAT_TEST_PORT");
 	const char *ip = getenv("KDAT_TEST_IP");
 
+	if (listing)
+		return 0;
 	if (access("/dev/kdat", R_OK | W_OK)) {
 		printf("1..0 # SKIP no /dev/kdat (kdat.ko not loaded)\n");
 		return 4;

@@ -91,8 +91,10 @@ extern struct pair_conf pair_conf;
  * The kdat device to test (KDAT_TEST_DEV, KDAT_TEST_PORT, KDAT_TEST_IP)
  * into pair_conf.ia_name and pair_conf.peer: 0, or KSFT_SKIP (4) after
  * the TAP plan that says why not (no /dev/kdat, or no such variables).
+ * 0 at once when @listing: the program only lists its cases (the
+ * harness's -l or -h), which needs no device.
  */
-int pair_test_env(void);
+int pair_test_env(int listing);
 
 /* A qualifier of this process's (each case runs in its own). */
 DAT_CONN_QUAL new_qual(void);

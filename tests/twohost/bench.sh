@@ -136,8 +136,4 @@ for c in "${cases[@]}"; do
 		echo "server served" || echo "client did") every operation"
 done
 
-r=0
-until_clean 30 || r=1
-result $r "h$KDAT_HOST: no kdat object left"
-barrier end "$limit" || true
-totals
+twohost_end "$limit"

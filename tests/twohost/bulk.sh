@@ -51,8 +51,4 @@ netem none
 barrier ended "$limit" || r=1
 result $r "$((BYTES >> 20)) MiB at $LOSS loss in 1 KiB messages, 64 in flight: $([ $server = 1 ] && echo "h1 checked every byte, length and order" || echo "h0 sent every message") ($took s)"
 
-r=0
-all_back "$pins0" || r=1
-result $r "h$KDAT_HOST: no kdat object left, pinned pages back to $pins0, rmmod clean"
-barrier end 300 || true
-totals
+twohost_end 300 "$pins0"

@@ -68,8 +68,4 @@ for run in "${runs[@]}"; do
 		echo "server received" || echo "client sent") every message"
 done
 
-r=0
-until_clean 30 || r=1
-result $r "h$KDAT_HOST: no kdat object left"
-barrier end "$limit" || true
-totals
+twohost_end "$limit"

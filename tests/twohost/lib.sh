@@ -117,6 +117,23 @@ all_back() {
 	insmod "$KDAT_KO"
 }
 
+# twohost_end LIMIT [PINS]: the last case, nothing of kdat's left on this
+# host (with PINS, all_back PINS too: the pinned pages back, the module
+# reloaded); both hosts at the end (LIMIT seconds at most); the totals.
+twohost_end() {
+	local r=0 what="no kdat object left"
+
+	if [ $# -gt 1 ]; then
+		all_back "$2" || r=1
+		what="$what, pinned pages back to $2, rmmod clean"
+	else
+		until_clean 30 || r=1
+	fi
+	result $r "h$KDAT_HOST: $what"
+	barrier end "$1" || true
+	totals
+}
+
 # netem ARGS...: this guest's egress on the wire (tc netem); none: clear.
 netem() {
 	if [ "$1" = none ]; then

@@ -192,8 +192,4 @@ for c in "${cases[@]}"; do
 done
 
 # Nothing left: kdat's objects, the pinned pages.
-r=0
-all_back "$pins0" || r=1
-result $r "h$KDAT_HOST: no kdat object left, pinned pages back to $pins0, rmmod clean"
-barrier end "$limit" || true
-totals
+twohost_end "$limit" "$pins0"
