@@ -143,6 +143,7 @@ struct kdat_poller;
 #define KDAT_WAIT_POLL_HIT	0	/* the events came: no sleep */
 #define KDAT_WAIT_POLL_MISS	1	/* none within wait_poll_us, or a stop */
 #define KDAT_WAIT_POLL_SHARED	2	/* its CPU had more to run: no poll */
+#define KDAT_WAIT_POLL_WANTED	3	/* a task waits for its CPU: poll ends */
 
 /*
  * The owner of objects: an open /dev/kdat, or a kernel consumer's IA

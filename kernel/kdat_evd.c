@@ -555,6 +555,17 @@ MODULE_PARM_DESC(wait_poll_us,
 		 "how long a wait on a DTO EVD polls its CQ before it sleeps, when its CPU has nothing else to run (us; 0: never)");
 
 /*
+ * Nanoseconds since @start, a local_clock() reading: the poll may have
+ * yielded and moved to a CPU whose clock is a little behind.
+ */
+static u64 kdat_evd_poll_ns(u64 start)
+{
+	s64 ns = local_clock() - start;
+
+	return ns > 0 ? ns : 0;
+}
+
+/*
  * Poll @evd's CQ until @threshold events are there, for up to
  * wait_poll_us and at most @max_us. A device signals a kernel CQ after
  * the completion is written, sometimes much later: rxe calls the handler
@@ -562,16 +573,21 @@ MODULE_PARM_DESC(wait_poll_us,
  * has unwound, the ack of the message it completes included. A waiter
  * that reaps takes the completion as it is written. Only while nothing
  * else wants this CPU (with more tasks than CPUs, a poll takes the time
- * of the one that would post what we wait for): polling stops when the
- * CPU is wanted, a signal comes or the EVD goes. Returns the microseconds
- * it polled.
+ * of the one that would post what we wait for): a poll does not start
+ * on a CPU with other tasks to run. A task that wants the CPU during the
+ * poll gets it, as in the socket busy poll: the poll goes on after it if
+ * the CPU is then free and the time is not up (what wanted it may be the
+ * device's own work, 6.12's rxe runs it from a workqueue), and ends if
+ * the task still waits to run. Polling stops at a signal or when the EVD
+ * goes. Returns the microseconds it polled, the time it gave away
+ * included.
  */
 static u64 kdat_evd_poll(struct kdat_evd *evd, u32 threshold, u64 max_us)
 {
 	u64 us = min_t(u64, min(READ_ONCE(wait_poll_us), 10000U), max_us);
 	u32 tgid = evd->obj.file->tgid;
-	u64 start, now;
 	int how = KDAT_WAIT_POLL_MISS;
+	u64 start, now;
 
 	if (!us || READ_ONCE(evd->kcq.dead))
 		return 0;
@@ -581,19 +597,26 @@ static u64 kdat_evd_poll(struct kdat_evd *evd, u32 threshold, u64 max_us)
 		return 0;
 	}
 	start = local_clock();
-	do {
+	for (;;) {
 		kdat_cq_reap(&evd->kcq);
 		if (kdat_evd_ring_count(evd) >= threshold) {
 			how = KDAT_WAIT_POLL_HIT;
 			break;
 		}
-		if (READ_ONCE(evd->unwaitable) || READ_ONCE(evd->obj.dead))
+		if (READ_ONCE(evd->unwaitable) || READ_ONCE(evd->obj.dead) ||
+		    signal_pending(current))
 			break;
+		if (kdat_evd_poll_ns(start) >= us * NSEC_PER_USEC)
+			break;
+		if (need_resched())
+			cond_resched();
+		if (!single_task_running()) {
+			how = KDAT_WAIT_POLL_WANTED;
+			break;
+		}
 		cpu_relax();
-		now = local_clock();
-	} while (now - start < us * NSEC_PER_USEC && !need_resched() &&
-		 !signal_pending(current) && single_task_running());
-	now = local_clock() - start;
+	}
+	now = kdat_evd_poll_ns(start);
 	trace_kdat_wait_poll(tgid, evd->obj.handle, now, how);
 	return div_u64(now, NSEC_PER_USEC);
 }

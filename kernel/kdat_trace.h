@@ -157,7 +157,8 @@ TRACE_EVENT(kdat_wait_poll,
 		  __print_symbolic(__entry->how,
 				   { KDAT_WAIT_POLL_HIT, "hit" },
 				   { KDAT_WAIT_POLL_MISS, "miss" },
-				   { KDAT_WAIT_POLL_SHARED, "shared" }))
+				   { KDAT_WAIT_POLL_SHARED, "shared" },
+				   { KDAT_WAIT_POLL_WANTED, "wanted" }))
 );
 
 #endif /* _KDAT_TRACE_H */

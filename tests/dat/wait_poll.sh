@@ -118,8 +118,9 @@ window=$((4 * ${half:-0}))
 echo $window > $param
 pair $count
 r=$?
-hit=$(polls hit) miss=$(polls miss) shared=$(polls shared)
-echo "# wait_poll_us $window (half round trip ${half:-?} us): $hit polls found the completion, $miss did not, $shared not polled (CPU wanted)"
+hit=$(polls hit) miss=$(polls miss) wanted=$(polls wanted)
+shared=$(polls shared)
+echo "# wait_poll_us $window (half round trip ${half:-?} us): $hit polls found the completion, $miss did not, $wanted ended for a task that wanted the CPU, $shared not polled (CPU wanted)"
 # Each side waits once per round trip; how many of those waits find
 # the message already there (reaped before the poll), poll, or sleep
 # depends on how the two CPUs' work interleaves (and on the guest's
@@ -134,9 +135,11 @@ pair 200 1
 r=$?
 kill "$hog"
 hog=
-hit=$(polls hit) miss=$(polls miss) shared=$(polls shared)
-echo "# on one CPU with a busy loop: $hit hit, $miss missed, $shared not polled"
-[ "$hit" = 0 ] && [ "$miss" = 0 ] && [ "$shared" -gt 0 ] || r=1
+hit=$(polls hit) miss=$(polls miss) wanted=$(polls wanted)
+shared=$(polls shared)
+echo "# on one CPU with a busy loop: $hit hit, $miss missed, $wanted ended for the CPU, $shared not polled"
+[ "$hit" = 0 ] && [ "$miss" = 0 ] && [ "$wanted" = 0 ] &&
+	[ "$shared" -gt 0 ] || r=1
 result "$r" "a CPU with more to run: 200 round trips, no wait polls"
 
 totals
