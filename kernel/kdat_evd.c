@@ -575,12 +575,12 @@ static u64 kdat_evd_poll_ns(u64 start)
  * else wants this CPU (with more tasks than CPUs, a poll takes the time
  * of the one that would post what we wait for): a poll does not start
  * on a CPU with other tasks to run. A task that wants the CPU during the
- * poll gets it, as in the socket busy poll: the poll goes on after it if
- * the CPU is then free and the time is not up (what wanted it may be the
- * device's own work, 6.12's rxe runs it from a workqueue), and ends if
- * the task still waits to run. Polling stops at a signal or when the EVD
- * goes. Returns the microseconds it polled, the time it gave away
- * included.
+ * poll gets it (cond_resched(), as the socket busy poll yields): the
+ * poll goes on after it if the CPU is then free and the time is not up
+ * (what wanted it may be the device's own work, 6.12's rxe runs it from
+ * a workqueue), and ends if the task still waits to run. Polling stops
+ * at a signal or when the EVD or its CQ goes. Returns the microseconds
+ * it polled, the time it gave away included.
  */
 static u64 kdat_evd_poll(struct kdat_evd *evd, u32 threshold, u64 max_us)
 {
@@ -604,7 +604,7 @@ static u64 kdat_evd_poll(struct kdat_evd *evd, u32 threshold, u64 max_us)
 			break;
 		}
 		if (READ_ONCE(evd->unwaitable) || READ_ONCE(evd->obj.dead) ||
-		    signal_pending(current))
+		    READ_ONCE(evd->kcq.dead) || signal_pending(current))
 			break;
 		if (kdat_evd_poll_ns(start) >= us * NSEC_PER_USEC)
 			break;

@@ -17,7 +17,8 @@
 #    while the waiter polls (half a round trip takes some 5 ms on the
 #    6.12 debug kernel under TCG: a 1 ms poll never met one there);
 #  - the two processes and a busy loop on one CPU: no wait polls, each
-#    says its CPU was wanted ("shared").
+#    says its CPU was shared ("shared"), and no poll ended for a task
+#    that wanted its CPU ("wanted": none starts there).
 # Every round trip completes in each.
 #
 # Needs kdat.ko, root (module parameter, tracefs), an rxe device
@@ -120,7 +121,7 @@ pair $count
 r=$?
 hit=$(polls hit) miss=$(polls miss) wanted=$(polls wanted)
 shared=$(polls shared)
-echo "# wait_poll_us $window (half round trip ${half:-?} us): $hit polls found the completion, $miss did not, $wanted ended for a task that wanted the CPU, $shared not polled (CPU wanted)"
+echo "# wait_poll_us $window (half round trip ${half:-?} us): $hit polls found the completion, $miss did not, $wanted ended for a task that wanted the CPU, $shared not polled (CPU shared)"
 # Each side waits once per round trip; how many of those waits find
 # the message already there (reaped before the poll), poll, or sleep
 # depends on how the two CPUs' work interleaves (and on the guest's
