@@ -33,23 +33,18 @@ limit=$((120 * ${KDAT_T_SLOW:-1}))
 
 # run PROVIDER MODE OUT: server and client; 0 when both said PASSED.
 run() {
-	local p=$1 mode=$2 out=$3 spid rc=0 crc=0 src=0 t0=$SECONDS
-	# shellcheck disable=SC2086 # the mode is a list of options
-	timeout "$limit" dtest -s -P "$p" $mode > "$out.srv" 2>&1 &
-	spid=$!
+	local p=$1 mode=$2 out=$3 rc=0 t0=$SECONDS side
 	# The client asks the server for its parameters over TCP first:
-	# start it once the server listens (registering 1 MiB buffers takes
-	# seconds on the debug kernel).
-	wait_tcp_listen "$spid" 60
-	# shellcheck disable=SC2086
-	timeout "$limit" dtest -P "$p" $mode -h "$KDAT_TEST_IP" \
-		> "$out.cli" 2>&1 || crc=$?
-	wait "$spid" || src=$?
-	for side in server:$src client:$crc; do
+	# dtest_pair starts it once the server listens (registering 1 MiB
+	# buffers takes seconds on the debug kernel).
+	# shellcheck disable=SC2086 # the mode is a list of options
+	dtest_pair "$out" timeout "$limit" dtest -s -P "$p" $mode -- \
+		timeout "$limit" dtest -P "$p" $mode -h "$KDAT_TEST_IP"
+	for side in server:$dtest_src client:$dtest_crc; do
 		[ "${side#*:}" = 124 ] &&
 			echo "# $p dtest $mode: the ${side%:*} was killed at its limit of $limit s"
 	done
-	[ $crc = 0 ] && [ $src = 0 ] || rc=1
+	[ $dtest_crc = 0 ] && [ $dtest_src = 0 ] || rc=1
 	grep -q 'DAPL Test Complete. PASSED' "$out.cli" || rc=1
 	grep -q 'DAPL Test Complete. PASSED' "$out.srv" || rc=1
 	echo "# $p dtest $mode: $((SECONDS - t0)) s"
@@ -80,7 +75,8 @@ for mode in "${modes[@]}"; do
 	# its own 1 MiB ping-pong gives up ("async EVD overflow" in OFA's
 	# provider, no kdat involved). Its run is tried once more, saying so;
 	# failing again, it is a skip with its reason, and so is the
-	# comparison that needs it. kdat's runs get no second try.
+	# comparison that needs it. kdat's runs get no second try but
+	# dtest_pair's, for dtest's own connect race.
 	if [ $r != 0 ] && [ $r != skip ]; then
 		echo "# OFA's dtest $mode failed; its output, then a second run:"
 		sed 's/^/# ofa (1st): /' "$work/ofa-$tag.cli" | tail -5

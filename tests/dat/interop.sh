@@ -155,21 +155,16 @@ cm "$KDAT" "kdat2-$dev"
 
 # dtest_x SERVER_CONF CLIENT_CONF MODE TAG: 0 when both said PASSED.
 dtest_x() {
-	local sconf=$1 cconf=$2 mode=$3 out=$work/dtest-$4 spid rc=0 crc=0 src=0
+	local sconf=$1 cconf=$2 mode=$3 out=$work/dtest-$4 rc=0 side
 	# shellcheck disable=SC2086 # the mode is a list of options
-	DAT_OVERRIDE=$sconf timeout "$limit" dtest -s -P "$dtx" $mode \
-		> "$out.srv" 2>&1 &
-	spid=$!
-	wait_tcp_listen "$spid" 60
-	# shellcheck disable=SC2086
-	DAT_OVERRIDE=$cconf timeout "$limit" dtest -P "$dtx" $mode -h "$ip" \
-		> "$out.cli" 2>&1 || crc=$?
-	wait "$spid" || src=$?
-	[ $crc = 0 ] && [ $src = 0 ] || rc=1
+	dtest_pair "$out" env DAT_OVERRIDE="$sconf" timeout "$limit" \
+		dtest -s -P "$dtx" $mode -- \
+		env DAT_OVERRIDE="$cconf" timeout "$limit" \
+		dtest -P "$dtx" $mode -h "$ip" || rc=1
 	grep -q 'DAPL Test Complete. PASSED' "$out.cli" || rc=1
 	grep -q 'DAPL Test Complete. PASSED' "$out.srv" || rc=1
 	if [ $rc != 0 ]; then
-		echo "# server exited $src, client $crc:"
+		echo "# server exited $dtest_src, client $dtest_crc:"
 		for side in srv cli; do
 			grep -iE 'error|fail|timed out' "$out.$side" | head -5 |
 				sed "s/^/#   $side: /"

@@ -53,6 +53,48 @@ descendants() {
 	echo "$all"
 }
 
+# dtest_pair OUT SERVER... -- CLIENT...: a dtest server (SERVER: a command
+# and its arguments, in the background) and its client, their outputs in
+# OUT.srv and OUT.cli; their exit statuses in dtest_src and dtest_crc, 0
+# when both are 0. dtest's server hands its parameters out over TCP
+# before it creates its PSP (dtest.c's connect_ep(): send_server_params(),
+# then dat_psp_create()), so a client quick enough connects before
+# anything listens there and the CM rejects it: NON_PEER_REJECTED, what
+# DAT says of a request no listener takes. For that race of dtest's own,
+# and nothing else, the server is killed and the pair run once more,
+# said on a comment line. A provider whose listener rejects requests
+# fails both runs.
+dtest_pair() {
+	local out=$1 srv=() cli=() try spid
+
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	cli=("$@")
+	for try in 1 2; do
+		dtest_src=0 dtest_crc=0
+		"${srv[@]}" > "$out.srv" 2>&1 &
+		spid=$!
+		wait_tcp_listen "$spid" 60
+		"${cli[@]}" > "$out.cli" 2>&1 || dtest_crc=$?
+		if [ $try = 1 ] && [ $dtest_crc != 0 ] &&
+			grep -q 'unexpected conn event.*NON_PEER_REJECTED' \
+				"$out.cli"; then
+			# shellcheck disable=SC2046 # a list of pids
+			kill $(descendants "$spid" | tr '|' ' ') 2> /dev/null
+			wait "$spid"
+			echo "# dtest's client connected before its server listened (dtest's own race: the server sends its parameters, then creates its PSP); once more"
+			continue
+		fi
+		wait "$spid" || dtest_src=$?
+		break
+	done
+	[ $dtest_src = 0 ] && [ $dtest_crc = 0 ]
+}
+
 # wait_tcp_listen PID SECONDS: PID or a process below it (PID may be a
 # subshell or timeout(1) running the server) listens on a TCP port
 # (dtest's server hands its parameters out over TCP).

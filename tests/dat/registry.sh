@@ -52,19 +52,16 @@ limit=$((120 * ${KDAT_T_SLOW:-1}))
 
 # dtest_run IA: server and client on libdat; 0 when both said PASSED.
 dtest_run() {
-	local ia=$1 spid rc=0
-	as_libdat2 timeout "$limit" dtest -s -P "$ia" -b 65536 -B 10 \
-		> "$work/srv" 2>&1 &
-	spid=$!
-	wait_tcp_listen "$spid" 60
-	as_libdat2 timeout "$limit" dtest -P "$ia" -b 65536 -B 10 \
-		-h "$KDAT_TEST_IP" > "$work/cli" 2>&1 || rc=1
-	wait "$spid" || rc=1
-	grep -q 'DAPL Test Complete. PASSED' "$work/cli" || rc=1
-	grep -q 'DAPL Test Complete. PASSED' "$work/srv" || rc=1
+	local ia=$1 rc=0
+	dtest_pair "$work/dtest" as_libdat2 timeout "$limit" \
+		dtest -s -P "$ia" -b 65536 -B 10 -- \
+		as_libdat2 timeout "$limit" dtest -P "$ia" -b 65536 -B 10 \
+		-h "$KDAT_TEST_IP" || rc=1
+	grep -q 'DAPL Test Complete. PASSED' "$work/dtest.cli" || rc=1
+	grep -q 'DAPL Test Complete. PASSED' "$work/dtest.srv" || rc=1
 	if [ $rc != 0 ]; then
-		tail -5 "$work/srv" | sed 's/^/# srv: /'
-		tail -5 "$work/cli" | sed 's/^/# cli: /'
+		tail -5 "$work/dtest.srv" | sed 's/^/# srv: /'
+		tail -5 "$work/dtest.cli" | sed 's/^/# cli: /'
 	fi
 	return $rc
 }
