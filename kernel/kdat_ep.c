@@ -703,15 +703,15 @@ int kdat_cmd_ep_modify(struct kdat_ucmd *ucmd)
 
 	if (cmd->__reserved || !cmd->mask || (cmd->mask & ~all))
 		return -EINVAL;
+	/*
+	 * What the rings hold was posted before the modify: it counts
+	 * against the new limits. The file's rings, receives first, as for
+	 * a disconnect (kdat_cmd_ep_disconnect()).
+	 */
+	kdat_rings_take(kfile);
 	ep = kdat_get(kfile, cmd->ep_handle, struct kdat_ep, KDAT_OBJ_EP);
 	if (!ep)
 		return -EBADF;
-	/*
-	 * What the rings hold was posted before the modify: it counts
-	 * against the new limits.
-	 */
-	kdat_sq_ring_flush(READ_ONCE(ep->sq_ring));
-	kdat_sq_ring_flush(READ_ONCE(ep->rq_ring));
 	/*
 	 * The file lock orders CQ commitments; cm_lock keeps the state. The
 	 * device's rwsem comes between them, as on every path taking both.

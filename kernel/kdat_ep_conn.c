@@ -986,10 +986,6 @@ int kdat_ep_disconnect_do(struct kdat_ep *ep, u32 flags)
 	u32 gen;
 	int ret = 0;
 
-	/* What the rings hold was posted before the disconnect. */
-	kdat_sq_ring_flush(READ_ONCE(ep->sq_ring));
-	kdat_sq_ring_flush(READ_ONCE(ep->rq_ring));
-
 	down_read(&kdat_ep_kdev(ep)->rwsem);
 	mutex_lock(&ep->cm_lock);
 	state = kdat_ep_state(ep);
@@ -1080,6 +1076,16 @@ int kdat_cmd_ep_disconnect(struct kdat_ucmd *ucmd)
 		return -EOPNOTSUPP;
 	if (cmd->__reserved)
 		return -EINVAL;
+	/*
+	 * What the file's rings published before the call was posted
+	 * before the disconnect: taken first, as a pass takes it, the
+	 * receives of every EP before any send (kdat_rings_pass()). Not
+	 * this EP's sends alone: they would overtake the receives published
+	 * before them on another EP of the file, their peer's over a
+	 * loopback, and on iWARP a send that finds no receive ends the
+	 * connection (a TERMINATE), where IB waits for the RNR timer.
+	 */
+	kdat_rings_take(ucmd->kfile);
 	ep = kdat_ep_get(ucmd, cmd->ep_handle);
 	if (!ep)
 		return -EBADF;
@@ -1092,10 +1098,6 @@ int kdat_cmd_ep_disconnect(struct kdat_ucmd *ucmd)
 int kdat_ep_reset_do(struct kdat_ep *ep)
 {
 	int ret = 0;
-
-	/* What the rings hold was posted before the reset: flushed. */
-	kdat_sq_ring_flush(READ_ONCE(ep->sq_ring));
-	kdat_sq_ring_flush(READ_ONCE(ep->rq_ring));
 
 	down_read(&kdat_ep_kdev(ep)->rwsem);
 	ret = kdat_ep_lock_for_reset(ep);
@@ -1136,6 +1138,8 @@ int kdat_cmd_ep_reset(struct kdat_ucmd *ucmd)
 		return -EOPNOTSUPP;
 	if (cmd->__reserved)
 		return -EINVAL;
+	/* Posted before the reset, so flushed by it: as for a disconnect. */
+	kdat_rings_take(ucmd->kfile);
 	ep = kdat_ep_get(ucmd, cmd->ep_handle);
 	if (!ep)
 		return -EBADF;

@@ -438,7 +438,11 @@ static void kdat_rings_unpolled(struct kdat_file *kfile)
  * parked), in the caller's context: before an object goes
  * (KDAT_IOCTL_DESTROY), so that the posts the process made before it
  * asked reach the device while what they name is there, as through the
- * ioctl they would have; and for a doorbell that names no ring.
+ * ioctl they would have; before an EP's disconnect, reset or modify,
+ * which come after the posts published before them; and for a doorbell
+ * that names no ring. Every ring, in a pass's order: a send taken for
+ * such a call must not overtake a receive published before it on
+ * another ring.
  */
 void kdat_rings_take(struct kdat_file *kfile)
 {

@@ -935,6 +935,9 @@ struct kdat_ep_connect {
 
 /**
  * struct kdat_ep_handle_cmd - KDAT_IOCTL_EP_DISCONNECT, KDAT_IOCTL_EP_RESET
+ *     (what the file's submission rings published before the call is
+ *     taken first, as KDAT_RING_WAKE_SUBMIT takes it for every ring:
+ *     posted before the disconnect, flushed by the reset)
  * @size: sizeof(struct kdat_ep_handle_cmd)
  * @ep_handle: in
  * @flags: disconnect: KDAT_CLOSE_GRACEFUL or 0 (abrupt); reset: 0
@@ -1444,7 +1447,8 @@ struct kdat_srq_resize {
  * Endpoint was created with (EOPNOTSUPP: libdat answers
  * DAT_MODEL_NOT_SUPPORTED), nor go below what is posted (EBUSY);
  * RDMA read depths may not exceed the device's (EINVAL). An Endpoint on
- * an SRQ takes no receive count.
+ * an SRQ takes no receive count. What the file's submission rings
+ * published before the call is taken first, and counts.
  */
 struct kdat_ep_modify {
 	__u32 size;
