@@ -324,6 +324,7 @@ u32 kdat_dev_port_limits(struct ib_device *ibdev, u32 port);
 u32 kdat_dev_cq_size(struct ib_device *ibdev, u32 qlen);
 u32 kdat_dev_read_sge(struct ib_device *ibdev, u32 send_sge);
 bool kdat_dev_reads_ordered(struct ib_device *ibdev, u32 port);
+bool kdat_dev_no_rnr(struct ib_device *ibdev, u32 port);
 bool kdat_dev_cm_moves_qp(struct ib_device *ibdev, u32 port);
 bool kdat_dev_connect_blocks(struct ib_device *ibdev, u32 port);
 bool kdat_dev_connect_begin(struct kdat_device *kdev);
@@ -345,6 +346,7 @@ struct kdat_ia {
 	struct kdat_device *kdev;	/* reference held */
 	u32 port_num;
 	u32 limits;			/* KDAT_IA_*: kdat_dev_port_limits() */
+	bool no_rnr;			/* kdat_dev_no_rnr() */
 	char name[IB_DEVICE_NAME_MAX];	/* at open time */
 	__be64 node_guid;
 	/*

@@ -255,6 +255,19 @@ bool kdat_dev_reads_ordered(struct ib_device *ibdev, u32 port)
 }
 
 /*
+ * Does a message that finds no receive posted end the connection on
+ * @port? iWARP's does: DDP has no "receiver not ready" (an untagged
+ * message without a buffer is a TERMINATE: siw's "no buffer", layer DDP).
+ * IB's and RoCE's RC answer it with an RNR NAK, and the sender tries again
+ * after the RNR timer. On such a port a receive must be at the device
+ * when its post returns (kdat_sq_ring_create()).
+ */
+bool kdat_dev_no_rnr(struct ib_device *ibdev, u32 port)
+{
+	return rdma_protocol_iwarp(ibdev, port);
+}
+
+/*
  * Does the connection manager of @port move a connecting QP to RTR and
  * RTS itself? The iWARP CM does (the QP may take receives from the
  * moment the request goes out); the IB CM leaves each move to the

@@ -66,6 +66,7 @@ int kdat_ia_new(struct kdat_file *kfile, const char *name, u32 port_num,
 	}
 	ia->node_guid = kdev->ibdev->node_guid;
 	ia->limits = kdat_dev_port_limits(kdev->ibdev, port_num);
+	ia->no_rnr = kdat_dev_no_rnr(kdev->ibdev, port_num);
 	up_read(&kdev->rwsem);
 
 	ia->port_num = port_num;

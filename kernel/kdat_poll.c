@@ -371,6 +371,8 @@ static void kdat_rings_park(struct kdat_file *kfile, ktime_t now)
 
 	lockdep_assert_held(&kfile->ring_lock);
 	list_for_each_entry_safe(r, tmp, &kfile->sq_active, active) {
+		if (r->kpinned)
+			continue;	/* its doorbells take it, always */
 		if (READ_ONCE(r->worked) ||
 		    (r->kind == KDAT_RING_SEND &&
 		     READ_ONCE(r->kcompleted) != READ_ONCE(r->khead))) {
@@ -875,6 +877,12 @@ int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 		r = kdat_sq_ring_get(kfile, cmd->ring);
 		if (!r)
 			return -EBADF;
+		if (r->kpinned) {
+			/* Its doorbells take it, always: no poller wanted. */
+			kdat_sq_ring_flush(r);
+			kdat_ring_put(r);
+			return 0;
+		}
 	}
 	/*
 	 * The process rang for a flag it saw: a ring that kdat_rings_park()
@@ -1223,6 +1231,18 @@ static int kdat_sq_ring_create(struct kdat_file *kfile, u32 kind, u32 hdr,
 	r->sqe_hdr = hdr;
 	r->ep = ep;
 	r->srq = srq;
+	/*
+	 * Where a message that finds no receive ends the connection, a
+	 * receive is at the device when its post returns, as DAT wants ("at
+	 * least the equivalent of posting a Receive operation directly by
+	 * native Transport"): a peer told of it some other way may send at
+	 * once, before a poller's pass. The ring says the poller sleeps, at
+	 * all times: the process rings for each receive, and the doorbell
+	 * takes it. A thread's receive and its next send keep their order on
+	 * any port (kdat_rings_pass()); that is all IB's RNR retry needs.
+	 */
+	if (kind != KDAT_RING_SEND && (ep ? ep->pz : srq->pz)->ia->no_rnr)
+		r->kpinned = KDAT_RING_F_NEED_WAKEUP;
 	r->sqe = kmalloc(r->entry_size, GFP_KERNEL_ACCOUNT);
 	ret = r->sqe ? kdat_batch_init(&r->batch, kfile, ep, srq,
 				       kind == KDAT_RING_SEND) : -ENOMEM;
@@ -1245,7 +1265,7 @@ static int kdat_sq_ring_create(struct kdat_file *kfile, u32 kind, u32 hdr,
 	list_add_tail(&r->active, &kfile->sq_active);
 	r->idle_since = ktime_get();
 	mutex_unlock(&r->drain_lock);
-	if (kfile->poller) {
+	if (kfile->poller && !r->kpinned) {
 		/* A sleeping poller would not look at a ring it has not flagged. */
 		WRITE_ONCE(kfile->poller->woken, true);
 		wake_up_process(kfile->poller->task);

@@ -126,6 +126,12 @@ struct kdat_ring {
 	 */
 	spinlock_t flags_lock;
 	u32 kflags;
+	/*
+	 * Flags that stay set: NEED_WAKEUP in a receive ring whose port ends
+	 * a connection on a message that finds no receive (kdat_dev_no_rnr()):
+	 * each receive is taken by its doorbell, before its post returns.
+	 */
+	u32 kpinned;
 
 	/*
 	 * Submission rings (kdat_poll.c): on kfile->sq_rings, under the
@@ -192,7 +198,7 @@ static inline void kdat_ring_set_flag(struct kdat_ring *r, u32 flag, bool on)
 	u32 f;
 
 	spin_lock_irqsave(&r->flags_lock, irqf);
-	f = on ? r->kflags | flag : r->kflags & ~flag;
+	f = on ? r->kflags | flag : r->kflags & ~(flag & ~r->kpinned);
 	WRITE_ONCE(r->kflags, f);
 	WRITE_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_FLAGS), f);
 	spin_unlock_irqrestore(&r->flags_lock, irqf);

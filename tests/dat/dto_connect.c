@@ -431,6 +431,97 @@ TEST_F(kdat, test_two_processes)
 	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/*
+ * test_recv_posted_on_return's server: its qualifier, and the pipe on
+ * which it says "ready", then "posted" after each receive.
+ */
+struct posted_server {
+	DAT_CONN_QUAL q;
+	int say;
+};
+
+#define POSTED_ROUNDS	300
+
+/*
+ * The server, in a child: each round it posts one receive and only then
+ * tells the client, over a pipe, which RDMA does not order.
+ */
+static void posted_server(struct __test_metadata *_metadata, void *arg)
+{
+	struct posted_server *ps = arg;
+	struct side s;
+	struct buf b;
+	DAT_LMR_TRIPLET r;
+	DAT_EVENT ev;
+	int i;
+
+	OK(side_open(&s, NULL));
+	OK(buf_reg(&s, &b, 4096, DAT_MEM_PRIV_ALL_FLAG));
+	OK(dat_psp_create(s.ia, ps->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG,
+			  &s.psp));
+	ASSERT_TRUE(write(ps->say, "g", 1) == 1);
+	OK(wait_event(s.cr_evd, &ev));
+	OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s.ep,
+			 0, NULL));
+	expect_conn_event(_metadata, s.conn_evd,
+			  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	r = seg(&b, 0, 64);
+	for (i = 0; i < POSTED_ROUNDS; i++) {
+		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(i), 0));
+		ASSERT_TRUE(write(ps->say, "r", 1) == 1);
+		expect_dto(_metadata, s.dto_evd, i, DAT_DTO_SUCCESS, 8);
+	}
+	expect_conn_event(_metadata, s.conn_evd,
+			  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+}
+
+/*
+ * "The DAT_SUCCESS return of the dat_ep_post_recv() is at least the
+ * equivalent of posting a Receive operation directly by native
+ * Transport": a message sent after the post returned, by another process
+ * told so outside RDMA, finds the receive. On iWARP a message that finds
+ * none ends the connection (IB's RC waits for the RNR timer). Rounds of
+ * one receive, one "posted" over a pipe, one send.
+ */
+TEST_F(kdat, test_recv_posted_on_return)
+{
+	struct posted_server ps = { .q = new_qual() };
+	int say[2], status, i;
+	struct side c;
+	struct buf b;
+	DAT_LMR_TRIPLET t;
+	pid_t pid;
+	char x;
+
+	ASSERT_TRUE(!pipe(say));
+	ps.say = say[1];
+	pid = kdat_fork(_metadata, posted_server, &ps);
+	ASSERT_TRUE(pid >= 0);
+	close(say[1]);		/* a failed server: no byte, no wait */
+	ASSERT_TRUE(read(say[0], &x, 1) == 1);
+	OK(side_open(&c, NULL));
+	OK(buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG));
+	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, ps.q,
+			  TMO, 0, NULL, DAT_QOS_BEST_EFFORT,
+			  DAT_CONNECT_DEFAULT_FLAG));
+	expect_conn_event(_metadata, c.conn_evd,
+			  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	t = seg(&b, 0, 8);
+	for (i = 0; i < POSTED_ROUNDS; i++) {
+		ASSERT_TRUE(read(say[0], &x, 1) == 1 && x == 'r');
+		OK(dat_ep_post_send(c.ep, 1, &t, cookie(1000 + i), 0));
+		expect_dto(_metadata, c.dto_evd, 1000 + i, DAT_DTO_SUCCESS,
+			   8);
+	}
+	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_GRACEFUL_FLAG));
+	expect_conn_event(_metadata, c.conn_evd,
+			  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	close(say[0]);
+	ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* A graceful disconnect lets the requests in progress complete. */
 TEST_F(kdat, test_graceful_disconnect)
 {

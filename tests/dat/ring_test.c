@@ -41,6 +41,7 @@
 #include "../selftests/kdat_objects.h"
 #include "../lib/fail_nth.h"
 #include "../lib/dat_pair.h"
+#include "../lib/rdma_dev.h"
 #include "../../user/kdat_lowlevel.h"
 
 #define TMO (10 * 1000 * 1000)
@@ -1223,6 +1224,54 @@ TEST_F(kdat, test_wake_one_ring)
 	/* Nothing refused was taken; the rings still work. */
 	ASSERT_EQ(t + 1, ld(p.csq.head));
 	ping_rings(_metadata, &p, 3);
+}
+
+/*
+ * Where a message that finds no receive ends the connection (iWARP: no
+ * RNR), a receive ring says NEED_WAKEUP at all times, so that each
+ * receive is taken by its own doorbell before its post returns (DAT: the
+ * post's success is "at least the equivalent of posting a Receive
+ * operation directly by native Transport"); elsewhere a running poller
+ * clears it. With a spinning poller, each ping leaves the send ring's flag
+ * clear (the poller runs) and both receive rings' flags set on iWARP,
+ * clear elsewhere; on iWARP a receive's doorbell names its ring and
+ * returns with the entry taken.
+ */
+TEST_F_TIMEOUT(kdat, test_recv_ring_pinned, 120)
+{
+	int iwarp = rdma_dev_iwarp(getenv("KDAT_TEST_DEV"));
+	int i, sq_clear = 0, rq_set = 0, taken = 0;
+	struct rawpair p;
+
+	ASSERT_TRUE(iwarp >= 0)
+		TH_LOG("no node_type in sysfs for %s",
+		       getenv("KDAT_TEST_DEV"));
+	kdat_param_set(_metadata, "poll_idle_us", 200000);
+	rawpair_open(_metadata, &p, 16, 64);
+	p.srq.named = true;
+	ASSERT_EQ(0, poller_set(p.csq.fd, KDAT_POLLER_SPIN,
+				KDAT_POLLER_ANY_CPU, 0));
+	poller_wait(_metadata, true);
+	prime(_metadata, &p);
+	for (i = 0; i < 200; i++) {
+		/* Its last step posts a receive on p.srq. */
+		ping_rings(_metadata, &p, i);
+		taken += ld(p.srq.head) == *p.srq.tail;
+		sq_clear += !(ld(p.csq.flags) & KDAT_RING_F_NEED_WAKEUP);
+		rq_set += (ld(p.srq.flags) & KDAT_RING_F_NEED_WAKEUP) &&
+			  (ld(p.crq.flags) & KDAT_RING_F_NEED_WAKEUP);
+	}
+	TH_LOG("%s: send ring unflagged after %d of 200 pings, both receive "
+	       "rings flagged after %d, the receive taken by its post %d",
+	       iwarp ? "iWARP" : "not iWARP", sq_clear, rq_set, taken);
+	/* Only worth it if the poller ran between pings. */
+	ASSERT_TRUE(sq_clear > 0);
+	if (!iwarp) {
+		ASSERT_TRUE(rq_set < 200);
+		return;
+	}
+	ASSERT_EQ(200, rq_set);
+	ASSERT_EQ(200, taken);
 }
 
 /*

@@ -52,7 +52,8 @@ no_solicited="siw signals no solicited receive (siw_rqe_complete()): a solicited
 # Each suite's cases count as this suite's (tests/run-all counts the ok
 # and not ok lines); a suite that skips as a whole is one skipped case.
 status=0
-# The hostile suite's cases about iWARP's blocking TCP connect, too.
+# The hostile suite's cases about iWARP's blocking TCP connect, too, and
+# the ring case about iWARP's receives, taken before their posts return.
 while read -r t args; do
 	echo "# ---- $t $args over siw0"
 	out=$(mktemp)
@@ -73,5 +74,6 @@ tests/dat/dat_dto_test
 tests/dat/dtest_providers.sh
 tests/dat/dapltest_providers.sh
 tests/selftests/kdat_hostile_test iwarp_connect_blocks_no_one iwarp_removal_cuts_connect iwarp_reset_at_once iwarp_connect_turns
+tests/dat/ring_test test_recv_ring_pinned
 SUITES
 exit $status

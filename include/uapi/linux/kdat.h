@@ -1486,11 +1486,17 @@ struct kdat_ep_modify {
  * is free. Each ring keeps its order; across rings of the
  * file, a receive (EP or SRQ) published before a send by the same thread
  * is posted before it, as with ioctls, by the poller's passes and by a
- * doorbell for every ring. A doorbell for one ring takes that ring alone:
- * a thread that published a receive no doorbell took should ring for
- * every ring with its next send (libdat does), and a send another thread
- * rings for may still go first (an RC send then waits for the peer's RNR
- * timer; a UD datagram may be dropped, as UD may). An entry it refuses completes at
+ * doorbell for every ring; so are the file's receives before the sends
+ * of an EP that KDAT_IOCTL_EP_DISCONNECT, _RESET or _MODIFY takes. A
+ * doorbell for one ring takes that ring alone: a thread that published
+ * a receive no doorbell took should ring for every ring with its next
+ * send (libdat does), and a send another thread rings for may still go
+ * first (an RC send then waits for the peer's RNR timer; a UD datagram
+ * may be dropped, as UD may). Where a message that finds no receive ends
+ * the connection (iWARP: no RNR), a receive ring has
+ * KDAT_RING_F_NEED_WAKEUP set at all times: each receive is taken by its
+ * own doorbell, before its post returns, as by KDAT_IOCTL_POST, and the
+ * doorbell does not wake the poller. An entry it refuses completes at
  * once on the queue's EVD with the errno KDAT_IOCTL_POST would have
  * returned in struct kdat_event.post_error; nothing is posted for it. A tail more than
  * ring_entries past head is not consumed (KDAT_RING_F_BAD_TAIL is set
