@@ -184,13 +184,16 @@ struct kdat_file {
 	 * Rings (kdat_poll.c). @ring_lock protects @sq_rings, the submission
 	 * rings the poller drains (it holds the lock for a pass, each ring's
 	 * drain_lock while it drains that ring), @sq_active, those of them a
-	 * pass visits, and @sq_parked, the others, and the ring fields of
-	 * the queues. @rings maps mmap cookies to rings.
+	 * pass visits, @sq_parked, those it visits only when it takes every
+	 * ring, and @sq_pinned, the rings whose doorbells always take them
+	 * (kdat_ring.kpinned), visited then too; and the ring fields of the
+	 * queues. @rings maps mmap cookies to rings.
 	 */
 	struct mutex ring_lock;
 	struct list_head sq_rings;
 	struct list_head sq_active;
 	struct list_head sq_parked;
+	struct list_head sq_pinned;
 	unsigned int nr_parked;		/* ring_lock; read locklessly */
 	u32 parked_completed;		/* ring_lock: their completions */
 	/* KDAT_UNPARK_*: what doorbells asked of the next pass (atomic). */

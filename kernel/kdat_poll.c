@@ -18,7 +18,10 @@
  * the poller's sleep protocol applied to it alone, and the doorbell that
  * names it puts it back (kdat_ring_unpark()), one that names no ring those
  * with entries. A process with many queues and few busy ones costs a pass
- * the busy ones. The doorbell never waits for ring_lock.
+ * the busy ones. The doorbell never waits for ring_lock. A pinned ring
+ * (an iWARP receive ring: kdat_sq_ring_create()) is on sq_pinned from the
+ * start: its own doorbells take it, and a pass only when it takes every
+ * ring.
  */
 #include <linux/cgroup.h>
 #include <linux/cred.h>
@@ -248,7 +251,8 @@ static u32 kdat_sq_drain_snap(struct kdat_ring *r)
 
 /*
  * The rings a pass visits, in order: those on sq_active, then, with @all,
- * the parked ones (sq_parked); NULL after the last. ring_lock held.
+ * the parked ones (sq_parked) and the pinned ones (sq_pinned); NULL after
+ * the last. ring_lock held.
  */
 static struct kdat_ring *kdat_rings_next(struct kdat_file *kfile,
 					 struct kdat_ring *r, bool all)
@@ -256,8 +260,10 @@ static struct kdat_ring *kdat_rings_next(struct kdat_file *kfile,
 	struct list_head *next = r ? r->active.next : kfile->sq_active.next;
 
 	if (next == &kfile->sq_active)
-		next = all ? kfile->sq_parked.next : &kfile->sq_parked;
-	return next == &kfile->sq_parked ? NULL :
+		next = all ? kfile->sq_parked.next : &kfile->sq_pinned;
+	if (next == &kfile->sq_parked)
+		next = kfile->sq_pinned.next;
+	return next == &kfile->sq_pinned ? NULL :
 	       list_entry(next, struct kdat_ring, active);
 }
 
@@ -371,8 +377,6 @@ static void kdat_rings_park(struct kdat_file *kfile, ktime_t now)
 
 	lockdep_assert_held(&kfile->ring_lock);
 	list_for_each_entry_safe(r, tmp, &kfile->sq_active, active) {
-		if (r->kpinned)
-			continue;	/* its doorbells take it, always */
 		if (READ_ONCE(r->worked) ||
 		    (r->kind == KDAT_RING_SEND &&
 		     READ_ONCE(r->kcompleted) != READ_ONCE(r->khead))) {
@@ -860,8 +864,9 @@ static void kdat_rings_unpark_wake(struct kdat_file *kfile,
  * KDAT_RING_WAKE_SUBMIT, or when no poller is to be woken, what was
  * published before the call is taken in the caller's context (on the one
  * ring @ring names, or on every ring of the file), outside the poller's
- * lock: threads ringing for their own rings take them side by side.
- * -EBADF: @ring names no submission ring of the file.
+ * lock: threads ringing for their own rings take them side by side. A
+ * pinned ring's doorbell takes it and wakes nothing. -EBADF: @ring names
+ * no submission ring of the file.
  */
 int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 {
@@ -877,8 +882,12 @@ int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 		r = kdat_sq_ring_get(kfile, cmd->ring);
 		if (!r)
 			return -EBADF;
-		if (r->kpinned) {
-			/* Its doorbells take it, always: no poller wanted. */
+		/*
+		 * A pinned ring's doorbells take it, always: no poller
+		 * wanted. kpinned is set before the ring is listed (one
+		 * that names a ring being made takes nothing yet).
+		 */
+		if (READ_ONCE(r->kpinned)) {
 			kdat_sq_ring_flush(r);
 			kdat_ring_put(r);
 			return 0;
@@ -1159,7 +1168,8 @@ void kdat_rings_show(struct seq_file *m, struct kdat_file *kfile)
 			   r->entries, READ_ONCE(r->khead),
 			   READ_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_TAIL)),
 			   READ_ONCE(*kdat_ring_u32(r, KDAT_RING_OFF_COMPLETED)),
-			   READ_ONCE(r->kflags), r->parked ? " parked" : "");
+			   READ_ONCE(r->kflags), r->parked ? " parked" :
+			   r->kpinned ? " pinned" : "");
 	mutex_unlock(&kfile->ring_lock);
 
 	mutex_lock(&kfile->poller_lock);
@@ -1242,7 +1252,7 @@ static int kdat_sq_ring_create(struct kdat_file *kfile, u32 kind, u32 hdr,
 	 * any port (kdat_rings_pass()); that is all IB's RNR retry needs.
 	 */
 	if (kind != KDAT_RING_SEND && (ep ? ep->pz : srq->pz)->ia->no_rnr)
-		r->kpinned = KDAT_RING_F_NEED_WAKEUP;
+		WRITE_ONCE(r->kpinned, KDAT_RING_F_NEED_WAKEUP);
 	r->sqe = kmalloc(r->entry_size, GFP_KERNEL_ACCOUNT);
 	ret = r->sqe ? kdat_batch_init(&r->batch, kfile, ep, srq,
 				       kind == KDAT_RING_SEND) : -ENOMEM;
@@ -1262,7 +1272,8 @@ static int kdat_sq_ring_create(struct kdat_file *kfile, u32 kind, u32 hdr,
 	spin_unlock_irqrestore(lock, flags);
 	mutex_lock(&r->drain_lock);
 	list_add_tail(&r->node, &kfile->sq_rings);
-	list_add_tail(&r->active, &kfile->sq_active);
+	list_add_tail(&r->active,
+		      r->kpinned ? &kfile->sq_pinned : &kfile->sq_active);
 	r->idle_since = ktime_get();
 	mutex_unlock(&r->drain_lock);
 	if (kfile->poller && !r->kpinned) {
@@ -1353,6 +1364,7 @@ void kdat_file_rings_init(struct kdat_file *kfile)
 	INIT_LIST_HEAD(&kfile->sq_rings);
 	INIT_LIST_HEAD(&kfile->sq_active);
 	INIT_LIST_HEAD(&kfile->sq_parked);
+	INIT_LIST_HEAD(&kfile->sq_pinned);
 	xa_init_flags(&kfile->rings, XA_FLAGS_ALLOC1);
 	kfile->poll_mode = KDAT_POLLER_ADAPTIVE;
 	kfile->poll_cpu = KDAT_POLLER_ANY_CPU;

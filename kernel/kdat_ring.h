@@ -146,8 +146,9 @@ struct kdat_ring {
 	 * kfile->sq_parked: idle for poll_idle_us, it was moved there with
 	 * NEED_WAKEUP set in its own flags, and a doorbell naming it puts it
 	 * back (@want_unpark: one that could not take ring_lock asked the
-	 * next pass to). Under the file's ring_lock; the doorbell reads
-	 * @parked locklessly first, and a drain sets @worked.
+	 * next pass to); or, @kpinned, on kfile->sq_pinned for good. Under
+	 * the file's ring_lock; the doorbell reads @parked locklessly first,
+	 * and a drain sets @worked.
 	 */
 	struct list_head active;
 	bool parked;

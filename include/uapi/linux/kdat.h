@@ -936,8 +936,10 @@ struct kdat_ep_connect {
 /**
  * struct kdat_ep_handle_cmd - KDAT_IOCTL_EP_DISCONNECT, KDAT_IOCTL_EP_RESET
  *     (what the file's submission rings published before the call is
- *     taken first, as KDAT_RING_WAKE_SUBMIT takes it for every ring:
- *     posted before the disconnect, flushed by the reset)
+ *     taken first, as KDAT_RING_WAKE_SUBMIT takes it for every ring, even
+ *     when the call then fails: the Endpoint's own entries go before its
+ *     disconnect or are flushed by its reset, the other queues' are taken
+ *     as a pass takes them)
  * @size: sizeof(struct kdat_ep_handle_cmd)
  * @ep_handle: in
  * @flags: disconnect: KDAT_CLOSE_GRACEFUL or 0 (abrupt); reset: 0
@@ -1493,10 +1495,11 @@ struct kdat_ep_modify {
  * send (libdat does), and a send another thread rings for may still go
  * first (an RC send then waits for the peer's RNR timer; a UD datagram
  * may be dropped, as UD may). Where a message that finds no receive ends
- * the connection (iWARP: no RNR), a receive ring has
- * KDAT_RING_F_NEED_WAKEUP set at all times: each receive is taken by its
- * own doorbell, before its post returns, as by KDAT_IOCTL_POST, and the
- * doorbell does not wake the poller. An entry it refuses completes at
+ * the connection (iWARP: no RNR), a receive ring is pinned: it has
+ * KDAT_RING_F_NEED_WAKEUP set at all times, so each receive is taken by
+ * its own doorbell, posted to the device before the doorbell returns (a
+ * refused one has its event queued then), and the doorbell does not wake
+ * the poller. An entry it refuses completes at
  * once on the queue's EVD with the errno KDAT_IOCTL_POST would have
  * returned in struct kdat_event.post_error; nothing is posted for it. A tail more than
  * ring_entries past head is not consumed (KDAT_RING_F_BAD_TAIL is set
@@ -1536,7 +1539,7 @@ struct kdat_ep_modify {
  * overflow event of DAT). A head the process moves backwards or too far
  * only makes the kernel see a full ring.
  */
-#define KDAT_RING_F_NEED_WAKEUP	(1U << 0)	/* submission: poller sleeps */
+#define KDAT_RING_F_NEED_WAKEUP	(1U << 0)	/* submission: ring the doorbell */
 #define KDAT_RING_F_BAD_TAIL	(1U << 1)	/* submission: tail refused */
 #define KDAT_RING_F_POLL	(1U << 2)	/* completion: see below */
 #define KDAT_RING_F_DEAD	(1U << 3)	/* submission: device gone */
@@ -1677,7 +1680,9 @@ struct kdat_ring_create {
 
 /**
  * struct kdat_ring_wake - KDAT_IOCTL_RING_WAKE: the doorbell; wakes the
- *     file's poller (needed only when a ring says KDAT_RING_F_NEED_WAKEUP)
+ *     file's poller (needed only when a ring says KDAT_RING_F_NEED_WAKEUP);
+ *     one that names a pinned receive ring (see Rings above) takes its
+ *     entries, with either flag, and wakes nothing
  * @size: sizeof(struct kdat_ring_wake)
  * @flags: 0, or KDAT_RING_WAKE_SUBMIT: take every entry published on the
  *     file's submission rings before the call, in the caller's context, as
