@@ -18,10 +18,11 @@
  * the poller's sleep protocol applied to it alone, and the doorbell that
  * names it puts it back (kdat_ring_unpark()), one that names no ring those
  * with entries. A process with many queues and few busy ones costs a pass
- * the busy ones. The doorbell never waits for ring_lock. A pinned ring
- * (an iWARP receive ring: kdat_sq_ring_create()) is on sq_pinned from the
- * start: its own doorbells take it, and a pass only when it takes every
- * ring.
+ * the busy ones. A doorbell that names a ring never waits for ring_lock.
+ * A pinned ring (an iWARP receive ring: kdat_sq_ring_create()) is on
+ * sq_pinned from the start: the poller's passes leave it out; a doorbell
+ * takes it, one that names it or one for the whole file, and so does a
+ * pass that takes every ring.
  */
 #include <linux/cgroup.h>
 #include <linux/cred.h>
@@ -454,6 +455,21 @@ void kdat_rings_take(struct kdat_file *kfile)
 {
 	mutex_lock(&kfile->ring_lock);
 	kdat_rings_pass(kfile, true);
+	mutex_unlock(&kfile->ring_lock);
+}
+
+/*
+ * The file's pinned rings taken, in the caller's context: a doorbell for
+ * the whole file does it before it wakes the poller, whose passes leave
+ * them out. Receive rings only: no send overtakes a receive for it.
+ */
+static void kdat_rings_take_pinned(struct kdat_file *kfile)
+{
+	struct kdat_ring *r;
+
+	mutex_lock(&kfile->ring_lock);
+	list_for_each_entry(r, &kfile->sq_pinned, active)
+		kdat_sq_ring_flush(r);
 	mutex_unlock(&kfile->ring_lock);
 }
 
@@ -900,6 +916,13 @@ int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 	smp_rmb();	/* the flag the process read, then @parked */
 	if (r ? READ_ONCE(r->parked) : READ_ONCE(kfile->nr_parked))
 		kdat_rings_unpark_wake(kfile, r);
+	/*
+	 * The pinned rings first, whatever the flags: the poller would not
+	 * take them. A ring the process could have published on was listed
+	 * before the call that made it returned.
+	 */
+	if (!r && !list_empty(&kfile->sq_pinned))
+		kdat_rings_take_pinned(kfile);
 	mutex_lock(&kfile->poller_lock);
 	p = kfile->poller;
 	wake = p && time_after_eq(jiffies, READ_ONCE(p->resume));

@@ -1227,6 +1227,33 @@ TEST_F(kdat, test_wake_one_ring)
 }
 
 /*
+ * Does the file's fdinfo line of ring @r (of @kind) end with @tag
+ * (" parked", " pinned")?
+ */
+static bool ring_tagged(struct __test_metadata *_metadata, struct ring *r,
+			const char *kind, const char *tag)
+{
+	char path[64], line[256], want[64];
+	bool tagged = false;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", r->fd);
+	snprintf(want, sizeof(want), "sq:\t%s %u ", kind, r->kh);
+	f = fopen(path, "r");
+	EXPECT_NE(NULL, f);
+	while (f && fgets(line, sizeof(line), f)) {
+		n = strcspn(line, "\n");
+		tagged |= !strncmp(line, want, strlen(want)) &&
+			  n >= strlen(tag) &&
+			  !strncmp(line + n - strlen(tag), tag, strlen(tag));
+	}
+	if (f)
+		fclose(f);
+	return tagged;
+}
+
+/*
  * Where a message that finds no receive ends the connection (iWARP: no
  * RNR), a receive ring says NEED_WAKEUP at all times, so that each
  * receive is taken by its own doorbell before its post returns (DAT: the
@@ -1235,17 +1262,23 @@ TEST_F(kdat, test_wake_one_ring)
  * clears it. With a spinning poller, each ping leaves the send ring's flag
  * clear (the poller runs) and both receive rings' flags set on iWARP,
  * clear elsewhere; on iWARP a receive's doorbell names its ring and
- * returns with the entry taken. Then, on iWARP, the same of an SRQ's ring
- * made while the poller runs.
+ * returns with the entry taken. On iWARP, fdinfo says "pinned"; a
+ * receive published without a doorbell stays on its ring while the
+ * poller spins (its passes leave the ring out), and a doorbell for the
+ * whole file, without KDAT_RING_WAKE_SUBMIT, takes it before it returns.
+ * Then, on iWARP, the same as the first of an SRQ's ring made while the
+ * poller runs.
  */
 TEST_F_TIMEOUT(kdat, test_recv_ring_pinned, 120)
 {
 	DAT_SRQ_ATTR sa = { .max_recv_dtos = 8, .max_recv_iov = 1 };
 	int iwarp = rdma_dev_iwarp(getenv("KDAT_TEST_DEV"));
 	int i, sq_clear = 0, rq_set = 0, taken = 0, rang = 0, staken = 0;
+	struct kdat_ring_wake w = { .size = sizeof(w) };
 	DAT_SRQ_HANDLE srq;
 	struct rawpair p;
 	struct ring sr;
+	uint32_t t;
 
 	ASSERT_TRUE(iwarp >= 0)
 		TH_LOG("no node_type in sysfs for %s",
@@ -1272,6 +1305,20 @@ TEST_F_TIMEOUT(kdat, test_recv_ring_pinned, 120)
 	if (!sq_clear)
 		SKIP(return, "the spinning poller never ran between pings");
 	ASSERT_TRUE(iwarp ? rq_set == 200 && taken == 200 : rq_set < 200);
+	if (iwarp) {
+		ASSERT_TRUE(ring_tagged(_metadata, &p.srq, "recv", " pinned"));
+		ASSERT_TRUE(ring_tagged(_metadata, &p.crq, "recv", " pinned"));
+		ASSERT_FALSE(ring_tagged(_metadata, &p.csq, "send", " pinned"));
+		t = *p.srq.tail;
+		sqe_fill(slot(&p.srq, t), KDAT_DTO_RECEIVE,
+			 1000000 + p.rx_next++, p.s.buf.lctx, p.s.buf.p, 64);
+		__atomic_store_n(p.srq.tail, t + 1, __ATOMIC_RELEASE);
+		usleep(100000);
+		ASSERT_EQ(t, ld(p.srq.head));
+		ASSERT_TRUE(!ioctl(p.srq.fd, KDAT_IOCTL_RING_WAKE, &w));
+		ASSERT_EQ(t + 1, ld(p.srq.head));
+		ping_rings(_metadata, &p, 250);
+	}
 
 	OK(dat_srq_create(p.s.ia, p.s.pz, &sa, &srq));
 	ring_map(_metadata, srq, KDAT_RING_SRQ, &sr);
@@ -1818,26 +1865,6 @@ TEST_F(kdat, test_fdinfo)
 	ASSERT_TRUE(poller);
 }
 
-/* Is @r parked, as the file's fdinfo says? */
-static bool ring_parked(struct __test_metadata *_metadata, struct ring *r,
-			const char *kind)
-{
-	char path[64], line[256], want[64];
-	bool parked = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", r->fd);
-	snprintf(want, sizeof(want), "sq:\t%s %u ", kind, r->kh);
-	f = fopen(path, "r");
-	EXPECT_NE(NULL, f);
-	while (f && fgets(line, sizeof(line), f))
-		parked |= !strncmp(line, want, strlen(want)) &&
-			  strstr(line, " parked\n");
-	if (f)
-		fclose(f);
-	return parked;
-}
-
 /*
  * Only rings with work are visited. c's receive ring, idle from the
  * start while the poller goes on for the pings, is parked: fdinfo says
@@ -1863,7 +1890,7 @@ TEST_F_TIMEOUT(kdat, test_ring_parked, 120)
 	for (i = 0; !parked && now_s() - t0 < 20; i++) {
 		ping(_metadata, &p, i);
 		if (!(i % 16))
-			parked = ring_parked(_metadata, &p.crq, "recv");
+			parked = ring_tagged(_metadata, &p.crq, "recv", " parked");
 	}
 	TH_LOG("c's idle receive ring parked after %d pings", i);
 	ASSERT_TRUE(parked);
@@ -1877,7 +1904,7 @@ TEST_F_TIMEOUT(kdat, test_ring_parked, 120)
 	for (i = 0; i < 200; i++)
 		ping(_metadata, &p, i);
 	ASSERT_EQ(t, ld(p.crq.head));
-	ASSERT_TRUE(ring_parked(_metadata, &p.crq, "recv"));
+	ASSERT_TRUE(ring_tagged(_metadata, &p.crq, "recv", " parked"));
 
 	/* The doorbell that names it (no SUBMIT: the poller takes it). */
 	w.ring = p.crq.id;

@@ -1496,10 +1496,11 @@ struct kdat_ep_modify {
  * first (an RC send then waits for the peer's RNR timer; a UD datagram
  * may be dropped, as UD may). Where a message that finds no receive ends
  * the connection (iWARP: no RNR), a receive ring is pinned: it has
- * KDAT_RING_F_NEED_WAKEUP set at all times, so each receive is taken by
- * its own doorbell, posted to the device before the doorbell returns (a
- * refused one has its event queued then), and the doorbell does not wake
- * the poller. An entry it refuses completes at
+ * KDAT_RING_F_NEED_WAKEUP set at all times, and the poller leaves it
+ * out; each receive is taken by the doorbell rung for it (one that names
+ * the ring, which wakes no poller, or one for the whole file, with
+ * either flag), posted to the device before the doorbell returns (a
+ * refused one has its event queued then). An entry it refuses completes at
  * once on the queue's EVD with the errno KDAT_IOCTL_POST would have
  * returned in struct kdat_event.post_error; nothing is posted for it. A tail more than
  * ring_entries past head is not consumed (KDAT_RING_F_BAD_TAIL is set
@@ -1681,8 +1682,10 @@ struct kdat_ring_create {
 /**
  * struct kdat_ring_wake - KDAT_IOCTL_RING_WAKE: the doorbell; wakes the
  *     file's poller (needed only when a ring says KDAT_RING_F_NEED_WAKEUP);
- *     one that names a pinned receive ring (see Rings above) takes its
- *     entries, with either flag, and wakes nothing
+ *     with either flag, it takes what pinned receive rings (see Rings
+ *     above) published: one that names such a ring takes its entries and
+ *     wakes nothing, one for the whole file takes every pinned ring's
+ *     first
  * @size: sizeof(struct kdat_ring_wake)
  * @flags: 0, or KDAT_RING_WAKE_SUBMIT: take every entry published on the
  *     file's submission rings before the call, in the caller's context, as
