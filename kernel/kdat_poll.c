@@ -855,7 +855,9 @@ static struct kdat_ring *kdat_sq_ring_get(struct kdat_file *kfile, u32 id)
  * The doorbell's put-back of @r, or (@r NULL) of every parked ring of
  * @kfile with entries published. It does not wait for ring_lock, which a
  * pass may hold a while: then the next pass does it (the doorbell wakes
- * the poller, or takes the entries itself when it may not).
+ * the poller, or takes the entries itself when it may not). A doorbell
+ * for the whole file of a file with pinned rings waits for it all the
+ * same, to take them (kdat_rings_take_pinned()).
  */
 static void kdat_rings_unpark_wake(struct kdat_file *kfile,
 				   struct kdat_ring *r)
@@ -881,8 +883,9 @@ static void kdat_rings_unpark_wake(struct kdat_file *kfile,
  * published before the call is taken in the caller's context (on the one
  * ring @ring names, or on every ring of the file), outside the poller's
  * lock: threads ringing for their own rings take them side by side. A
- * pinned ring's doorbell takes it and wakes nothing. -EBADF: @ring names
- * no submission ring of the file.
+ * pinned ring's doorbell takes it and wakes nothing; one for the whole
+ * file takes the pinned rings first, whatever its flags, waiting for
+ * ring_lock to do so. -EBADF: @ring names no submission ring of the file.
  */
 int kdat_cmd_ring_wake(struct kdat_ucmd *ucmd)
 {

@@ -1487,9 +1487,11 @@ struct kdat_ep_modify {
  * copied before posting them, so once a DTO's completion is seen its slot
  * is free. Each ring keeps its order; across rings of the
  * file, a receive (EP or SRQ) published before a send by the same thread
- * is posted before it, as with ioctls, by the poller's passes and by a
- * doorbell for every ring; so are the file's receives before the sends
- * of an EP that KDAT_IOCTL_EP_DISCONNECT, _RESET or _MODIFY takes. A
+ * is posted before it, as with ioctls, by the poller's passes (which
+ * leave out pinned rings, below: their receives are taken by their
+ * doorbells) and by a doorbell for every ring; so are the file's
+ * receives before the sends of an EP that KDAT_IOCTL_EP_DISCONNECT,
+ * _RESET or _MODIFY takes. A
  * doorbell for one ring takes that ring alone: a thread that published
  * a receive no doorbell took should ring for every ring with its next
  * send (libdat does), and a send another thread rings for may still go
@@ -1528,9 +1530,9 @@ struct kdat_ep_modify {
  * the caller's context (one system call per post or batch, no thread
  * hop) and wakes the poller only if it may run again: a poller that went
  * to sleep because its CPU was wanted stays asleep for a back-off time,
- * doubled each time that happens (up to a quarter second), reset when it
- * sleeps for want of work. Without a poller, either doorbell takes the
- * entries in the caller's context.
+ * doubled each time that happens (up to a quarter second), forgotten
+ * once the poller finds its CPU its own. Without a poller, either
+ * doorbell takes the entries in the caller's context.
  *
  * A completion ring (an EVD's) carries struct kdat_event entries, written
  * by the kernel at tail; the process reads them from head and publishes
