@@ -8,8 +8,8 @@
 # through a dat.conf written by the installed kdat-datconf, kdat-stat
 # reads the module's netlink family, and the module unloads.
 set -uo pipefail
-# shellcheck source=tests/lib/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/tap.sh"	# skip_all, result, totals
+# shellcheck source=tests/dat/providers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/dat/providers.sh"	# dtest_pair; tap.sh
 [ "$(id -u)" = 0 ] || skip_all "needs root"
 [ -n "${KDAT_TEST_DEV:-}" ] && [ -n "${KDAT_TEST_IP:-}" ] ||
 	skip_all "not in the testbed (KDAT_TEST_DEV, KDAT_TEST_IP)"
@@ -50,19 +50,12 @@ grep -q "^kdat-$KDAT_TEST_DEV-$port u2.0 .* /usr/lib/.*/libdat.so.2 " "$work/dat
 ls "$work"/dat.conf.* > /dev/null 2>&1 && { echo "# kdat-datconf -o left a temporary file"; r=1; }
 export DAT_OVERRIDE=$work/dat.conf
 p=kdat-$KDAT_TEST_DEV-$port
-timeout 120 dtest -s -P "$p" -b 65536 -B 10 > "$work/srv" 2>&1 &
-spid=$!
-# The client asks the server for its parameters over TCP: once it listens.
-for ((i = 0; i < 300; i++)); do
-	grep -q "\"dtest\"" <<< "$(ss -ltnpH 2> /dev/null)" && break
-	sleep 0.1
-done
-timeout 120 dtest -P "$p" -b 65536 -B 10 -h "$KDAT_TEST_IP" > "$work/cli" 2>&1 || r=1
-wait $spid || r=1
-grep -q 'DAPL Test Complete. PASSED' "$work/cli" || r=1
-grep -q 'DAPL Test Complete. PASSED' "$work/srv" || r=1
-tail -n 3 "$work/cli" | sed 's/^/# dtest: /'
-[ $r = 0 ] || { sed 's/^/# client: /' "$work/cli"; sed 's/^/# server: /' "$work/srv"; }
+dtest_pair "$work/dtest" timeout 120 dtest -s -P "$p" -b 65536 -B 10 -- \
+	timeout 120 dtest -P "$p" -b 65536 -B 10 -h "$KDAT_TEST_IP" || r=1
+grep -q 'DAPL Test Complete. PASSED' "$work/dtest.cli" || r=1
+grep -q 'DAPL Test Complete. PASSED' "$work/dtest.srv" || r=1
+tail -n 3 "$work/dtest.cli" | sed 's/^/# dtest: /'
+[ $r = 0 ] || { sed 's/^/# client: /' "$work/dtest.cli"; sed 's/^/# server: /' "$work/dtest.srv"; }
 result $r "Debian's dtest -b 65536 -B 10 over kdat, through the dat.conf the installed kdat-datconf -o wrote, and libdat"
 
 /usr/bin/kdat-bench --loopback -d "$KDAT_TEST_DEV" -i "$port" --lat -s 64 -n 500 \
