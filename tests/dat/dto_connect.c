@@ -338,34 +338,99 @@ TEST_F(kdat, test_conn_qual_wide)
 	OK(sides_close(&c, &s));
 }
 
-/* test_two_processes' server: its qualifier, and its "ready" pipe. */
-struct two_server {
+/*
+ * A case with its server in a child (kdat_fork()): the server's
+ * qualifier, and the pipe on which it says "g" (ready), then what its
+ * case has it say.
+ */
+struct child_server {
 	DAT_CONN_QUAL q;
-	int go;
+	int say;
 };
 
-/* The server, in a child (kdat_fork()): it echoes 100 messages. */
+/*
+ * The child's side: open, 4 KiB registered at @b, listening; with
+ * @recv_first, a receive of 64 bytes (cookie 0) posted first; "g" said;
+ * then the client's request accepted and the connection established.
+ */
+static void child_server_accept(struct __test_metadata *_metadata,
+				struct child_server *cs, struct side *s,
+				struct buf *b, bool recv_first)
+{
+	DAT_LMR_TRIPLET r;
+	DAT_EVENT ev;
+
+	OK(side_open(s, NULL));
+	OK(buf_reg(s, b, 4096, DAT_MEM_PRIV_ALL_FLAG));
+	OK(dat_psp_create(s->ia, cs->q, s->cr_evd, DAT_PSP_CONSUMER_FLAG,
+			  &s->psp));
+	r = seg(b, 0, 64);
+	if (recv_first)
+		OK(dat_ep_post_recv(s->ep, 1, &r, cookie(0), 0));
+	ASSERT_TRUE(write(cs->say, "g", 1) == 1);
+	OK(wait_event(s->cr_evd, &ev));
+	OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s->ep,
+			 0, NULL));
+	expect_conn_event(_metadata, s->conn_evd,
+			  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+}
+
+/*
+ * The case's side: @fn forked as the server, and once it said "g", @c
+ * open and connected to it. Returns the child's pid; *@hear is the pipe's
+ * read end.
+ */
+static pid_t child_server_connect(struct __test_metadata *_metadata,
+				  void (*fn)(struct __test_metadata *, void *),
+				  struct child_server *cs, int *hear,
+				  struct side *c)
+{
+	int say[2];
+	pid_t pid;
+	char x;
+
+	ASSERT_TRUE(!pipe(say));
+	cs->say = say[1];
+	pid = kdat_fork(_metadata, fn, cs);
+	ASSERT_TRUE(pid >= 0);
+	close(say[1]);		/* a failed server: no byte, no wait */
+	*hear = say[0];
+	ASSERT_TRUE(read(say[0], &x, 1) == 1 && x == 'g');
+	OK(side_open(c, NULL));
+	OK(dat_ep_connect(c->ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, cs->q,
+			  TMO, 0, NULL, DAT_QOS_BEST_EFFORT,
+			  DAT_CONNECT_DEFAULT_FLAG));
+	expect_conn_event(_metadata, c->conn_evd,
+			  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	return pid;
+}
+
+/* The end: @c disconnected and closed, the child @pid exited 0. */
+static void child_server_done(struct __test_metadata *_metadata,
+			      struct side *c, int hear, pid_t pid)
+{
+	int status;
+
+	OK(dat_ep_disconnect(c->ep, DAT_CLOSE_GRACEFUL_FLAG));
+	expect_conn_event(_metadata, c->conn_evd,
+			  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
+	OK(dat_ia_close(c->ia, DAT_CLOSE_ABRUPT_FLAG));
+	close(hear);
+	ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* test_two_processes' server: it echoes 100 messages. */
 static void two_server(struct __test_metadata *_metadata, void *arg)
 {
-	struct two_server *ts = arg;
 	struct side s;
 	struct buf b;
 	DAT_LMR_TRIPLET r;
 	DAT_EVENT ev;
 	int i;
 
-	OK(side_open(&s, NULL));
-	OK(buf_reg(&s, &b, 4096, DAT_MEM_PRIV_ALL_FLAG));
-	OK(dat_psp_create(s.ia, ts->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG,
-			  &s.psp));
+	child_server_accept(_metadata, arg, &s, &b, true);
 	r = seg(&b, 0, 64);
-	OK(dat_ep_post_recv(s.ep, 1, &r, cookie(0), 0));
-	ASSERT_TRUE(write(ts->go, "g", 1) == 1);
-	OK(wait_event(s.cr_evd, &ev));
-	OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s.ep,
-			 0, NULL));
-	expect_conn_event(_metadata, s.conn_evd,
-			  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
 	for (i = 0; i < 100; i++) {
 		DAT_LMR_TRIPLET t = seg(&b, 0, 8);
 
@@ -385,90 +450,51 @@ static void two_server(struct __test_metadata *_metadata, void *arg)
 /* Two processes: the server in a child, ping-pong of 100 messages. */
 TEST_F(kdat, test_two_processes)
 {
-	struct two_server ts = { .q = new_qual() };
-	int go[2], status, i;
+	struct child_server cs = { .q = new_qual() };
+	struct side c;
+	struct buf b, rb;
+	DAT_LMR_TRIPLET t, r;
+	int hear, i;
 	pid_t pid;
-	char x;
 
-	ASSERT_TRUE(!pipe(go));
-	ts.go = go[1];
-	pid = kdat_fork(_metadata, two_server, &ts);
-	ASSERT_TRUE(pid >= 0);
-	close(go[1]);		/* a failed server: no byte, no wait */
-	ASSERT_TRUE(read(go[0], &x, 1) == 1);
-	{
-		struct side c;
-		struct buf b, rb;
-		DAT_LMR_TRIPLET t, r;
-
-		OK(side_open(&c, NULL));
-		OK(buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG));
-		OK(buf_reg(&c, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG));
-		OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer,
-				  ts.q, TMO, 0, NULL, DAT_QOS_BEST_EFFORT,
-				  DAT_CONNECT_DEFAULT_FLAG));
-		expect_conn_event(_metadata, c.conn_evd,
-				  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
-		t = seg(&b, 0, 8);
-		r = seg(&rb, 0, 64);
-		for (i = 0; i < 100; i++) {
-			memcpy(b.p, &i, sizeof(i));
-			OK(dat_ep_post_recv(c.ep, 1, &r, cookie(5000 + i), 0));
-			OK(dat_ep_post_send(c.ep, 1, &t, cookie(i), 0));
-			/*
-			 * The echo may complete before the send's own ACK
-			 * does: the two in either order.
-			 */
-			expect_dto_pair(_metadata, c.dto_evd, i, 5000 + i, 8);
-			ASSERT_TRUE(!memcmp(rb.p, &i, sizeof(i)));
-		}
-		OK(dat_ep_disconnect(c.ep, DAT_CLOSE_GRACEFUL_FLAG));
-		expect_conn_event(_metadata, c.conn_evd,
-				  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
-		OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
+	pid = child_server_connect(_metadata, two_server, &cs, &hear, &c);
+	OK(buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG));
+	OK(buf_reg(&c, &rb, 4096, DAT_MEM_PRIV_ALL_FLAG));
+	t = seg(&b, 0, 8);
+	r = seg(&rb, 0, 64);
+	for (i = 0; i < 100; i++) {
+		memcpy(b.p, &i, sizeof(i));
+		OK(dat_ep_post_recv(c.ep, 1, &r, cookie(5000 + i), 0));
+		OK(dat_ep_post_send(c.ep, 1, &t, cookie(i), 0));
+		/*
+		 * The echo may complete before the send's own ACK does: the
+		 * two in either order.
+		 */
+		expect_dto_pair(_metadata, c.dto_evd, i, 5000 + i, 8);
+		ASSERT_TRUE(!memcmp(rb.p, &i, sizeof(i)));
 	}
-	ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
-	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	child_server_done(_metadata, &c, hear, pid);
 }
-
-/*
- * test_recv_posted_on_return's server: its qualifier, and the pipe on
- * which it says "ready", then "posted" after each receive.
- */
-struct posted_server {
-	DAT_CONN_QUAL q;
-	int say;
-};
 
 #define POSTED_ROUNDS	300
 
 /*
- * The server, in a child: each round it posts one receive and only then
- * tells the client, over a pipe, which RDMA does not order.
+ * test_recv_posted_on_return's server: each round it posts one receive
+ * and only then says "r" on the pipe, which RDMA does not order.
  */
 static void posted_server(struct __test_metadata *_metadata, void *arg)
 {
-	struct posted_server *ps = arg;
+	struct child_server *cs = arg;
+	DAT_LMR_TRIPLET r;
 	struct side s;
 	struct buf b;
-	DAT_LMR_TRIPLET r;
-	DAT_EVENT ev;
 	int i;
 
-	OK(side_open(&s, NULL));
-	OK(buf_reg(&s, &b, 4096, DAT_MEM_PRIV_ALL_FLAG));
-	OK(dat_psp_create(s.ia, ps->q, s.cr_evd, DAT_PSP_CONSUMER_FLAG,
-			  &s.psp));
-	ASSERT_TRUE(write(ps->say, "g", 1) == 1);
-	OK(wait_event(s.cr_evd, &ev));
-	OK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s.ep,
-			 0, NULL));
-	expect_conn_event(_metadata, s.conn_evd,
-			  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
+	child_server_accept(_metadata, cs, &s, &b, false);
 	r = seg(&b, 0, 64);
 	for (i = 0; i < POSTED_ROUNDS; i++) {
 		OK(dat_ep_post_recv(s.ep, 1, &r, cookie(i), 0));
-		ASSERT_TRUE(write(ps->say, "r", 1) == 1);
+		ASSERT_TRUE(write(cs->say, "r", 1) == 1);
 		expect_dto(_metadata, s.dto_evd, i, DAT_DTO_SUCCESS, 8);
 	}
 	expect_conn_event(_metadata, s.conn_evd,
@@ -488,41 +514,24 @@ static void posted_server(struct __test_metadata *_metadata, void *arg)
  */
 TEST_F(kdat, test_recv_posted_on_return)
 {
-	struct posted_server ps = { .q = new_qual() };
-	int say[2], status, i;
+	struct child_server cs = { .q = new_qual() };
+	DAT_LMR_TRIPLET t;
 	struct side c;
 	struct buf b;
-	DAT_LMR_TRIPLET t;
+	int hear, i;
 	pid_t pid;
 	char x;
 
-	ASSERT_TRUE(!pipe(say));
-	ps.say = say[1];
-	pid = kdat_fork(_metadata, posted_server, &ps);
-	ASSERT_TRUE(pid >= 0);
-	close(say[1]);		/* a failed server: no byte, no wait */
-	ASSERT_TRUE(read(say[0], &x, 1) == 1);
-	OK(side_open(&c, NULL));
+	pid = child_server_connect(_metadata, posted_server, &cs, &hear, &c);
 	OK(buf_reg(&c, &b, 4096, DAT_MEM_PRIV_ALL_FLAG));
-	OK(dat_ep_connect(c.ep, (DAT_IA_ADDRESS_PTR)&pair_conf.peer, ps.q,
-			  TMO, 0, NULL, DAT_QOS_BEST_EFFORT,
-			  DAT_CONNECT_DEFAULT_FLAG));
-	expect_conn_event(_metadata, c.conn_evd,
-			  DAT_CONNECTION_EVENT_ESTABLISHED, NULL);
 	t = seg(&b, 0, 8);
 	for (i = 0; i < POSTED_ROUNDS; i++) {
-		ASSERT_TRUE(read(say[0], &x, 1) == 1 && x == 'r');
+		ASSERT_TRUE(read(hear, &x, 1) == 1 && x == 'r');
 		OK(dat_ep_post_send(c.ep, 1, &t, cookie(1000 + i), 0));
 		expect_dto(_metadata, c.dto_evd, 1000 + i, DAT_DTO_SUCCESS,
 			   8);
 	}
-	OK(dat_ep_disconnect(c.ep, DAT_CLOSE_GRACEFUL_FLAG));
-	expect_conn_event(_metadata, c.conn_evd,
-			  DAT_CONNECTION_EVENT_DISCONNECTED, NULL);
-	OK(dat_ia_close(c.ia, DAT_CLOSE_ABRUPT_FLAG));
-	close(say[0]);
-	ASSERT_TRUE(waitpid(pid, &status, 0) == pid);
-	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	child_server_done(_metadata, &c, hear, pid);
 }
 
 /* A graceful disconnect lets the requests in progress complete. */
