@@ -108,18 +108,6 @@ n=0 fail=0 skip=0
 echo "TAP version 13"
 echo "1..$((2 * (${#tcases[@]} + ${#pcases[@]} + 2)))"
 
-# provider_result P STATUS NAME: kdat's failures fail; the reference's
-# are skips. kdat's verdicts, in order, for the reference to look up.
-declare -a kdat_r=()
-provider_result() {
-	[ "$1" = "$KDAT" ] && kdat_r+=("$2")
-	if [ "$2" != 0 ] && [ "$1" = "$OFA" ]; then
-		result skip "$3 over $1" "the reference provider fails it on this device"
-	else
-		result "$2" "$3 over $1"
-	fi
-}
-
 # One server per provider; the clients in turn; a quit at the end. A
 # server that died (a client's failure can take it) is started again.
 spid=
@@ -174,27 +162,13 @@ for p in "$KDAT" "$OFA"; do
 			lines=$(wc -l < "$work/srv")
 			r=0
 			# shellcheck disable=SC2086 # a list of words
-			timeout "$limit" dapltest -T $kind -s "$ip" -D "$p" $args \
-				> "$work/cli" 2>&1 || r=1
-			if [ $kind = P ] && dapltest_lost_sync_ack "$work/cli"
-			then
-				echo "# $p $name: the sync send's ACK was lost to the server's teardown; once more"
-				lines=$(wc -l < "$work/srv")
-				r=0
-				# shellcheck disable=SC2086 # a list of words
-				timeout "$limit" dapltest -T $kind -s "$ip" \
-					-D "$p" $args > "$work/cli" 2>&1 || r=1
+			dapltest_client "$work/cli" "$limit" -T $kind -s "$ip" \
+				-D "$p" $args || r=1
+			if tail -n +"$((lines + 1))" "$work/srv" |
+				grep -i 'error\|fail\|cannot' > "$work/srv-err"; then
+				head -5 "$work/srv-err" | sed 's/^/# server: /'
+				r=1
 			fi
-			grep -qi 'error\|fail\|cannot' "$work/cli" && r=1
-			grep -qi 'error\|fail\|cannot' <<< \
-				"$(tail -n +"$((lines + 1))" "$work/srv")" && r=1
-			if [ $r != 0 ]; then
-				{ grep -hi 'error\|fail\|cannot' "$work/cli"
-				  tail -n +"$((lines + 1))" "$work/srv" |
-					grep -i 'error\|fail\|cannot'; } |
-					head -5 | sed 's/^/# /'
-			fi
-			grep -h 'WQE/Sec' "$work/cli" | sed "s/^/# $p: /"
 			provider_result "$p" $r "dapltest $name"
 		done
 	done

@@ -184,12 +184,8 @@ dapltest_x() {
 	for t in "T $T_TEST" "${P_TESTS[@]/#/P }"; do
 		r=0
 		# shellcheck disable=SC2086 # a list of words
-		timeout "$limit" dapltest -T ${t%% *} -s "$ip" -D "$c" \
-			${t#* } > "$work/dt-cli" 2>&1 || r=1
-		grep -qi 'error\|fail' "$work/dt-cli" && r=1
-		grep -h 'WQE/Sec\|Bandwidth' "$work/dt-cli" | sed 's/^/# /'
-		[ $r = 0 ] || grep -hi 'error\|fail' "$work/dt-cli" |
-			head -5 | sed 's/^/# /'
+		dapltest_client "$work/dt-cli" "$limit" -T ${t%% *} -s "$ip" \
+			-D "$c" ${t#* } || r=1
 		result $r "dapltest -T ${t%% *} ${t#* }: $s server, $c client"
 	done
 	r=0

@@ -128,12 +128,8 @@ dapltest_case() {
 	for t in "${tests[@]}"; do
 		r=0
 		# shellcheck disable=SC2086 # a list of words
-		timeout "$limit" dapltest -T ${t%% *} -s "$KDAT_PEER_IP" \
-			-D "$(ia "$pair")" ${t#* } > "$work/dt-cli" 2>&1 || r=1
-		grep -qi 'error\|fail' "$work/dt-cli" && r=1
-		grep -h 'WQE/Sec\|Bandwidth' "$work/dt-cli" | sed 's/^/# /'
-		[ $r = 0 ] || grep -hi 'error\|fail' "$work/dt-cli" |
-			head -5 | sed 's/^/# /'
+		dapltest_client "$work/dt-cli" "$limit" -T ${t%% *} \
+			-s "$KDAT_PEER_IP" -D "$(ia "$pair")" ${t#* } || r=1
 		result $r "dapltest -T ${t%% *} ${t#* }, $(what "$pair")"
 	done
 	r=0
