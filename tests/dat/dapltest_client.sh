@@ -26,13 +26,13 @@ EOF
 chmod +x "$dir/bin/dapltest"
 export PATH=$dir/bin:$PATH DIR=$dir
 
-# The client's lines when only the sync send's ACK was lost (a 6.12 guest
-# over rxe), and when a data operation failed.
+# The client's lines (as a 6.12 guest's over rxe printed them) when only
+# the sync send's ACK was lost, and when a data operation failed.
 lost='Test Error: Client_Sync_Send-reaping DTO problem, status = FAILURE
-DT_Performance_Test_Client: Length mismatch (xfer 0x0 wanted 0xc)'
+	Length mismatch (xfer 0x0 wanted 0xc)'
 other='Test Error: Client_Sync_Send-reaping DTO problem, status = FAILURE
 Test Error: RDMA read reaping DTO problem, status = FAILURE
-DT_Performance_Test_Client: Length mismatch (xfer 0x0 wanted 0xc)'
+	Length mismatch (xfer 0x0 wanted 0xc)'
 good='Total WQE        :    2222.22 WQE/Sec'
 
 # case WANT_STATUS WANT_RUNS NAME TEST OUT1 RC1 [OUT2 RC2]: the helper's
@@ -57,10 +57,15 @@ case_() {
 
 n=0 fail=0 skip=0
 echo "TAP version 13"
-echo "1..7"
+echo "1..9"
 case_ 0 1 "a clean -T P run passes, once" P "$good" 0
 case_ 0 2 "a -T P run that lost only its sync ACK runs once more and passes" \
 	P "$lost" 1 "$good" 0
+case_ 0 2 "the same, as over OFA's provider (no length line)" \
+	P "${lost%%$'\n'*}" 0 "$good" 0
+case_ 1 1 "another length mismatch beside the sync line fails at once" \
+	P "$lost
+	Length mismatch (xfer 0x10 wanted 0x40)" 1 "$good" 0
 case_ 1 2 "a lost sync ACK twice fails" P "$lost" 1 "$lost" 1
 case_ 1 1 "a data operation's failure fails at once" P "$other" 1 "$good" 0
 case_ 1 1 "an error line with status 0 fails" P "$lost
